@@ -1,0 +1,1 @@
+"""Stages, the framework that runs them, and the registry of targets."""

@@ -1,0 +1,52 @@
+"""Plain functions behind the CLI commands (callable from Python and tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from entbench.builders.config import load_config
+from entbench.builders.runner import Builder
+from entbench.builders.stage import BuildOptions
+from entbench.errors import UserError
+
+
+def build(
+    target: str,
+    *,
+    config: str | Path | None = None,
+    sources: Sequence[str] = (),
+    params: Sequence[str] = (),
+    out: str | Path = "entbench-out",
+    workers: int = 1,
+    executor: str = "local",
+    dask_address: str | None = None,
+    force: bool = False,
+    max_bad_lines: int = 0,
+    chunk_mb: int = 64,
+    progress: bool = True,
+    log: object = None,
+) -> dict[str, Path]:
+    """Build `target` into `out`; returns stage name -> output directory.
+
+    `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with no `config`
+    the bundled fixture config is used.
+    """
+    if workers < 1:
+        raise UserError(f"--workers must be at least 1, got {workers}")
+    if max_bad_lines < 0:
+        raise UserError(f"--max-bad-lines must be >= 0, got {max_bad_lines}")
+    if chunk_mb < 1:
+        raise UserError(f"--chunk-mb must be >= 1, got {chunk_mb}")
+    if executor not in ("local", "dask"):
+        raise UserError(f"--executor must be local or dask, got {executor!r}")
+    cfg = load_config(config, sources, params)
+    options = BuildOptions(
+        workers=workers,
+        max_bad_lines=max_bad_lines,
+        chunk_bytes=chunk_mb << 20,
+        executor=executor,
+        dask_address=dask_address,
+        progress=progress,
+    )
+    return Builder(out, cfg, options, log=log).build(target, force=force)

@@ -1,0 +1,115 @@
+"""Where tasks run: inline (`--workers 1`), a local process pool, or a dask.distributed cluster.
+
+Tasks are module-level functions taking picklable arguments and a `progress` keyword. Every
+executor yields results as tasks finish; callers never depend on that order (shard bytes depend
+only on the task's own inputs), which is why the worker count cannot change the output.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Protocol
+
+from entbench.builders.progress import QueueDrain, StageBar
+
+TaskFn = Callable[..., Any]
+
+_worker_queue: Any = None
+
+
+def _init_worker(queue: Any) -> None:
+    global _worker_queue  # noqa: PLW0603 - one queue per worker process, set once at start
+    _worker_queue = queue
+
+
+def _worker_progress(units: int, items: int = 0) -> None:
+    if _worker_queue is not None:
+        _worker_queue.put((units, items))
+
+
+def _call_in_worker(fn: TaskFn, args: tuple[Any, ...]) -> Any:
+    return fn(*args, progress=_worker_progress)
+
+
+class Executor(Protocol):
+    """Runs task functions and yields their results as they complete."""
+
+    workers: int
+
+    def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
+        """Run `fn(*args, progress=...)` for each args tuple."""
+        ...
+
+    def close(self) -> None:
+        """Release workers."""
+        ...
+
+
+class InlineExecutor:
+    """Runs every task in the calling process, in order (the `--workers 1` executor)."""
+
+    workers = 1
+
+    def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
+        """Run tasks one after another."""
+        for args in tasks:
+            yield fn(*args, progress=bar.update)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class ProcessPoolTaskExecutor:
+    """A pool of `workers` spawned processes; at most 2x`workers` tasks in flight (bounded memory)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        # spawn, not fork: DuckDB and pyarrow keep thread pools that do not survive a fork.
+        context = multiprocessing.get_context("spawn")
+        self._queue = context.Queue()
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(self._queue,)
+        )
+
+    def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
+        """Submit tasks lazily, yield results as they complete; the first failure cancels the rest."""
+        drain = QueueDrain(self._queue, bar)
+        pending: set[Future[Any]] = set()
+        iterator = iter(tasks)
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(pending) < 2 * self.workers:
+                    try:
+                        args = next(iterator)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    pending.add(self._pool.submit(_call_in_worker, fn, args))
+                if not pending:
+                    break
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=id):
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+            wait(pending)
+            drain.stop()
+
+    def close(self) -> None:
+        """Shut the pool down."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def make_executor(kind: str, workers: int, dask_address: str | None = None) -> Executor:
+    """The executor for `--executor KIND --workers N`."""
+    if kind == "dask":
+        from entbench.builders.dask_executor import DaskExecutor
+
+        return DaskExecutor(workers=workers, address=dask_address)
+    if workers <= 1:
+        return InlineExecutor()
+    return ProcessPoolTaskExecutor(workers)

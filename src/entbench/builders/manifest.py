@@ -1,0 +1,85 @@
+"""Manifests (`entbench.manifest/1`): what a stage directory holds and how to check it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from entbench.builders.shards import file_sha256
+from entbench.builders.stage import UpstreamOutput
+from entbench.errors import UserError
+
+MANIFEST_FORMAT = "entbench.manifest/1"
+MANIFEST_NAME = "_MANIFEST.json"
+RUN_NAME = "_RUN.json"
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, UTF-8 kept: the form fingerprints are computed over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def load_manifest(directory: Path) -> dict[str, Any]:
+    """Read and sanity-check a stage directory's manifest."""
+    path = directory / MANIFEST_NAME
+    if not path.is_file():
+        raise UserError(f"{directory}: no {MANIFEST_NAME} (not a complete entbench stage directory)")
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc})") from exc
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise UserError(f"{path}: format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
+    return manifest
+
+
+def manifest_files(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every file a manifest lists (shards of all tables, then extra files), with bytes and sha256."""
+    entries: list[dict[str, Any]] = []
+    for table in sorted(manifest["outputs"]):
+        entries.extend(manifest["outputs"][table]["shards"])
+    for name, info in sorted(manifest.get("files", {}).items()):
+        entries.append({"file": name, **info})
+    return entries
+
+
+def check_complete(directory: Path, *, rehash: bool = True) -> str:
+    """'' if the directory matches its manifest, else a description of the first problem found.
+
+    Sizes are compared first (cheap), then content hashes.
+    """
+    try:
+        manifest = load_manifest(directory)
+    except UserError as exc:
+        return str(exc)
+    entries = manifest_files(manifest)
+    for entry in entries:
+        path = directory / entry["file"]
+        if not path.is_file():
+            return f"shard {entry['file']} is missing"
+        if path.stat().st_size != entry["bytes"]:
+            return f"shard {entry['file']} has {path.stat().st_size} bytes, manifest says {entry['bytes']}"
+    if rehash:
+        for entry in entries:
+            if file_sha256(directory / entry["file"]) != entry["sha256"]:
+                return f"shard {entry['file']} does not match its sha256 in the manifest"
+    return ""
+
+
+def upstream_from_manifest(directory: Path) -> UpstreamOutput:
+    """How downstream stages see a complete stage directory."""
+    manifest = load_manifest(directory)
+    raw = (directory / MANIFEST_NAME).read_bytes()
+    tables = {
+        name: tuple(str((directory / s["file"]).resolve()) for s in out["shards"])
+        for name, out in manifest["outputs"].items()
+    }
+    return UpstreamOutput(
+        stage=manifest["stage"],
+        directory=str(directory.resolve()),
+        fingerprint=manifest["fingerprint"],
+        manifest_sha256=hashlib.sha256(raw).hexdigest(),
+        tables=tables,
+    )

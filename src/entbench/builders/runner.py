@@ -1,0 +1,528 @@
+"""Runs stages: fingerprint, skip what is complete, resume what is not, write shards and manifests.
+
+Layout of one stage's output (`<out>/<layer>/<stage>/`):
+
+    v<version>-<fp12>/                    complete: renamed into place last
+        part-SSSSS-of-NNNNN.parquet       (or <table>/part-… when a stage has several tables)
+        _MANIFEST.json  _RUN.json  [extra files such as rejects.jsonl]
+    .incomplete/v<version>-<fp12>/        while building
+        _map/<task>.<table>.arrow, <task>.done.json      map spill + per-task completion marker
+        _shards/part-SSSSS.json                          per-shard completion marker (rows, sha256, stats)
+        _scratch/                                        the stage's own temporary files
+
+Every file is written to a temp name and renamed; a marker is written only after what it marks.
+So a killed build leaves nothing that looks complete, and a re-run redoes exactly the unfinished
+tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from entbench import __version__
+from entbench.builders import registry
+from entbench.builders.buckets import FileBucketSink, gather_bucket, read_done
+from entbench.builders.config import BuildConfig, make_params
+from entbench.builders.executors import Executor, make_executor
+from entbench.builders.manifest import (
+    MANIFEST_FORMAT,
+    MANIFEST_NAME,
+    RUN_NAME,
+    canonical_json,
+    check_complete,
+    load_manifest,
+    upstream_from_manifest,
+)
+from entbench.builders.progress import StageBar
+from entbench.builders.shards import (
+    atomic_write_text,
+    file_sha256,
+    prepare_rows,
+    shard_file_name,
+    write_parquet,
+)
+from entbench.builders.sources import identify_source
+from entbench.builders.stage import (
+    BuildOptions,
+    MapTask,
+    Output,
+    ProgressFn,
+    SourceInfo,
+    Stage,
+    StageContext,
+    UpstreamOutput,
+)
+from entbench.builders.stats import Stats
+from entbench.errors import UserError
+from entbench.schemas.base import schema_hash, schema_to_json
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """A stage with its parameters resolved and its fingerprint computed."""
+
+    stage: Stage
+    ctx: StageContext
+    outputs: tuple[Output, ...]
+    fingerprint: str
+    final_dir: Path
+    work_dir: Path
+    fingerprint_doc: Mapping[str, Any]
+
+
+def table_rel_path(outputs: Sequence[Output], table: str, shard: int, num_shards: int) -> str:
+    """Where a table's shard lives inside the stage directory."""
+    name = shard_file_name(shard, num_shards)
+    return name if len(outputs) == 1 else f"{table}/{name}"
+
+
+class Builder:
+    """Builds targets into an output directory."""
+
+    def __init__(self, out: str | Path, config: BuildConfig, options: BuildOptions, log: Any = None) -> None:
+        self.out = Path(out)
+        self.config = config
+        self.options = options
+        self._log = log or (lambda msg: print(msg, file=sys.stderr))
+        self._sources: dict[str, SourceInfo] = {}
+
+    # --- public ------------------------------------------------------------------------------
+    def build(self, target: str, *, force: bool = False) -> dict[str, Path]:
+        """Build every stage of `target` in DAG order; returns stage name -> output directory."""
+        spec = registry.get_target(target)
+        order = registry.stage_order(spec.stages)
+        self._check_params(order)
+        self._check_sources(order)
+        self.out.mkdir(parents=True, exist_ok=True)
+        results: dict[str, UpstreamOutput] = {}
+        dirs: dict[str, Path] = {}
+        with self._lock(), self._executor() as executor:
+            for stage in order:
+                upstream = {name: results[name] for name in stage.inputs}
+                plan = self.plan(stage, upstream)
+                results[stage.stage_name] = self.run(plan, executor, force=force)
+                dirs[stage.stage_name] = plan.final_dir
+        target_doc = {
+            "target": target,
+            "stages": {name: os.path.relpath(path, self.out) for name, path in sorted(dirs.items())},
+        }
+        atomic_write_text(self.out / "targets" / f"{target}.json", json.dumps(target_doc, indent=2) + "\n")
+        return dirs
+
+    def plan(self, stage: Stage, upstream: Mapping[str, UpstreamOutput]) -> StagePlan:
+        """Resolve parameters and shard count, compute the fingerprint and the output directories."""
+        params = make_params(
+            stage.params_type, stage.stage_name, self.config.params.get(stage.stage_name, {})
+        )
+        sources = {name: self._source(name) for name in stage.sources}
+        num_shards = stage.resolve_num_shards(params, sources)
+        if hasattr(params, "num_shards"):
+            params = replace(params, **{"num_shards": num_shards})
+        outputs = tuple(stage.outputs(params))
+        doc = {
+            "format": MANIFEST_FORMAT,
+            "stage": stage.stage_name,
+            "implementation": f"{type(stage).__module__}.{type(stage).__qualname__}",
+            "version": stage.version,
+            "params": params.to_json(),
+            "num_shards": num_shards,
+            "outputs": {
+                o.name: {"schema_hash": schema_hash(o.schema), "sort_by": list(o.sort_by)} for o in outputs
+            },
+            "inputs": {name: upstream[name].fingerprint for name in sorted(upstream)},
+            "sources": {name: sources[name].identity() for name in sorted(sources)},
+        }
+        fingerprint = hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
+        stage_dir = self.out / stage.layer / stage.stage_name
+        version_name = f"v{stage.version}-{fingerprint[:12]}"
+        work_dir = stage_dir / ".incomplete" / version_name
+        ctx = StageContext(
+            stage=stage.stage_name,
+            params=params,
+            num_shards=num_shards,
+            sources=sources,
+            inputs=dict(upstream),
+            workdir=str(work_dir),
+            options=self.options,
+        )
+        return StagePlan(stage, ctx, outputs, fingerprint, stage_dir / version_name, work_dir, doc)
+
+    def run(self, plan: StagePlan, executor: Executor, *, force: bool = False) -> UpstreamOutput:
+        """Run one planned stage, unless an identical complete output already exists."""
+        name = plan.stage.stage_name
+        if plan.final_dir.exists():
+            if force:
+                shutil.rmtree(plan.final_dir)
+            else:
+                bad = check_complete(plan.final_dir)
+                if not bad:
+                    self._log(f"{name}: up to date ({plan.final_dir})")
+                    return upstream_from_manifest(plan.final_dir)
+                self._log(f"{name}: {bad}; rebuilding the damaged shards")
+                self._demote(plan)
+        elif force and plan.work_dir.exists():
+            shutil.rmtree(plan.work_dir)
+        started = time.time()
+        timings: dict[str, float] = {}
+        plan.work_dir.mkdir(parents=True, exist_ok=True)
+        manifest_path = plan.work_dir / MANIFEST_NAME
+        if not (manifest_path.exists() and not check_complete(plan.work_dir)):
+            map_stats, task_ids = Stats(), list[str]()
+            todo_shards = self._todo_shards(plan)
+            if plan.stage.is_map_reduce and (todo_shards or not self._map_records_complete(plan)):
+                t0 = time.monotonic()
+                map_stats, task_ids = self._run_map_phase(plan, executor)
+                timings["map_seconds"] = round(time.monotonic() - t0, 3)
+            elif plan.stage.is_map_reduce:
+                map_stats, task_ids = self._load_map_records(plan)
+            t0 = time.monotonic()
+            self._run_shard_phase(plan, executor, todo_shards, task_ids)
+            timings["shard_seconds"] = round(time.monotonic() - t0, 3)
+            self._write_manifest(plan, map_stats)
+        self._write_run_record(plan, started, timings)
+        self._promote(plan)
+        self._log(f"{name}: wrote {plan.final_dir}")
+        return upstream_from_manifest(plan.final_dir)
+
+    # --- phases ------------------------------------------------------------------------------
+    def _run_map_phase(self, plan: StagePlan, executor: Executor) -> tuple[Stats, list[str]]:
+        stage, ctx = plan.stage, plan.ctx
+        map_dir = plan.work_dir / "_map"
+        map_dir.mkdir(parents=True, exist_ok=True)
+        schemas = stage.map_schemas(ctx.params)
+        task_ids: list[str] = []
+        records: dict[str, dict[str, Any]] = {}
+        total = stage.progress_total(ctx)
+        bar = StageBar(
+            f"{stage.stage_name} [map]",
+            total=total,
+            unit=stage.progress_unit,
+            items=stage.progress_items,
+            enabled=self.options.progress,
+        )
+
+        def pending() -> Iterator[tuple[Any, ...]]:
+            for task in stage.map_tasks(ctx):
+                task_ids.append(task.task_id)
+                done = read_done(map_dir, task.task_id)
+                if done is not None:
+                    records[task.task_id] = done
+                    stage.on_map_done(ctx, done, bar.update)
+                    continue
+                yield (stage, ctx, task, schemas, str(map_dir))
+
+        stats = Stats()
+        try:
+            for done in executor.run(_map_task, pending(), bar):
+                records[done["task"]] = done
+                stats_so_far = Stats()
+                for record in records.values():
+                    stats_so_far.merge(record["stats"])
+                stage.check_map_stats(ctx, stats_so_far, map_dir)
+        finally:
+            bar.close()
+        if len(set(task_ids)) != len(task_ids):
+            raise RuntimeError(f"{stage.stage_name}: map task ids are not unique")
+        for task_id in task_ids:
+            stats.merge(records[task_id]["stats"])
+        stage.check_map_stats(ctx, stats, map_dir)
+        atomic_write_text(map_dir / "_TASKS.json", json.dumps(task_ids))
+        return stats, task_ids
+
+    def _map_records_complete(self, plan: StagePlan) -> bool:
+        return (plan.work_dir / "_map" / "_TASKS.json").exists()
+
+    def _load_map_records(self, plan: StagePlan) -> tuple[Stats, list[str]]:
+        map_dir = plan.work_dir / "_map"
+        task_ids: list[str] = json.loads((map_dir / "_TASKS.json").read_text())
+        stats = Stats()
+        for task_id in task_ids:
+            done = read_done(map_dir, task_id)
+            if done is None:
+                raise RuntimeError(f"map record {task_id} missing")
+            stats.merge(done["stats"])
+        return stats, task_ids
+
+    def _todo_shards(self, plan: StagePlan) -> list[int]:
+        todo = []
+        for shard in range(plan.ctx.num_shards):
+            record_path = plan.work_dir / "_shards" / f"part-{shard:05d}.json"
+            if not record_path.exists():
+                todo.append(shard)
+                continue
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            for entry in record["tables"].values():
+                path = plan.work_dir / entry["file"]
+                if not path.exists() or path.stat().st_size != entry["bytes"]:
+                    todo.append(shard)
+                    break
+        return todo
+
+    def _run_shard_phase(
+        self, plan: StagePlan, executor: Executor, shards: list[int], task_ids: list[str]
+    ) -> None:
+        if not shards:
+            return
+        stage = plan.stage
+        bar = StageBar(
+            f"{stage.stage_name} [{'reduce' if stage.is_map_reduce else 'shards'}]",
+            total=len(shards),
+            unit="shard",
+            items="rows",
+            enabled=self.options.progress,
+        )
+        meta = {
+            "entbench.stage": stage.stage_name,
+            "entbench.fingerprint": plan.fingerprint,
+            "entbench.version": str(stage.version),
+        }
+        tasks = ((stage, plan.ctx, shard, plan.outputs, meta, task_ids) for shard in shards)
+        try:
+            for _ in executor.run(_shard_task, tasks, bar):
+                pass
+        finally:
+            bar.close()
+
+    def _write_manifest(self, plan: StagePlan, map_stats: Stats) -> None:
+        ctx, work = plan.ctx, plan.work_dir
+        records = []
+        for shard in range(ctx.num_shards):
+            path = work / "_shards" / f"part-{shard:05d}.json"
+            records.append(json.loads(path.read_text(encoding="utf-8")))
+        stats = Stats().merge(map_stats)
+        for record in records:
+            stats.merge(record["stats"])
+        extra = plan.stage.finalize(ctx, work, stats)
+        outputs: dict[str, Any] = {}
+        for output in plan.outputs:
+            shards = [record["tables"][output.name] for record in records]
+            outputs[output.name] = {
+                "schema": schema_to_json(output.schema),
+                "schema_hash": schema_hash(output.schema),
+                "sort_by": list(output.sort_by),
+                "shard_key": plan.stage.shard_key,
+                "num_shards": ctx.num_shards,
+                "rows": sum(s["rows"] for s in shards),
+                "shards": shards,
+            }
+        files = {}
+        for extra_file in sorted(extra.pop("files", [])):
+            path = work / extra_file
+            files[extra_file] = {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "stage": plan.stage.stage_name,
+            "layer": plan.stage.layer,
+            "version": plan.stage.version,
+            "fingerprint": plan.fingerprint,
+            "description": plan.stage.description,
+            "params": ctx.params.to_json(),
+            "num_shards": ctx.num_shards,
+            "inputs": {
+                name: {"fingerprint": up.fingerprint, "manifest_sha256": up.manifest_sha256}
+                for name, up in sorted(ctx.inputs.items())
+            },
+            "sources": {
+                name: {"path": src.label, "size": src.size, "sha256": src.sha256}
+                for name, src in sorted(ctx.sources.items())
+            },
+            "outputs": outputs,
+            "files": files,
+            "stats": {**stats.sorted(), **{k: extra[k] for k in sorted(extra)}},
+            "map_stats": map_stats.sorted(),
+            "shard_stats": [record["stats"] for record in records],
+        }
+        atomic_write_text(work / MANIFEST_NAME, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+    def _write_run_record(self, plan: StagePlan, started: float, timings: dict[str, float]) -> None:
+        run = {
+            "entbench": __version__,
+            "python": platform.python_version(),
+            "packages": {name: _package_version(name) for name in ("pyarrow", "duckdb", "msgspec", "isal")},
+            "executor": self.options.executor,
+            "workers": self.options.workers,
+            "started_unix": round(started, 3),
+            "seconds": round(time.time() - started, 3),
+            **timings,
+        }
+        atomic_write_text(plan.work_dir / RUN_NAME, json.dumps(run, indent=2, sort_keys=True) + "\n")
+
+    def _promote(self, plan: StagePlan) -> None:
+        """Move the finished directory into place; scratch is moved aside first and deleted after."""
+        trash = plan.work_dir.parent / f".trash-{plan.work_dir.name}-{os.getpid()}"
+        trash.mkdir(parents=True, exist_ok=True)
+        for name in ("_map", "_shards", "_scratch"):
+            path = plan.work_dir / name
+            if path.exists():
+                os.rename(path, trash / name)
+        if plan.final_dir.exists():
+            shutil.rmtree(plan.final_dir)
+        os.rename(plan.work_dir, plan.final_dir)
+        shutil.rmtree(trash, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            plan.work_dir.parent.rmdir()
+
+    def _demote(self, plan: StagePlan) -> None:
+        """Turn a damaged complete directory back into a resumable incomplete one."""
+        manifest = load_manifest(plan.final_dir)
+        if plan.work_dir.exists():
+            shutil.rmtree(plan.work_dir)
+        plan.work_dir.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(plan.final_dir, plan.work_dir)
+        (plan.work_dir / MANIFEST_NAME).unlink()
+        shard_dir = plan.work_dir / "_shards"
+        shard_dir.mkdir(exist_ok=True)
+        for shard in range(manifest["num_shards"]):
+            tables = {name: out["shards"][shard] for name, out in manifest["outputs"].items()}
+            intact = all(
+                (plan.work_dir / e["file"]).exists() and file_sha256(plan.work_dir / e["file"]) == e["sha256"]
+                for e in tables.values()
+            )
+            if intact:
+                record = {"shard": shard, "tables": tables, "stats": manifest["shard_stats"][shard]}
+                atomic_write_text(shard_dir / f"part-{shard:05d}.json", json.dumps(record, sort_keys=True))
+            else:
+                for e in tables.values():
+                    with contextlib.suppress(FileNotFoundError):
+                        (plan.work_dir / e["file"]).unlink()
+
+    # --- helpers -----------------------------------------------------------------------------
+    def _check_params(self, order: Sequence[Stage]) -> None:
+        all_names = set(registry.stages())
+        for name in self.config.params:
+            if name not in all_names:
+                raise UserError(
+                    f"parameters given for unknown stage {name!r}; stages: {', '.join(sorted(all_names))}"
+                )
+        for stage in order:
+            make_params(stage.params_type, stage.stage_name, self.config.params.get(stage.stage_name, {}))
+
+    def _check_sources(self, order: Sequence[Stage]) -> None:
+        for stage in order:
+            for name in stage.sources:
+                if name not in self.config.sources:
+                    raise UserError(
+                        f"stage {stage.stage_name} needs source {name!r}: pass --source {name}=PATH "
+                        "or add it to [sources] in the config"
+                    )
+                self._source(name)
+
+    def _source(self, name: str) -> SourceInfo:
+        if name not in self._sources:
+            self._sources[name] = identify_source(
+                name,
+                self.config.sources[name],
+                self.config.source_labels.get(name, self.config.sources[name]),
+                self.out / ".cache",
+                progress=self.options.progress,
+            )
+        return self._sources[name]
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        """One build per output directory at a time; a second one waits for the first."""
+        path = self.out / ".lock"
+        with open(path, "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._log(f"waiting for another build holding {path}")
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def _executor(self) -> Iterator[Executor]:
+        executor = make_executor(self.options.executor, self.options.workers, self.options.dask_address)
+        try:
+            yield executor
+        finally:
+            executor.close()
+
+
+# --- task functions (module level: they run in worker processes) --------------------------------
+def _map_task(
+    stage: Stage,
+    ctx: StageContext,
+    task: MapTask,
+    schemas: Mapping[str, pa.Schema],
+    map_dir: str,
+    *,
+    progress: ProgressFn,
+) -> dict[str, Any]:
+    sink = FileBucketSink(Path(map_dir), task.task_id, schemas, ctx.num_shards)
+    stats = stage.map(ctx, task, sink, progress)
+    sink.close(stats)
+    done = read_done(Path(map_dir), task.task_id)
+    assert done is not None
+    return done
+
+
+def _shard_task(
+    stage: Stage,
+    ctx: StageContext,
+    shard: int,
+    outputs: Sequence[Output],
+    meta: Mapping[str, str],
+    task_ids: Sequence[str],
+    *,
+    progress: ProgressFn,
+) -> int:
+    work = Path(ctx.workdir)
+    if stage.is_map_reduce:
+        map_dir = work / "_map"
+        records = {}
+        for task_id in task_ids:
+            done = read_done(map_dir, task_id)
+            if done is None:
+                raise RuntimeError(f"map task {task_id} has no completion record")
+            records[task_id] = done
+        schemas = stage.map_schemas(ctx.params)
+        gathered = {
+            name: gather_bucket(map_dir, records, name, schema, shard) for name, schema in schemas.items()
+        }
+        tables, stats = stage.reduce(ctx, shard, gathered)
+    else:
+        tables, stats = stage.shard(ctx, shard)
+    entries = {}
+    rows = 0
+    for output in outputs:
+        table = tables.get(output.name, output.schema.empty_table())
+        prepared = prepare_rows(table, output.schema, output.sort_by)
+        rel = table_rel_path(outputs, output.name, shard, ctx.num_shards)
+        written = write_parquet(
+            prepared,
+            work / rel,
+            schema=output.schema,
+            metadata={**meta, "entbench.table": output.name},
+        )
+        entries[output.name] = {**written.to_json(), "file": rel}
+        rows += written.rows
+    record = {"shard": shard, "tables": entries, "stats": Stats(stats).sorted()}
+    atomic_write_text(work / "_shards" / f"part-{shard:05d}.json", json.dumps(record, sort_keys=True))
+    progress(1, rows)
+    return shard
+
+
+def _package_version(name: str) -> str:
+    try:
+        return importlib_metadata.version(name)
+    except importlib_metadata.PackageNotFoundError:
+        return "not installed"

@@ -1,0 +1,160 @@
+"""Routing rows to shards and writing shards with fixed, deterministic writer options."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import xxhash
+
+from entbench.schemas.base import schema_hash, schema_to_json
+
+#: Writer options are part of the output format: changing any of them changes every shard's bytes.
+PARQUET_OPTIONS = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "version": "2.6",
+    "data_page_size": 1 << 20,
+}
+ROW_GROUP_SIZE = 65_536
+
+
+def shard_of(key: str, num_shards: int) -> int:
+    """The shard a key belongs to: xxh64 of its UTF-8 bytes modulo `num_shards` (stable everywhere)."""
+    if num_shards == 1:
+        return 0
+    return xxhash.xxh64_intdigest(key.encode("utf-8")) % num_shards
+
+
+def shards_of(keys: Sequence[str | None], num_shards: int) -> np.ndarray:
+    """`shard_of` for many keys at once (null keys go to shard 0)."""
+    if num_shards == 1:
+        return np.zeros(len(keys), dtype=np.int64)
+    digest = xxhash.xxh64_intdigest
+    return np.fromiter(
+        (0 if k is None else digest(k.encode("utf-8")) % num_shards for k in keys), dtype=np.int64
+    )
+
+
+def split_by_shard(table: pa.Table, key_column: str, num_shards: int) -> dict[int, pa.Table]:
+    """Split `table` into per-shard tables by the stable hash of `key_column` (nonempty shards only)."""
+    if table.num_rows == 0:
+        return {}
+    if num_shards == 1:
+        return {0: table}
+    shard_ids = shards_of(table.column(key_column).to_pylist(), num_shards)
+    order = np.argsort(shard_ids, kind="stable")
+    sorted_ids = shard_ids[order]
+    taken = table.take(pa.array(order))
+    bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
+    starts = np.concatenate(([0], bounds))
+    ends = np.concatenate((bounds, [len(sorted_ids)]))
+    return {int(sorted_ids[s]): taken.slice(int(s), int(e - s)) for s, e in zip(starts, ends, strict=True)}
+
+
+def shard_file_name(shard: int, num_shards: int) -> str:
+    """`part-SSSSS-of-NNNNN.parquet`, as in Hugging Face datasets' naming."""
+    return f"part-{shard:05d}-of-{num_shards:05d}.parquet"
+
+
+@dataclass(frozen=True)
+class WrittenShard:
+    """What the manifest records about one written shard file."""
+
+    file: str
+    rows: int
+    bytes: int
+    sha256: str
+
+    def to_json(self) -> dict[str, object]:
+        """Manifest form."""
+        return {"file": self.file, "rows": self.rows, "bytes": self.bytes, "sha256": self.sha256}
+
+
+class DuplicateKeyError(ValueError):
+    """A shard's rows are not unique under the table's `sort_by`: its order would be arbitrary."""
+
+
+def prepare_rows(table: pa.Table, schema: pa.Schema, sort_by: Sequence[str]) -> pa.Table:
+    """Cast `table` to the declared schema (never inferred), sort it by `sort_by` and check uniqueness."""
+    missing = [name for name in schema.names if name not in table.column_names]
+    if missing:
+        raise ValueError(f"rows lack declared columns {missing}")
+    table = table.select(schema.names).cast(schema)
+    if table.num_rows > 1 and sort_by:
+        table = table.sort_by([(c, "ascending") for c in sort_by])
+        distinct = table.group_by(list(sort_by), use_threads=False).aggregate([]).num_rows
+        if distinct != table.num_rows:
+            raise DuplicateKeyError(
+                f"{table.num_rows - distinct} rows share a key on {list(sort_by)}; "
+                "the sort key must be unique"
+            )
+    return table.combine_chunks()
+
+
+def write_parquet(
+    table: pa.Table,
+    path: Path,
+    *,
+    schema: pa.Schema,
+    metadata: dict[str, str],
+) -> WrittenShard:
+    """Write `table` atomically (temp file, fsync, rename) with the fixed options and key-value metadata."""
+    schema_with_meta = schema.with_metadata(
+        {
+            **metadata,
+            "entbench.schema_hash": schema_hash(schema),
+            "entbench.schema": json.dumps(schema_to_json(schema), sort_keys=True),
+        }
+    )
+    table = table.replace_schema_metadata(schema_with_meta.metadata)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with pq.ParquetWriter(str(tmp), schema_with_meta, **PARQUET_OPTIONS) as writer:
+            writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+        _fsync(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return WrittenShard(
+        file=path.name, rows=table.num_rows, bytes=path.stat().st_size, sha256=file_sha256(path)
+    )
+
+
+def file_sha256(path: Path | str, chunk: int = 1 << 22) -> str:
+    """sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write a small text file atomically (temp file + fsync + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)

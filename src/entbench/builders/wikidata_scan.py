@@ -1,0 +1,535 @@
+"""The Wikidata dump scan: JSON dump -> normalized `entities`, `aliases`, `truthy_claims`, `sitelinks`,
+`redirects` (spec §1), sharded by entity id.
+
+Map tasks are byte ranges (uncompressed input) or line-aligned blocks of the decompressed stream
+(`.gz`, `.bz2`); each decodes its lines with the typed partial decoder and routes rows to shards.
+Reducers drop superseded duplicates of an id (a dump of revisions can hold several), keeping the
+highest `lastrevid` (then the later line). Every line ends up as rows, a redirect, or a reject
+with its byte offset in `rejects.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from entbench.builders.registry import register_stage, register_target
+from entbench.builders.shards import atomic_write_text, shard_of
+from entbench.builders.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    SourceInfo,
+    Stage,
+    StageContext,
+)
+from entbench.builders.stats import Stats
+from entbench.errors import DataError
+from entbench.readers.dumps import (
+    StreamTruncated,
+    byte_ranges,
+    detect_compression,
+    iter_blocks,
+    iter_lines,
+    open_decompressed,
+    read_range,
+    sniff_json_dump,
+)
+from entbench.readers.wikidata_entities import (
+    DecodeConfig,
+    EntityDecoder,
+    LineRejected,
+    entity_type_of,
+    snak_value_tuple,
+)
+from entbench.schemas import wikidata as schema
+
+#: Estimated decompressed/compressed size ratio, for choosing a shard count before reading.
+EXPANSION = {"none": 1, "gzip": 7, "bz2": 9}
+#: Target decompressed JSON bytes per output shard when `num_shards` is 0 (auto).
+AUTO_SHARD_INPUT_BYTES = 512 << 20
+OFFSET_COLUMN = "_offset"
+HEAD_BYTES = 200
+
+
+@dataclass(frozen=True)
+class WikidataScanParams(Params):
+    """Parameters of a Wikidata scan. `sites = ["*"]` keeps every sitelink (slower to decode)."""
+
+    languages: tuple[str, ...] = ("en", "zh")
+    sites: tuple[str, ...] = ("enwiki", "zhwiki")
+    num_shards: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.languages:
+            raise ValueError("languages must not be empty")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+
+    def decode_config(self) -> DecodeConfig:
+        """The decoder configuration these parameters ask for."""
+        sites = None if "*" in self.sites else self.sites
+        return DecodeConfig(languages=self.languages, sites=sites)
+
+
+class WikidataScan(Stage):
+    """Scan one Wikidata JSON dump source into the normalized tables."""
+
+    name = "wikidata"
+    version = 1
+    layer = "normalized"
+    params_type = WikidataScanParams
+    default_num_shards = 1
+    shard_key = "id"
+    description = "Wikidata JSON dump -> entities, aliases, truthy_claims, sitelinks, redirects (spec §1)"
+    progress_unit = "B"
+    progress_items = "entities"
+
+    def __init__(self, source: str) -> None:
+        super().__init__(source)
+        self.sources = (source,)
+
+    # --- declaration -------------------------------------------------------------------------
+    def outputs(self, params: Params) -> list[Output]:
+        """The five normalized tables."""
+        assert isinstance(params, WikidataScanParams)
+        return [
+            Output("entities", schema.entities_schema(params.languages), ("id", "source_offset")),
+            Output("aliases", schema.ALIASES, ("id", "language", "ordinal")),
+            Output("truthy_claims", schema.TRUTHY_CLAIMS, ("subject", "property", "ordinal")),
+            Output("sitelinks", schema.SITELINKS, ("id", "site")),
+            Output("redirects", schema.REDIRECTS, ("from_id", "source_offset")),
+        ]
+
+    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+        """Output schemas plus the source line offset, which the reducer needs to drop duplicates."""
+        result = {}
+        for output in self.outputs(params):
+            if OFFSET_COLUMN in output.schema.names or output.name in ("entities", "redirects"):
+                result[output.name] = output.schema
+            else:
+                result[output.name] = output.schema.append(
+                    pa.field(OFFSET_COLUMN, pa.int64(), nullable=False)
+                )
+        return result
+
+    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+        """`num_shards` if given, else about one shard per 512 MB of decompressed JSON."""
+        requested = getattr(params, "num_shards", 0)
+        if requested:
+            return int(requested)
+        src = sources[self.sources[0]]
+        compression = detect_compression(src.path)
+        return max(1, math.ceil(src.size * EXPANSION[compression] / AUTO_SHARD_INPUT_BYTES))
+
+    # --- map ---------------------------------------------------------------------------------
+    def progress_total(self, ctx: StageContext) -> int | None:
+        """Progress is measured in bytes of the file on disk (compressed bytes for .gz/.bz2)."""
+        return ctx.sources[self.sources[0]].size
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """Byte ranges of an uncompressed dump, or blocks of the decompressed stream."""
+        src = ctx.sources[self.sources[0]]
+        fmt = sniff_json_dump(src.path)
+        chunk = ctx.options.chunk_bytes
+        if fmt.compression == "none":
+            for start, end in byte_ranges(src.size, chunk):
+                yield MapTask(f"r{start:015d}", {"start": start, "end": end})
+            return
+        stream = open_decompressed(src.path, fmt.compression)
+        raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
+        consumed = 0
+        index = 0
+        try:
+            try:
+                for offset, block in iter_blocks(stream, chunk):
+                    position = _compressed_position(raw, consumed)
+                    meta: dict[str, Any] = {"offset": offset, "compressed_delta": max(0, position - consumed)}
+                    consumed = max(consumed, position)
+                    yield MapTask(f"b{index:08d}", meta, block)
+                    index += 1
+            except StreamTruncated as exc:
+                meta = {
+                    "offset": exc.offset,
+                    "detail": exc.detail,
+                    "compressed_delta": src.size - consumed,
+                    "truncated": True,
+                }
+                yield MapTask(f"b{index:08d}", meta)
+        finally:
+            stream.close()
+
+    def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
+        """Advance the bar over tasks finished by an earlier run."""
+        stats = done["stats"]
+        progress(int(stats.get("input_progress_bytes", 0)), int(stats.get("entities_decoded", 0)))
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Decode the task's lines and route their rows to shard buckets."""
+        assert isinstance(ctx.params, WikidataScanParams)
+        src = ctx.sources[self.sources[0]]
+        stats = Stats()
+        rejects: list[dict[str, Any]] = []
+        if task.meta.get("truncated"):
+            rejects.append(
+                _reject(
+                    src.label, int(task.meta["offset"]), "truncated_stream", str(task.meta["detail"]), b""
+                )
+            )
+            stats.add("rejected_total")
+            stats.add("rejected_truncated_stream")
+            stats.add("input_progress_bytes", int(task.meta["compressed_delta"]))
+            progress(int(task.meta["compressed_delta"]), 0)
+            _write_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
+            return stats
+        if task.payload is not None:
+            base, block = int(task.meta["offset"]), task.payload
+            report_bytes = False
+        else:
+            base, block = read_range(src.path, int(task.meta["start"]), int(task.meta["end"]))
+            report_bytes = True
+        rows = ScanRows(ctx.params, ctx.num_shards)
+        decoder = EntityDecoder(ctx.params.decode_config())
+        reported = base
+        entities_reported = 0
+        for offset, line in iter_lines(block, base):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            if stripped in (b"[", b"\xef\xbb\xbf["):
+                stats.add("framing_open")
+                continue
+            if stripped == b"]":
+                stats.add("framing_close")
+                continue
+            if stripped.endswith(b","):
+                stripped = stripped[:-1]
+            stats.add("lines_total")
+            try:
+                decoded = decoder.decode(stripped)
+            except LineRejected as exc:
+                rejects.append(_reject(src.label, offset, exc.reason, exc.detail, line))
+                stats.add("rejected_total")
+                stats.add(f"rejected_{exc.reason}")
+                continue
+            if decoded.slow_path:
+                stats.add("slow_path_lines")
+            if decoded.unsupported_values:
+                stats.add("unsupported_datavalues", decoded.unsupported_values)
+            if len(decoded.entities) > 1:
+                stats.add("extra_wrapped_entities", len(decoded.entities) - 1)
+            if not decoded.entities:
+                stats.add("redirect_only_lines")
+            for ent in decoded.entities:
+                rows.add_entity(ent, offset, decoder)
+            for from_id, to_id in decoded.redirects:
+                rows.add_redirect(from_id, to_id, offset)
+            if report_bytes and offset - reported >= (4 << 20):
+                progress(offset - reported, rows.entity_count - entities_reported)
+                reported, entities_reported = offset, rows.entity_count
+        stats.add("entities_decoded", rows.entity_count)
+        stats.add("redirects_seen", rows.redirect_count)
+        rows.emit(sink)
+        if report_bytes:
+            done_units = base + len(block) - reported
+            stats.add("input_progress_bytes", len(block))
+        else:
+            done_units = int(task.meta["compressed_delta"])
+            stats.add("input_progress_bytes", done_units)
+        progress(done_units, rows.entity_count - entities_reported)
+        _write_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
+        return stats
+
+    def check_map_stats(self, ctx: StageContext, stats: Stats, map_dir: Path) -> None:
+        """Stop as soon as more lines were rejected than `--max-bad-lines` allows."""
+        bad = stats.get("rejected_total", 0)
+        limit = ctx.options.max_bad_lines
+        if bad <= limit:
+            return
+        src = ctx.sources[self.sources[0]]
+        first = _first_reject(map_dir)
+        reason = "unknown"
+        if first is not None:
+            reason = first["reason"] + (f" ({first['detail'][:120]})" if first["detail"] else "")
+        raise DataError(
+            f"{bad} bad line(s), more than --max-bad-lines {limit}; first: {reason}; "
+            f"see rejects in {map_dir}",
+            path=src.label,
+            offset=int(first["offset"]) if first else None,
+        )
+
+    # --- reduce ------------------------------------------------------------------------------
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Keep one revision per entity id (highest lastrevid, then latest line); drop the others' rows."""
+        stats = Stats()
+        entities = tables["entities"]
+        out = dict(tables)
+        if entities.num_rows:
+            ids = entities.column("id")
+            if pc.count_distinct(ids).as_py() != entities.num_rows:
+                entities, dropped = _dedupe_entities(entities)
+                stats.add("duplicate_ids", len(dropped))
+                dup_rejects = [
+                    _reject(
+                        ctx.sources[self.sources[0]].label,
+                        off,
+                        "duplicate_id",
+                        f"{ident} superseded by the revision at offset {kept}",
+                        b"",
+                    )
+                    for ident, off, kept in dropped
+                ]
+                _write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
+                keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
+                for name in ("aliases", "truthy_claims", "sitelinks"):
+                    table = tables[name]
+                    out[name] = table.filter(pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets))
+        out["entities"] = entities
+        stats.add("entities_written", entities.num_rows)
+        return out, stats
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """Write `rejects.jsonl` (all rejected lines, by offset) and the framing warning."""
+        rejects: list[dict[str, Any]] = []
+        for path in sorted((directory / "_map").glob("*.rejects.jsonl")) + sorted(
+            (directory / "_scratch").glob("duplicates-*.jsonl")
+        ):
+            with open(path, encoding="utf-8") as f:
+                rejects.extend(json.loads(line) for line in f if line.strip())
+        rejects.sort(key=lambda r: (r["offset"], r["reason"]))
+        _write_rejects(directory / "rejects.jsonl", rejects)
+        extra: dict[str, Any] = {"files": ["rejects.jsonl"], "rejects_lines": len(rejects)}
+        if stats.get("framing_open") and not stats.get("framing_close"):
+            extra["missing_closing_bracket"] = 1
+        return extra
+
+
+def _compressed_position(raw: Any, fallback: int) -> int:
+    try:
+        return int(raw.tell()) if raw is not None else fallback
+    except (OSError, ValueError):
+        return fallback
+
+
+def _reject(label: str, offset: int, reason: str, detail: str, line: bytes) -> dict[str, Any]:
+    return {
+        "file": label,
+        "offset": offset,
+        "reason": reason,
+        "detail": detail[:500],
+        "head": line[:HEAD_BYTES].decode("utf-8", "backslashreplace"),
+    }
+
+
+def _write_rejects(path: Path, rejects: list[dict[str, Any]]) -> None:
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rejects)
+    atomic_write_text(path, text)
+
+
+def _first_reject(map_dir: Path) -> dict[str, Any] | None:
+    first: dict[str, Any] | None = None
+    for path in map_dir.glob("*.rejects.jsonl"):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                record = json.loads(line)
+                if first is None or record["offset"] < first["offset"]:
+                    first = record
+                break  # each file is in offset order
+    return first
+
+
+def _dedupe_entities(entities: pa.Table) -> tuple[pa.Table, list[tuple[str, int, int]]]:
+    """Keep the best revision per id; returns the kept rows and (id, dropped offset, kept offset)."""
+    ids = entities.column("id").to_pylist()
+    revs = entities.column("lastrevid").to_pylist()
+    offs = entities.column("source_offset").to_pylist()
+    best: dict[str, int] = {}
+    for i, ident in enumerate(ids):
+        j = best.get(ident)
+        if j is None or ((revs[i] or -1), offs[i]) > ((revs[j] or -1), offs[j]):
+            best[ident] = i
+    keep = sorted(best.values())
+    dropped = [(ids[i], offs[i], offs[best[ids[i]]]) for i in range(len(ids)) if best[ids[i]] != i]
+    return entities.take(pa.array(keep, pa.int64())), sorted(dropped, key=lambda d: d[1])
+
+
+class ScanRows:
+    """Row tuples of one map task, per shard, converted to Arrow in one go at the end."""
+
+    def __init__(self, params: WikidataScanParams, num_shards: int) -> None:
+        self.languages = params.languages
+        self.num_shards = num_shards
+        self.all_sites = "*" in params.sites
+        self.sites = params.sites
+        self.entities: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
+        self.aliases: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
+        self.claims: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
+        self.qualifiers: list[list[list[tuple[Any, ...]] | None]] = [[] for _ in range(num_shards)]
+        self.sitelinks: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
+        self.redirects: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
+        self.entity_count = 0
+        self.redirect_count = 0
+
+    def add_entity(self, ent: Any, offset: int, decoder: EntityDecoder) -> None:
+        """Add the rows of one decoded entity."""
+        ident: str = ent.id
+        shard = shard_of(ident, self.num_shards)
+        self.entity_count += 1
+        types = decoder.types
+        labels = ent.labels if ent.labels is not None and not isinstance(ent.labels, list) else None
+        descs = (
+            ent.descriptions
+            if ent.descriptions is not None and not isinstance(ent.descriptions, list)
+            else None
+        )
+        label_values = [_lang_value(labels, a) for a in types.lang_fields]
+        desc_values = [_lang_value(descs, a) for a in types.lang_fields]
+        self.entities[shard].append(
+            (ident, entity_type_of(ent), ent.datatype, ent.lastrevid, offset, *label_values, *desc_values)
+        )
+        aliases = getattr(ent, "aliases", None)
+        if aliases is not None and not isinstance(aliases, list):
+            out = self.aliases[shard]
+            for lang, attr in zip(self.languages, types.lang_fields, strict=True):
+                values = getattr(aliases, attr)
+                if values:
+                    for i, v in enumerate(values):
+                        out.append((ident, lang, i, v.value, offset))
+        claims = getattr(ent, "claims", None)
+        if not claims:
+            claims = getattr(ent, "statements", None)
+        if claims and not isinstance(claims, list):
+            self._add_claims(ident, claims, offset, shard)
+        sitelinks = getattr(ent, "sitelinks", None)
+        if sitelinks and not isinstance(sitelinks, list):
+            out = self.sitelinks[shard]
+            if self.all_sites:
+                for site in sorted(sitelinks):
+                    link = sitelinks[site]
+                    out.append((ident, site, link.title, list(link.badges), offset))
+            else:
+                for site, attr in zip(self.sites, types.site_fields, strict=True):
+                    link = getattr(sitelinks, attr)
+                    if link is not None:
+                        out.append((ident, site, link.title, list(link.badges), offset))
+
+    def _add_claims(self, ident: str, claims: dict[str, list[Any]], offset: int, shard: int) -> None:
+        """Truthy statements (spec §1): per property, preferred ones if any, else the normal ones.
+
+        "Truthy statements represent statements that have the best non-deprecated rank for a given
+        property. Namely, if there is a preferred statement for a property P, then only preferred
+        statements for P will be considered truthy. Otherwise, all normal-rank statements for P are
+        considered truthy." (Wikibase RDF dump format documentation)
+        """
+        out = self.claims[shard]
+        quals_out = self.qualifiers[shard]
+        for prop, statements in claims.items():
+            best = "normal"
+            for st in statements:
+                if st.rank == "preferred":
+                    best = "preferred"
+                    break
+            for i, st in enumerate(statements):
+                if st.rank != best:
+                    continue
+                out.append((ident, prop, i, st.id, best, *snak_value_tuple(st.mainsnak), offset))
+                qualifiers = getattr(st, "qualifiers", None)
+                if qualifiers and not isinstance(qualifiers, list):
+                    quals_out.append(
+                        [(qp, *snak_value_tuple(q)) for qp, snaks in qualifiers.items() for q in snaks]
+                    )
+                else:
+                    quals_out.append(None)
+
+    def add_redirect(self, from_id: str, to_id: str, offset: int) -> None:
+        """Record `from_id` -> `to_id` (routed by `from_id`)."""
+        self.redirect_count += 1
+        self.redirects[shard_of(from_id, self.num_shards)].append((from_id, to_id, offset))
+
+    def emit(self, sink: BucketSink) -> None:
+        """Convert every shard's rows to Arrow and hand them to the sink."""
+        entity_schema = schema.entities_schema(self.languages)
+        offset_field = pa.field(OFFSET_COLUMN, pa.int64(), nullable=False)
+        for shard in range(self.num_shards):
+            if self.entities[shard]:
+                sink.emit("entities", shard, _to_table(self.entities[shard], entity_schema))
+            if self.aliases[shard]:
+                sink.emit(
+                    "aliases", shard, _to_table(self.aliases[shard], schema.ALIASES.append(offset_field))
+                )
+            if self.claims[shard]:
+                sink.emit("truthy_claims", shard, _claims_table(self.claims[shard], self.qualifiers[shard]))
+            if self.sitelinks[shard]:
+                sink.emit(
+                    "sitelinks",
+                    shard,
+                    _to_table(self.sitelinks[shard], schema.SITELINKS.append(offset_field)),
+                )
+            if self.redirects[shard]:
+                sink.emit("redirects", shard, _to_table(self.redirects[shard], schema.REDIRECTS))
+
+
+def _lang_value(container: Any, attr: str) -> str | None:
+    if container is None:
+        return None
+    value = getattr(container, attr)
+    return None if value is None else str(value.value)
+
+
+def _to_table(rows: list[tuple[Any, ...]], table_schema: pa.Schema) -> pa.Table:
+    columns = list(zip(*rows, strict=True))
+    arrays = [pa.array(col, type=f.type) for col, f in zip(columns, table_schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=table_schema)
+
+
+_CLAIM_COLUMNS = [f for f in schema.TRUTHY_CLAIMS if f.name != "qualifiers"]
+
+
+def _claims_table(rows: list[tuple[Any, ...]], qualifiers: list[list[tuple[Any, ...]] | None]) -> pa.Table:
+    columns = list(zip(*rows, strict=True))
+    arrays: dict[str, pa.Array] = {}
+    for col, f in zip(columns, _CLAIM_COLUMNS, strict=False):
+        arrays[f.name] = pa.array(col, type=f.type)
+    arrays[OFFSET_COLUMN] = pa.array(columns[-1], type=pa.int64())
+    arrays["qualifiers"] = _qualifier_array(qualifiers)
+    out_schema = schema.TRUTHY_CLAIMS.append(pa.field(OFFSET_COLUMN, pa.int64(), nullable=False))
+    return pa.Table.from_arrays([arrays[f.name] for f in out_schema], schema=out_schema)
+
+
+def _qualifier_array(qualifiers: list[list[tuple[Any, ...]] | None]) -> pa.Array:
+    offsets = [0]
+    flat: list[tuple[Any, ...]] = []
+    validity = []
+    for quals in qualifiers:
+        if quals:
+            flat.extend(quals)
+        offsets.append(len(flat))
+        validity.append(quals is not None)
+    struct_type = schema.QUALIFIER_TYPE
+    if flat:
+        columns = list(zip(*flat, strict=True))
+        children = [pa.array(col, type=f.type) for col, f in zip(columns, struct_type, strict=True)]
+    else:
+        children = [pa.array([], type=f.type) for f in struct_type]
+    values = pa.StructArray.from_arrays(children, fields=list(struct_type))
+    mask = pa.array([not v for v in validity], pa.bool_())
+    return pa.ListArray.from_arrays(
+        pa.array(offsets, pa.int32()), values, type=pa.list_(pa.field("item", struct_type)), mask=mask
+    )
+
+
+for _source in ("wikidata", "wikidata_old", "wikidata_new"):
+    register_stage(WikidataScan(_source))
+
+register_target("wikidata", ("wikidata",), "normalized tables of one Wikidata JSON dump (source: wikidata)")

@@ -1,0 +1,1 @@
+"""The `entbench` command line: thin click commands over plain functions."""

@@ -1,0 +1,88 @@
+"""`entbench build` and `entbench stages`."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from entbench.cli.main import cli, verbose_option
+
+
+@cli.command()
+@click.argument("target")
+@click.option(
+    "--config", "config", type=click.Path(dir_okay=False), help="TOML config (default: bundled fixtures)."
+)
+@click.option("--source", "sources", multiple=True, metavar="NAME=PATH", help="Override a source dump.")
+@click.option(
+    "--param", "params", multiple=True, metavar="STAGE.KEY=VALUE", help="Override a stage parameter."
+)
+@click.option("--out", default="entbench-out", show_default=True, type=click.Path(file_okay=False))
+@click.option("--workers", default=1, show_default=True, type=int, help="Worker processes.")
+@click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "dask"]))
+@click.option("--dask-address", default=None, help="dask scheduler address (default: a LocalCluster).")
+@click.option("--force", is_flag=True, help="Rebuild every stage even if its output is complete.")
+@click.option(
+    "--max-bad-lines",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Rejected input lines tolerated before the build fails (all are listed in rejects.jsonl).",
+)
+@click.option("--chunk-mb", default=64, show_default=True, type=int, help="Input block size per map task.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@verbose_option
+def build(
+    target: str,
+    config: str | None,
+    sources: tuple[str, ...],
+    params: tuple[str, ...],
+    out: str,
+    workers: int,
+    executor: str,
+    dask_address: str | None,
+    force: bool,
+    max_bad_lines: int,
+    chunk_mb: int,
+    no_progress: bool,
+) -> None:
+    """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories."""
+    from entbench.builders.api import build as build_target
+
+    dirs = build_target(
+        target,
+        config=config,
+        sources=sources,
+        params=params,
+        out=out,
+        workers=workers,
+        executor=executor,
+        dask_address=dask_address,
+        force=force,
+        max_bad_lines=max_bad_lines,
+        chunk_mb=chunk_mb,
+        progress=not no_progress,
+    )
+    click.echo(
+        f"target {target}: {len(dirs)} stage(s); listed in {os.path.join(out, 'targets', target + '.json')}"
+    )
+    for stage, directory in dirs.items():
+        click.echo(f"  {stage}: {directory}")
+
+
+@cli.command()
+@click.argument("target", required=False)
+@verbose_option
+def stages(target: str | None) -> None:
+    """Print the stage DAG of TARGET (or of every target), upstream first."""
+    from entbench.builders import registry
+
+    names = [target] if target else sorted(registry.targets())
+    for name in names:
+        spec = registry.get_target(name)
+        click.echo(f"{name}: {spec.description}")
+        for stage in registry.stage_order(spec.stages):
+            deps = ", ".join([*(f"source:{s}" for s in stage.sources), *stage.inputs]) or "-"
+            outputs = ", ".join(o.name for o in stage.outputs(stage.params_type()))
+            click.echo(f"  {stage.layer}/{stage.stage_name} v{stage.version}  <- {deps}  -> {outputs}")

@@ -1,0 +1,38 @@
+"""The two kinds of failure a user sees.
+
+`UserError` is something the user can fix on the command line or in the config (exit 2);
+`DataError` is something wrong with an input file (exit 1) and always names the file and,
+where there is one, the byte offset. Anything else is a bug and shows a traceback only
+with `--verbose`.
+"""
+
+from __future__ import annotations
+
+
+class EntbenchError(Exception):
+    """Base of the errors the CLI turns into one clear line."""
+
+    exit_code = 1
+
+
+class UserError(EntbenchError):
+    """A usage or configuration mistake: missing file, unknown flag value, malformed config."""
+
+    exit_code = 2
+
+
+class DataError(EntbenchError):
+    """An input file that cannot be processed as asked."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, path: str | None = None, offset: int | None = None) -> None:
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if offset is not None:
+                where += f" at byte offset {offset}"
+            where += ": "
+        super().__init__(where + message)
+        self.path = path
+        self.offset = offset

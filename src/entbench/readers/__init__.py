@@ -1,0 +1,1 @@
+"""Readers of raw dump formats: the only code that touches compressed or XML input."""
