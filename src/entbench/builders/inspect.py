@@ -109,7 +109,8 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"    {key:<{width}}  {shown:>12}")
     for name, info in report["tables"].items():
         lines.append(
-            f"  table {name}: {info['rows']:,} rows in {info['num_shards']} shard(s), sorted by {info['sort_by']}"
+            f"  table {name}: {info['rows']:,} rows in {info['num_shards']} shard(s), "
+            f"sorted by {info['sort_by']}"
         )
         for field in info["schema"]:
             lines.append(f"    {field['name']:<24} {field['type']}{'' if field['nullable'] else ' not null'}")

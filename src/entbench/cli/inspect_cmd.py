@@ -45,6 +45,5 @@ def verify(directory: str) -> None:
         if problem:
             click.echo(f"entbench: verify failed: {d}: {problem}", err=True)
             sys.exit(1)
-    click.echo(
-        f"ok: {checked} file(s) in {len(dirs)} stage director{'y' if len(dirs) == 1 else 'ies'} match their manifests"
-    )
+    plural = "y" if len(dirs) == 1 else "ies"
+    click.echo(f"ok: {checked} file(s) in {len(dirs)} stage director{plural} match their manifests")
