@@ -1,0 +1,36 @@
+"""Shared pytest fixtures: paths to the committed fixture dumps and a CLI runner."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = REPO_ROOT / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    """The repository's `fixtures/` directory (real dumps + the bundled config)."""
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def fixture_config() -> Path:
+    """The bundled fixture config."""
+    return FIXTURES / "entbench.toml"
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., Result]:
+    """Invoke `entbench ARGS…` in-process; returns click's Result (exit_code, stdout, stderr)."""
+    from entbench.cli import commands  # noqa: F401 - registers commands
+    from entbench.cli.main import cli
+
+    def run(args: Sequence[str]) -> Result:
+        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+    return run
