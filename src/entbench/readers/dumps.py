@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bz2
 import os
-import warnings
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, cast
@@ -68,9 +68,9 @@ def open_decompressed(path: str, compression: str) -> BinaryIO:
         return cast(BinaryIO, igzip.open(path, "rb"))  # type: ignore[no-untyped-call]
     if compression == "bz2":
         if not _bz2_warned:
-            warnings.warn(
-                "bz2 decompresses ~20x slower than gzip; for big dumps prefer the .gz dump",
-                stacklevel=2,
+            print(
+                "entbench: note: bz2 decompresses ~20x slower than gzip; for a big dump prefer the .gz one",
+                file=sys.stderr,
             )
             _bz2_warned = True
         return cast(BinaryIO, bz2.open(path, "rb"))
@@ -104,31 +104,43 @@ def sniff_json_dump(path: str) -> DumpFormat:
     )
 
 
-def iter_blocks(stream: BinaryIO, block_bytes: int) -> Iterator[tuple[int, bytes]]:
+def iter_blocks(
+    stream: BinaryIO, block_bytes: int, read_bytes: int = 256 << 10
+) -> Iterator[tuple[int, bytes]]:
     """Line-aligned blocks of about `block_bytes` with the offset of their first byte.
 
-    A compressed stream that ends early raises `StreamTruncated` after the last complete block
-    (the partial line before it is yielded as the final block).
+    The stream is read `read_bytes` at a time so that a compressed stream that ends early loses
+    at most that much decodable data: it raises `StreamTruncated` (with the offset where readable
+    data ends) after yielding everything before it, the partial last line included.
     """
     offset = 0
-    carry = b""
+    pieces: list[bytes] = []
+    size = 0
     while True:
         try:
-            data = stream.read(block_bytes)
+            data = stream.read(read_bytes)
         except (EOFError, OSError, ValueError) as exc:
-            if carry:
-                yield offset, carry
-            raise StreamTruncated(offset + len(carry), str(exc) or type(exc).__name__) from exc
+            tail = b"".join(pieces)
+            if tail:
+                yield offset, tail
+            raise StreamTruncated(offset + len(tail), str(exc) or type(exc).__name__) from exc
+        if data:
+            pieces.append(data)
+            size += len(data)
+            if size < block_bytes:
+                continue
+        buf = b"".join(pieces)
         if not data:
-            if carry:
-                yield offset, carry
+            if buf:
+                yield offset, buf
             return
-        buf = carry + data if carry else data
         cut = buf.rfind(b"\n")
         if cut < 0:
-            carry = buf
+            pieces, size = [buf], len(buf)
             continue
-        block, carry = buf[: cut + 1], buf[cut + 1 :]
+        block = buf[: cut + 1]
+        rest = buf[cut + 1 :]
+        pieces, size = ([rest], len(rest)) if rest else ([], 0)
         yield offset, block
         offset += len(block)
 

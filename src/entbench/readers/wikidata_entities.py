@@ -242,7 +242,7 @@ class EntityDecoder:
         except msgspec.ValidationError:
             top, unsupported = self._slow_path(line)
             slow = True
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise _classify_decode_error(line, exc) from None
         entities: list[Any] = []
         redirects: list[tuple[str, str]] = []
@@ -267,7 +267,7 @@ class EntityDecoder:
     def _slow_path(self, line: bytes) -> tuple[Any, int]:
         try:
             obj = msgspec.json.decode(line)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise _classify_decode_error(line, exc) from None
         if not isinstance(obj, dict):
             raise LineRejected("not_an_entity", f"a JSON {type(obj).__name__}, not an object")
