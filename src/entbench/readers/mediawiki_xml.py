@@ -1,0 +1,306 @@
+"""Reading MediaWiki XML dumps (`pages-articles`, spec §3) with mwxml, in parallel where possible.
+
+A dump is `<mediawiki><siteinfo>…</siteinfo><page>…</page>…</mediawiki>`. Page text is
+XML-escaped, so the byte strings `<page>` and `</page>` never occur inside a page's content: a
+dump can be cut into blocks of whole pages at those markers and each block parsed on its own by
+mwxml, wrapped in the dump's own header and a closing `</mediawiki>`. That is how work is split:
+
+* uncompressed XML: byte ranges (a page belongs to the range its `<page>` starts in);
+* `pages-articles-multistream.xml.bz2` with its `…-index.txt[.bz2]` next to it: the index lists the
+  byte offset of every bz2 stream (100 pages each), so workers decompress their own streams;
+* any other `.bz2` or `.gz`: decompressed sequentially, cut into page-aligned blocks that workers
+  parse in parallel.
+
+`<siteinfo>` gives the namespace names; `namespace_table` adds the canonical and well-known local
+aliases (`readers.mediawiki_namespaces`) that wikitext may use instead.
+"""
+
+from __future__ import annotations
+
+import bz2
+import io
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+from xml.etree.ElementTree import ParseError
+
+import mwxml
+from mwxml.errors import MalformedXML
+
+from entbench.errors import DataError
+from entbench.readers.dumps import detect_compression, open_decompressed
+from entbench.readers.mediawiki_namespaces import (
+    INTERWIKI_PREFIXES,
+    WIKIPEDIA_LANGUAGES,
+    link_trail,
+    namespace_aliases,
+)
+from entbench.readers.wikitext_titles import NamespaceTable, fold_prefix
+
+PAGE_OPEN = b"<page>"
+PAGE_CLOSE = b"</page>"
+FOOTER = b"</mediawiki>"
+#: A header longer than this without `</siteinfo>` is not a MediaWiki dump.
+MAX_HEADER_BYTES = 4 << 20
+_LANG_ATTR = re.compile(rb'xml:lang="([A-Za-z0-9-]+)"')
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    """What `<siteinfo>` says about the wiki, plus the language from `<mediawiki xml:lang>`."""
+
+    dbname: str
+    language: str
+    case: str
+    namespaces: tuple[tuple[int, str, str], ...]  # (id, name, case)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (written next to the scan's shards as `siteinfo.json`)."""
+        return {
+            "dbname": self.dbname,
+            "language": self.language,
+            "case": self.case,
+            "namespaces": [list(ns) for ns in self.namespaces],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SiteInfo:
+        """Inverse of `to_json`."""
+        return cls(
+            dbname=str(data["dbname"]),
+            language=str(data["language"]),
+            case=str(data["case"]),
+            namespaces=tuple((int(n[0]), str(n[1]), str(n[2])) for n in data["namespaces"]),
+        )
+
+    def namespace_table(self) -> NamespaceTable:
+        """Namespace prefixes from `<siteinfo>`, canonical names and the wiki's known aliases."""
+        names: dict[str, int] = {}
+        for alias, ns in namespace_aliases(self.language).items():
+            names[fold_prefix(alias)] = ns
+        display: dict[int, str] = {}
+        case: dict[int, str] = {}
+        for ns, name, ns_case in self.namespaces:
+            case[ns] = ns_case or self.case
+            if name:
+                names[fold_prefix(name)] = ns  # the dump's own names win over aliases
+                display[ns] = name
+        return NamespaceTable(
+            names=names,
+            display=display,
+            case=case,
+            interwiki=INTERWIKI_PREFIXES - set(names),
+            languages=WIKIPEDIA_LANGUAGES - set(names),
+            language=self.language,
+            linktrail=link_trail(self.language),
+        )
+
+
+@dataclass(frozen=True)
+class RawPage:
+    """One `<page>` as mwxml reads it (the last revision when there are several)."""
+
+    page_id: int
+    title: str
+    ns: int
+    redirect: str | None
+    revision_id: int | None
+    text: str
+
+
+def split_header(data: bytes, path: str) -> tuple[bytes, int]:
+    """The dump header (everything before the first `<page>`) and the offset where pages start."""
+    end = data.find(b"</siteinfo>")
+    if end < 0:
+        raise DataError("no </siteinfo> in the first bytes: not a MediaWiki XML dump", path=path, offset=0)
+    start = data.find(PAGE_OPEN, end)
+    if start < 0:
+        start = data.find(FOOTER, end)
+        if start < 0:
+            start = len(data)
+    return data[:start], start
+
+
+def read_header(path: str) -> bytes:
+    """The header of a dump (any compression): bytes up to the first `<page>`."""
+    compression = detect_compression(path)
+    with open_decompressed(path, compression) as stream:
+        data = b""
+        while b"</siteinfo>" not in data and len(data) < MAX_HEADER_BYTES:
+            chunk = stream.read(64 << 10)
+            if not chunk:
+                break
+            data += chunk
+    if not data.lstrip().startswith(b"<"):
+        raise DataError("not an XML file (expected a MediaWiki XML export)", path=path, offset=0)
+    return split_header(data, path)[0]
+
+
+def parse_siteinfo(header: bytes, path: str) -> SiteInfo:
+    """Parse `<siteinfo>` from a dump header with mwxml."""
+    try:
+        dump = mwxml.Dump.from_file(io.BytesIO(header + FOOTER))
+    except (ParseError, MalformedXML, AssertionError) as exc:
+        raise DataError(f"malformed <siteinfo>: {exc}", path=path, offset=0) from exc
+    info = dump.site_info
+    m = _LANG_ATTR.search(header[:2048])
+    dbname = info.dbname or ""
+    language = m.group(1).decode("ascii") if m else (dbname[:-4] if dbname.endswith("wiki") else "en")
+    namespaces = tuple(
+        sorted(
+            (int(ns.id), ns.name or "", ns.case or info.case or "first-letter")
+            for ns in info.namespaces or ()
+        )
+    )
+    return SiteInfo(dbname=dbname, language=language, case=info.case or "first-letter", namespaces=namespaces)
+
+
+def iter_pages(header: bytes, body: bytes, path: str, offset: int) -> Iterator[RawPage]:
+    """Pages of a block of whole `<page>` elements, parsed by mwxml inside the dump's header.
+
+    mwxml raises on tags it does not expect inside `<page>`/`<revision>` (it records that
+    assumption itself); either that or broken XML becomes a `DataError` naming the block offset.
+    """
+    try:
+        dump = mwxml.Dump.from_file(io.BytesIO(header + body + FOOTER))
+        for page in dump:
+            yield _raw_page(page)
+
+    except (ParseError, MalformedXML) as exc:
+        raise DataError(
+            f"malformed XML in the block of pages starting here: {exc}", path=path, offset=offset
+        ) from exc
+
+
+def read_dump(path: str) -> tuple[SiteInfo, Iterator[RawPage]]:
+    """A whole dump read sequentially (any compression): its site info and its pages, streamed."""
+    site = parse_siteinfo(read_header(path), path)
+
+    def pages() -> Iterator[RawPage]:
+        with open_decompressed(path, detect_compression(path)) as stream:
+            try:
+                dump = mwxml.Dump.from_file(stream)
+                for page in dump:
+                    yield _raw_page(page)
+            except (ParseError, MalformedXML) as exc:
+                raise DataError(f"malformed XML: {exc}", path=path) from exc
+
+    return site, pages()
+
+
+def _raw_page(page: Any) -> RawPage:
+    text = ""
+    revision_id: int | None = None
+    for revision in page:  # pages-articles has one revision; with several, the last one wins
+        revision_id = revision.id
+        text = revision.text or ""
+    return RawPage(
+        page_id=int(page.id),
+        title=page.title,
+        ns=int(page.namespace),
+        redirect=page.redirect,
+        revision_id=revision_id,
+        text=text,
+    )
+
+
+def page_block_end(data: bytes) -> int:
+    """End of the last complete `</page>` in `data` (0 when there is none)."""
+    cut = data.rfind(PAGE_CLOSE)
+    return 0 if cut < 0 else cut + len(PAGE_CLOSE)
+
+
+def trim_to_pages(data: bytes) -> bytes:
+    """The `<page>…</page>` elements of a decompressed block (header or footer bytes dropped)."""
+    start = data.find(PAGE_OPEN)
+    if start < 0:
+        return b""
+    return data[start : page_block_end(data)]
+
+
+def iter_page_blocks(stream: BinaryIO, header_len: int, block_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """Page-aligned blocks of a decompressed stream after the header: (offset, bytes)."""
+    stream.read(header_len)
+    offset = header_len
+    carry = b""
+    while True:
+        data = stream.read(block_bytes)
+        if not data:
+            break
+        buf = carry + data if carry else data
+        cut = page_block_end(buf)
+        if cut == 0:
+            carry = buf
+            continue
+        yield offset, buf[:cut]
+        offset += cut
+        carry = buf[cut:]
+    rest = trim_to_pages(carry)
+    if rest:
+        yield offset + carry.find(PAGE_OPEN), rest
+
+
+def read_page_range(path: str, start: int, end: int) -> tuple[int, bytes]:
+    """The pages of an uncompressed dump whose `<page>` starts in [start, end), and their offset."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        # read a little past `end` so that a `<page>` starting just before it is seen whole
+        limit = end - start + len(PAGE_OPEN) - 1
+        data = f.read(limit)
+        first = data.find(PAGE_OPEN)
+        if first < 0 or first >= end - start:
+            return end, b""
+        last_open = data.rfind(PAGE_OPEN, 0, limit)
+        while data.find(PAGE_CLOSE, last_open) < 0:
+            more = f.read(1 << 20)
+            if not more:
+                raise DataError(
+                    "a <page> is never closed (truncated dump?)", path=path, offset=start + last_open
+                )
+            data += more
+        close = data.find(PAGE_CLOSE, last_open)
+    return start + first, data[first : close + len(PAGE_CLOSE)]
+
+
+def multistream_index_path(path: str) -> str | None:
+    """The index next to a multistream dump (Wikimedia naming), or None.
+
+    `enwiki-20240101-pages-articles-multistream.xml.bz2` ->
+    `enwiki-20240101-pages-articles-multistream-index.txt.bz2` (or `.txt`).
+    """
+    if not path.endswith(".xml.bz2"):
+        return None
+    stem = path[: -len(".xml.bz2")]
+    for candidate in (stem + "-index.txt.bz2", stem + "-index.txt"):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def read_stream_offsets(index_path: str, dump_path: str) -> list[int]:
+    """Distinct stream offsets from a multistream index (`offset:page_id:title` lines), sorted."""
+    offsets: set[int] = set()
+    with bz2.open(index_path, "rb") if index_path.endswith(".bz2") else open(index_path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            head, sep, _ = line.partition(b":")
+            if not sep or not head.strip().isdigit():
+                raise DataError(f"multistream index line {n} is not offset:page_id:title", path=index_path)
+            offsets.add(int(head))
+    size = os.path.getsize(dump_path)
+    result = sorted(offsets)
+    if result and (result[0] <= 0 or result[-1] >= size):
+        raise DataError("multistream index offsets do not fit the dump file", path=index_path)
+    return result
+
+
+def read_streams(path: str, start: int, end: int) -> bytes:
+    """Decompress the concatenated bz2 streams in [start, end) of a multistream dump."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        raw = f.read(end - start)
+    try:
+        return bz2.decompress(raw)
+    except (OSError, ValueError, EOFError) as exc:
+        raise DataError(f"cannot decompress the bz2 streams here: {exc}", path=path, offset=start) from exc

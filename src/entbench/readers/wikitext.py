@@ -1,0 +1,372 @@
+"""Wikitext to plain text with article links at code-point offsets (spec §3).
+
+`render(wikitext, config)` returns the page's plain text, where each paragraph starts, and one
+`Link` per article link whose anchor is in the text: `text[link.start:link.end] == link.anchor`
+always holds, because anchors are placed by the same builder that writes the text.
+
+Block structure (after `wikitext_markup.preprocess` removed templates, tables, refs, comments and
+conversion markup): a heading, a list item, or a run of consecutive plain lines is a paragraph;
+paragraphs are separated by exactly "\\n\\n" and never contain it. Runs of ASCII whitespace
+collapse to one space (one "\\n" if they contain a line break).
+
+Links (spec §3): `[[Target]]`, `[[Target|anchor]]`, link trails (`[[bus]]es` -> "buses", with
+the wiki's trail rule: `[a-z]+` on enwiki, none on zhwiki), `[[Target#Section|…]]` (target
+Target), a leading colon, first-letter case, underscores, HTML entities and percent-escapes in the
+target, the pipe trick. Files, categories and interlanguage links leave no text; links to other
+namespaces and interwiki links leave their text but are not article links; the counts of each kind
+are returned with the result.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess, template_names
+from entbench.readers.wikitext_titles import LinkKind, NamespaceTable, classify_target, fold_prefix
+
+_LINK_TOKEN = re.compile(r"\[\[|\]\]")
+_EXTLINK = re.compile(
+    r"\[(?:https?:|ftp:|ftps:|sftp:|//|mailto:|irc:|ircs:|news:|gopher:|svn:|git:|ssh:|telnet:|urn:|"
+    r"xmpp:|tel:|sms:|worldwind:|geo:|magnet:)[^\s\[\]<>\"]*(?:[ \t]+([^\]\n]*))?\]",
+    re.I,
+)
+_QUOTES = re.compile(r"'{2,}")
+_HEADING = re.compile(r"^(=+)(.+?)(=+)$")
+_NL_RUN = re.compile(r"[ \t\r\f\v]*\n[ \t\r\n\f\v]*")
+_SP_RUN = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
+_PIPE_TRICK_PARENS = re.compile(r"^(.*?)\s*(?:\([^()]*\)|（[^（）]*）)\s*$")
+_REDIRECT = re.compile(
+    r"^\s*#\s*(?:REDIRECT|重定向|重新导向|重新導向|転送|RINVIA|WEITERLEITUNG|REDIRECTION)\s*:?\s*"
+    r"\[\[([^\]|\n]+)",
+    re.I,
+)
+
+#: Templates marking a disambiguation page (spec §3), compared casefolded; `__DISAMBIG__` too.
+DEFAULT_DISAMBIGUATION_TEMPLATES = (
+    "disambiguation",
+    "disambig",
+    "disamb",
+    "dab",
+    "hndis",
+    "geodis",
+    "numberdis",
+    "letter-numbercombdisambig",
+    "letter disambiguation",
+    "hospital disambiguation",
+    "school disambiguation",
+    "mil-unit-dis",
+    "species latin name disambiguation",
+    "disambiguation cleanup",
+    "消歧义",
+    "消歧義",
+    "disambig-cleanup",
+    "地名消歧义",
+    "地名消歧義",
+    "人名消歧义",
+    "人名消歧義",
+)
+
+
+@dataclass(frozen=True)
+class RenderConfig:
+    """How to read one wiki's wikitext: its namespaces, and `-{…}-` handling with variant order."""
+
+    table: NamespaceTable
+    conversion: bool = False
+    variants: tuple[str, ...] = DEFAULT_ZH_VARIANTS
+
+
+@dataclass(frozen=True)
+class Link:
+    """An article link found in a page: offsets are code points into the rendered text."""
+
+    target: str  # as written in the wikitext (trimmed)
+    target_normalized: str
+    anchor: str
+    start: int
+    end: int
+    paragraph: int
+
+
+@dataclass
+class Rendered:
+    """The result of rendering one page."""
+
+    text: str
+    paragraph_starts: list[int]
+    links: list[Link]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class _Builder:
+    """Accumulates text with whitespace collapsed and paragraph breaks; places anchors."""
+
+    __slots__ = ("length", "open", "paragraph_starts", "parts", "pending")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.pending = ""  # whitespace owed before the next text ("", " " or "\n")
+        self.open = False  # whether the current paragraph has text yet
+        self.paragraph_starts: list[int] = []
+
+    def new_paragraph(self) -> None:
+        self.open = False
+        self.pending = ""
+
+    def _space(self, ws: str) -> None:
+        if self.open:
+            self.pending = "\n" if ("\n" in ws or self.pending == "\n") else " "
+
+    def _emit(self, core: str) -> int:
+        if not self.open:
+            if self.length:
+                self.parts.append("\n\n")
+                self.length += 2
+            self.paragraph_starts.append(self.length)
+            self.open = True
+        elif self.pending:
+            self.parts.append(self.pending)
+            self.length += 1
+        self.pending = ""
+        start = self.length
+        self.parts.append(core)
+        self.length += len(core)
+        return start
+
+    def add(self, piece: str) -> tuple[int, int] | None:
+        """Append text; returns the span of its non-whitespace core, if any."""
+        if not piece:
+            return None
+        if "\n" in piece:
+            piece = _NL_RUN.sub("\n", piece)
+        piece = _SP_RUN.sub(" ", piece)
+        core = piece.strip(" \n")
+        if not core:
+            self._space(piece)
+            return None
+        if piece[0] in " \n":
+            self._space(piece[: len(piece) - len(piece.lstrip(" \n"))])
+        start = self._emit(core)
+        if piece[-1] in " \n":
+            self._space(piece[len(piece.rstrip(" \n")) :])
+        return start, self.length
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class _Renderer:
+    def __init__(self, config: RenderConfig) -> None:
+        self.table = config.table
+        self.config = config
+        self.out = _Builder()
+        self.spans: list[tuple[str, str, int, int, int]] = []
+        self.counts: dict[str, int] = {}
+
+    def count(self, key: str) -> None:
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    # --- blocks ------------------------------------------------------------------------------
+    def render(self, wikitext: str) -> Rendered:
+        text = preprocess(wikitext, conversion=self.config.conversion, variants=self.config.variants)
+        block: list[str] = []
+        for line in text.split("\n"):
+            s = line.strip()
+            if not s:
+                self._flush(block)
+                continue
+            first = s[0]
+            if first == "=":
+                m = _HEADING.match(s)
+                if m:
+                    n = min(len(m.group(1)), len(m.group(3)))
+                    self._flush(block)
+                    self._paragraph(s[n:-n].strip())
+                    continue
+            elif first in "*#:;":
+                self._flush(block)
+                self._paragraph(s.lstrip("*#:;").strip())
+                continue
+            elif s.startswith("----"):
+                self._flush(block)
+                rest = s.lstrip("-").strip()
+                if rest:
+                    block.append(rest)
+                continue
+            block.append(line)
+        self._flush(block)
+        full = self.out.text()
+        links = [
+            Link(target, normalized, full[start:end], start, end, paragraph)
+            for target, normalized, start, end, paragraph in self.spans
+        ]
+        return Rendered(full, self.out.paragraph_starts, links, self.counts)
+
+    def _flush(self, block: list[str]) -> None:
+        if block:
+            self._paragraph("\n".join(block))
+            block.clear()
+
+    def _paragraph(self, raw: str) -> None:
+        self.out.new_paragraph()
+        self.inline(raw)
+        self.out.new_paragraph()
+
+    # --- inline ------------------------------------------------------------------------------
+    def inline(self, s: str) -> None:
+        pos = 0
+        while True:
+            i = s.find("[[", pos)
+            if i < 0:
+                break
+            j = _matching_close(s, i)
+            if j < 0:  # an unclosed `[[` is literal text; keep scanning after it
+                self.out.add(clean_plain(s[pos : i + 2]))
+                pos = i + 2
+                continue
+            self.out.add(clean_plain(s[pos:i]))
+            pos = self.link(s[i + 2 : j], s, j + 2)
+        self.out.add(clean_plain(s[pos:]))
+
+    def link(self, inner: str, s: str, after: int) -> int:
+        """Render one `[[inner]]`; returns where the text after it (and its trail) continues."""
+        pipe = inner.find("|")
+        target_raw = inner if pipe < 0 else inner[:pipe]
+        target = classify_target(target_raw, self.table)
+        kind = target.kind
+        self.count(f"links_{kind.value}")
+        if kind in (LinkKind.FILE, LinkKind.CATEGORY, LinkKind.INTERLANGUAGE):
+            return after
+        if kind is LinkKind.INVALID:
+            self.out.add("[[")
+            self.inline(inner)
+            self.out.add("]]")
+            return after
+        if pipe < 0:
+            label = target_raw.strip().lstrip(":")
+        else:
+            label = inner[pipe + 1 :]
+            if not label.strip():
+                label = pipe_trick(target_raw, self.table)
+        trail_end = self.table.trail_at(s, after)
+        shown = flatten(label, self.table) + s[after:trail_end]
+        if kind is not LinkKind.ARTICLE:
+            self.out.add(shown)
+            return trail_end
+        span = self.out.add(shown)
+        if span is None:
+            self.count("links_empty_anchor")
+            return trail_end
+        self.spans.append(
+            (target_raw.strip(), target.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
+        )
+        return trail_end
+
+
+def _matching_close(s: str, i: int) -> int:
+    """Index of the `]]` closing the `[[` at `i` (nested links counted), or -1."""
+    depth = 0
+    for m in _LINK_TOKEN.finditer(s, i):
+        if m.group() == "[[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return m.start()
+    return -1
+
+
+def _quote(m: re.Match[str]) -> str:
+    n = len(m.group())
+    # '' italic, ''' bold, ''''' both; four = an apostrophe then bold; more = apostrophes + both.
+    if n == 4:
+        return "'"
+    return "'" * (n - 5) if n > 5 else ""
+
+
+def clean_plain(seg: str) -> str:
+    """Inline markup of a link-free segment: external links -> label, no quotes, entities decoded."""
+    if not seg:
+        return seg
+    if "[" in seg:
+        seg = _EXTLINK.sub(lambda m: m.group(1) or "", seg)
+    if "''" in seg:
+        seg = _QUOTES.sub(_quote, seg)
+    if "&" in seg:
+        seg = html.unescape(seg)
+    return seg
+
+
+def flatten(label: str, table: NamespaceTable) -> str:
+    """A link label as text: nested links replaced by what they show (no link rows)."""
+    if "[[" not in label:
+        return clean_plain(label)
+    parts: list[str] = []
+    pos = 0
+    while True:
+        i = label.find("[[", pos)
+        if i < 0:
+            break
+        j = _matching_close(label, i)
+        if j < 0:
+            parts.append(clean_plain(label[pos : i + 2]))
+            pos = i + 2
+            continue
+        parts.append(clean_plain(label[pos:i]))
+        inner = label[i + 2 : j]
+        pipe = inner.find("|")
+        target = classify_target(inner if pipe < 0 else inner[:pipe], table)
+        if target.kind not in (LinkKind.FILE, LinkKind.CATEGORY, LinkKind.INTERLANGUAGE):
+            shown = inner.strip().lstrip(":") if pipe < 0 else inner[pipe + 1 :]
+            parts.append(flatten(shown, table))
+        pos = j + 2
+    parts.append(clean_plain(label[pos:]))
+    return "".join(parts)
+
+
+def pipe_trick(target_raw: str, table: NamespaceTable) -> str:
+    """`[[Target (x)|]]` shows "Target": MediaWiki's pipe trick (prefix, parenthetical, comma part)."""
+    text = html.unescape(target_raw).strip().lstrip(":").replace("_", " ")
+    sep = text.find(":")
+    if sep > 0:
+        prefix = fold_prefix(text[:sep])
+        if prefix in table.names or prefix in table.interwiki or prefix in table.languages:
+            text = text[sep + 1 :]
+    m = _PIPE_TRICK_PARENS.match(text)
+    if m and m.group(1):
+        return m.group(1)
+    for comma in (", ", "，"):
+        cut = text.find(comma)
+        if cut > 0:
+            return text[:cut]
+    return text
+
+
+def render(wikitext: str, config: RenderConfig) -> Rendered:
+    """Render one page's wikitext to plain text, paragraph starts and article links."""
+    return _Renderer(config).render(wikitext)
+
+
+def redirect_target(wikitext: str) -> str | None:
+    """The target of `#REDIRECT [[Target]]` (English and zh spellings), for dumps without `<redirect>`."""
+    m = _REDIRECT.match(wikitext)
+    return m.group(1).strip() if m else None
+
+
+def is_disambiguation(wikitext: str, templates: Iterable[str], table: NamespaceTable | None = None) -> bool:
+    """Whether a page is a disambiguation page: `__DISAMBIG__` or one of `templates` (spec §3)."""
+    if "__DISAMBIG__" in wikitext:
+        return True
+    wanted = {t.casefold() for t in templates}
+    for name in template_names(wikitext):
+        folded = fold_prefix(name)
+        sep = folded.find(":")
+        if sep > 0 and table is not None and table.names.get(folded[:sep]) == 10:
+            folded = folded[sep + 1 :].strip()
+        if folded in wanted:
+            return True
+    return False

@@ -1,0 +1,344 @@
+"""Block-level wikitext clean-up before inline rendering (spec §3, "Plain text").
+
+The renderer (`readers.wikitext`) works in two passes. This module is the first: string in,
+string out, no offsets yet, so everything it removes simply disappears before link offsets are
+counted. In order:
+
+1. HTML comments (an unterminated one runs to the end, as in MediaWiki);
+2. `<nowiki>` content is kept but its markup characters are escaped as numeric entities, which
+   the inline pass decodes last, so it comes out literally and is never parsed;
+3. tags whose content is not prose (`<ref>`, `<math>`, `<gallery>`, `<pre>`, …) are dropped
+   with their content; `<br>` becomes a line break; other known HTML tags lose their markers but
+   keep their content;
+4. templates, parser functions and template parameters (`{{…}}`, `{{{…}}}`), matched the way
+   MediaWiki's preprocessor pairs brace runs; an unclosed `{{` stays literal text;
+5. tables (`{| … |}` at the start of a line), nested, removed whole;
+6. language-conversion markup `-{…}-` (zh and the other wikis with variants) is replaced by the
+   text of the preferred variant, so neither the markup nor `{{noteTA}}` (a template) leaks;
+7. behaviour switches (`__TOC__`, `__DISAMBIG__`, …).
+
+Each step is a regex or a linear token scan (never a Python loop over characters).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+_NOWIKI = re.compile(r"<nowiki\s*>(.*?)(?:</nowiki\s*>|\Z)", re.S | re.I)
+_NOWIKI_EMPTY = re.compile(r"<nowiki\s*/>", re.I)
+_NOWIKI_ESCAPES = {ch: f"&#{ord(ch)};" for ch in "&[]{}|'<>-=_*#:;~"}
+_NOWIKI_TABLE = str.maketrans(_NOWIKI_ESCAPES)
+
+#: Tags whose content is not running text: dropped with their content. `ref` covers footnotes,
+#: the rest are formulas, media, code and generated lists (spec §3: "refs … removed").
+DROPPED_TAGS = (
+    "ref",
+    "references",
+    "math",
+    "chem",
+    "ce",
+    "gallery",
+    "timeline",
+    "score",
+    "graph",
+    "mapframe",
+    "maplink",
+    "templatedata",
+    "templatestyles",
+    "imagemap",
+    "inputbox",
+    "categorytree",
+    "syntaxhighlight",
+    "source",
+    "pre",
+    "hiero",
+    "section",
+    "charinsert",
+    "indicator",
+)
+_DROPPED_PAIRED = re.compile(
+    r"<(" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?(?<!/)>.*?</\1\s*>", re.S | re.I
+)
+_DROPPED_SELF_CLOSING = re.compile(r"<(?:" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?/>", re.I)
+#: An opening or closing marker left without its partner: MediaWiki shows it literally, which would
+#: leak markup into the text, so only the marker is removed.
+_DROPPED_STRAY = re.compile(r"</?(?:" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?>", re.I)
+_BR = re.compile(r"<br\s*/?\s*>|</br\s*>", re.I)
+#: HTML tags MediaWiki accepts in wikitext (Sanitizer); their markers go, their content stays. Any
+#: other `<name>` is literal text in MediaWiki, so it is kept as text here too.
+KEPT_CONTENT_TAGS = (
+    "abbr",
+    "b",
+    "bdi",
+    "bdo",
+    "big",
+    "blockquote",
+    "caption",
+    "center",
+    "cite",
+    "code",
+    "data",
+    "dd",
+    "del",
+    "dfn",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "font",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "i",
+    "ins",
+    "kbd",
+    "li",
+    "mark",
+    "ol",
+    "onlyinclude",
+    "includeonly",
+    "noinclude",
+    "p",
+    "poem",
+    "q",
+    "rb",
+    "rp",
+    "rt",
+    "rtc",
+    "ruby",
+    "s",
+    "samp",
+    "small",
+    "span",
+    "strike",
+    "strong",
+    "sub",
+    "sup",
+    "table",
+    "td",
+    "th",
+    "time",
+    "tr",
+    "tt",
+    "u",
+    "ul",
+    "var",
+    "wbr",
+    "translate",
+    "languages",
+    "tvar",
+)
+_KEPT_TAG = re.compile(r"</?(?:" + "|".join(KEPT_CONTENT_TAGS) + r")(?:\s[^<>]*)?/?>", re.I)
+_BRACE_RUN = re.compile(r"\{\{+|\}\}+")
+_BEHAVIOUR_SWITCH = re.compile(r"__[A-Z]{3,}__")
+_TEMPLATE_NAME = re.compile(r"\{\{\s*([^{}|\n]+?)\s*(?:\||\}\})")
+
+#: Variants of the wikis with a language converter, for `-{…}-` (only zh is exercised here).
+CONVERTER_LANGUAGES = frozenset({"zh", "gan", "iu", "kk", "ku", "shi", "sr", "tg", "uz", "crh", "ban"})
+_CONVERSION_TOKEN = re.compile(r"-\{|\}-")
+_CONVERSION_FLAGS = re.compile(r"^\s*([ATRDHN\-](?:\s*;\s*[ATRDHN\-])*)\s*;?\s*\|", re.S)
+_VARIANT_CODE = r"(?:" + "|".join(sorted(CONVERTER_LANGUAGES)) + r")(?:-[a-z]{2,5})?"
+_VARIANT_SPLIT = re.compile(r";\s*(?=(?:[^;]*=>\s*)?" + _VARIANT_CODE + r"\s*:)")
+_VARIANT_ITEM = re.compile(r"^\s*(?:[^;]*?=>\s*)?(" + _VARIANT_CODE + r")\s*:(.*)$", re.S)
+
+#: Default zh variant preference: Simplified first (Hansel is Simplified Chinese, §5).
+DEFAULT_ZH_VARIANTS = ("zh-cn", "zh-hans", "zh-sg", "zh-my", "zh", "zh-hant", "zh-tw", "zh-hk", "zh-mo")
+
+
+def strip_comments(text: str) -> str:
+    """Remove HTML comments (an unterminated comment runs to the end of the text)."""
+    return _COMMENT.sub("", text) if "<!--" in text else text
+
+
+def escape_nowiki(text: str) -> str:
+    """Keep `<nowiki>` content as literal text: its markup characters become numeric entities."""
+    if "<nowiki" not in text and "<NOWIKI" not in text:
+        return text
+    text = _NOWIKI_EMPTY.sub("", text)
+    return _NOWIKI.sub(lambda m: m.group(1).translate(_NOWIKI_TABLE), text)
+
+
+def strip_tags(text: str) -> str:
+    """Drop non-prose tags with their content; `<br>` becomes a newline; keep other tags' content."""
+    if "<" not in text:
+        return text
+    text = _DROPPED_PAIRED.sub("", text)
+    text = _DROPPED_SELF_CLOSING.sub("", text)
+    text = _DROPPED_STRAY.sub("", text)
+    text = _BR.sub("\n", text)
+    return _KEPT_TAG.sub("", text)
+
+
+def template_spans(text: str) -> list[tuple[int, int]]:
+    """Outermost `{{…}}` / `{{{…}}}` spans, matched like MediaWiki's preprocessor.
+
+    A closing run is paired with the innermost open run: three braces each side make a template
+    parameter, otherwise two make a template. Unmatched braces are literal text, so an unclosed
+    `{{` never swallows the rest of the page.
+    """
+    stack: list[list[int]] = []  # [position of the first still-open brace, open braces left]
+    spans: list[tuple[int, int]] = []
+    for m in _BRACE_RUN.finditer(text):
+        run_start, run_end = m.span()
+        if text[run_start] == "{":
+            stack.append([run_start, run_end - run_start])
+            continue
+        n = run_end - run_start
+        while n >= 2 and stack:
+            top = stack[-1]
+            if top[1] < 2:
+                stack.pop()  # a single leftover brace is literal
+                continue
+            k = 3 if (top[1] >= 3 and n >= 3) else 2
+            top[1] -= k
+            n -= k
+            close = run_end - n
+            spans.append((top[0] + top[1], close))
+            if top[1] < 2:
+                stack.pop()
+    return _merge(spans)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    if not spans:
+        return spans
+    spans.sort()
+    merged = [spans[0]]
+    for start, end in spans[1:]:
+        last_start, last_end = merged[-1]
+        if start <= last_end:
+            if end > last_end:
+                merged[-1] = (last_start, end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _cut(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    parts = []
+    pos = 0
+    for start, end in spans:
+        parts.append(text[pos:start])
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def strip_templates(text: str) -> str:
+    """Remove templates, parser functions and template parameters (nested)."""
+    if "{{" not in text:
+        return text
+    return _cut(text, template_spans(text))
+
+
+def template_names(text: str) -> list[str]:
+    """Names of the templates invoked in `text` (as written, trimmed), for flag detection."""
+    if "{{" not in text:
+        return []
+    return _TEMPLATE_NAME.findall(text)
+
+
+def strip_tables(text: str) -> str:
+    """Remove `{| … |}` tables (nested; an unclosed table runs to the end, as MediaWiki closes it)."""
+    if "{|" not in text:
+        return text
+    out: list[str] = []
+    depth = 0
+    for line in text.split("\n"):
+        head = line.lstrip().lstrip(":").lstrip()
+        if head.startswith("{|"):
+            depth += 1
+            continue
+        if depth:
+            if head.startswith("|}"):
+                depth -= 1
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def strip_behaviour_switches(text: str) -> str:
+    """Remove `__TOC__`, `__NOTOC__`, `__DISAMBIG__` and the like."""
+    return _BEHAVIOUR_SWITCH.sub("", text) if "__" in text else text
+
+
+def resolve_conversions(text: str, variants: Sequence[str] = DEFAULT_ZH_VARIANTS) -> str:
+    """Replace language-conversion markup `-{…}-` by what a reader of the first variant sees.
+
+    MediaWiki LanguageConverter syntax: `-{text}-` shows text unconverted; `-{zh-cn:A;zh-tw:B}-`
+    shows the reader's variant; flags before `|`: `H`, `-`, `T`, `D` (rules, title, description)
+    show nothing, `R` shows the raw text, `A` adds a rule and shows the variant. Nested markup is
+    resolved inside out; a `-{` without its `}-` is literal text.
+    """
+    if "-{" not in text:
+        return text
+    stack: list[int] = []
+    pairs: list[tuple[int, int]] = []  # outermost (open index, close end)
+    for m in _CONVERSION_TOKEN.finditer(text):
+        if m.group() == "-{":
+            stack.append(m.start())
+        elif stack:
+            start = stack.pop()
+            if not stack:
+                pairs.append((start, m.end()))
+    if not pairs:
+        return text
+    parts = []
+    pos = 0
+    for start, end in pairs:
+        parts.append(text[pos:start])
+        inner = resolve_conversions(text[start + 2 : end - 2], variants)
+        parts.append(_convert_block(inner, variants))
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _convert_block(content: str, variants: Sequence[str]) -> str:
+    flags: set[str] = set()
+    m = _CONVERSION_FLAGS.match(content)
+    if m:
+        flags = {f.strip() for f in m.group(1).split(";")}
+        content = content[m.end() :]
+    if flags & {"H", "-", "T", "D"}:
+        return ""
+    if "R" in flags:
+        return content
+    choices: dict[str, str] = {}
+    first: str | None = None
+    for item in _VARIANT_SPLIT.split(content):
+        im = _VARIANT_ITEM.match(item)
+        if im is None:
+            if not choices:
+                return content  # plain `-{text}-`: shown as is
+            continue
+        code, value = im.group(1), im.group(2).strip().rstrip(";").strip()
+        choices.setdefault(code, value)
+        if first is None:
+            first = value
+    if not choices:
+        return content
+    for code in variants:
+        if code in choices:
+            return choices[code]
+    return first or ""
+
+
+def preprocess(text: str, *, conversion: bool, variants: Sequence[str] = DEFAULT_ZH_VARIANTS) -> str:
+    """All block-level steps, in order (see the module docstring)."""
+    text = strip_comments(text)
+    text = escape_nowiki(text)
+    text = strip_tags(text)
+    text = strip_templates(text)
+    text = strip_tables(text)
+    if conversion:
+        text = resolve_conversions(text, variants)
+    return strip_behaviour_switches(text)

@@ -1,0 +1,141 @@
+"""Property-based tests of the link parser and renderer: no input crashes them, offsets stay valid."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from entbench.readers.mediawiki_xml import SiteInfo
+from entbench.readers.wikitext import RenderConfig, Rendered, render
+from entbench.readers.wikitext_markup import resolve_conversions, strip_templates, template_spans
+
+#: Markup pieces that interact (brackets, braces, tags, conversion markup, namespaces, quotes).
+TOKENS = [
+    "[[",
+    "]]",
+    "|",
+    "{{",
+    "}}",
+    "{{{",
+    "}}}",
+    "{|",
+    "|}",
+    "-{",
+    "}-",
+    "zh-cn:",
+    "zh-tw:",
+    ";",
+    "<ref>",
+    "</ref>",
+    "<ref name=a/>",
+    "<!--",
+    "-->",
+    "<nowiki>",
+    "</nowiki>",
+    "<br/>",
+    "<span>",
+    "''",
+    "'''",
+    "\n",
+    "\n\n",
+    "==",
+    "* ",
+    "#",
+    ":",
+    "&amp;",
+    "&nbsp;",
+    "&",
+    "Category:",
+    "File:",
+    "分類:",
+    "wikt:",
+    "de:",
+    "[http://example.org ",
+    "]",
+    "%41",
+    "_",
+    " ",
+    "s",
+    "北京",
+    "Berlin",
+    "(x)",
+    "#sec",
+    "__NOTOC__",
+]
+
+wikitext = st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=4)), max_size=60).map("".join)
+
+
+def _config(language: str) -> RenderConfig:
+    site = SiteInfo(
+        dbname=f"{language}wiki",
+        language=language,
+        case="first-letter",
+        namespaces=((0, "", "first-letter"), (6, "File", "first-letter"), (14, "Category", "first-letter")),
+    )
+    return RenderConfig(site.namespace_table(), conversion=language == "zh")
+
+
+EN, ZH = _config("en"), _config("zh")
+
+
+def check(r: Rendered) -> None:
+    text = r.text
+    assert text == text.strip(" \n")
+    assert "\n\n\n" not in text
+    starts = r.paragraph_starts
+    assert starts == sorted(set(starts))
+    assert (starts[:1] == [0]) if text else not starts
+    assert text.count("\n\n") == max(0, len(starts) - 1)
+    for i, start in enumerate(starts[1:], 1):
+        assert text[start - 2 : start] == "\n\n", i
+    for link in r.links:
+        assert 0 <= link.start < link.end <= len(text)
+        assert text[link.start : link.end] == link.anchor
+        assert link.anchor == link.anchor.strip(" \n")
+        assert 0 <= link.paragraph < len(starts)
+        assert starts[link.paragraph] <= link.start
+        if link.paragraph + 1 < len(starts):
+            assert link.end <= starts[link.paragraph + 1] - 2
+        assert link.target_normalized
+        assert "#" not in link.target_normalized
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wikitext)
+def test_render_never_crashes_and_offsets_are_valid_en(source: str) -> None:
+    check(render(source, EN))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wikitext)
+def test_render_never_crashes_and_offsets_are_valid_zh(source: str) -> None:
+    check(render(source, ZH))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=200))
+def test_render_arbitrary_unicode(source: str) -> None:
+    check(render(source, EN))
+    check(render(source, ZH))
+
+
+@settings(max_examples=150, deadline=None)
+@given(wikitext)
+def test_template_spans_are_disjoint_and_brace_delimited(source: str) -> None:
+    spans = template_spans(source)
+    for (_, end1), (start2, _) in itertools.pairwise(spans):
+        assert end1 < start2
+    for start, end in spans:
+        assert source[start : start + 2] == "{{"
+        assert source[end - 2 : end] == "}}"
+    assert len(strip_templates(source)) == len(source) - sum(e - s for s, e in spans)
+
+
+@settings(max_examples=150, deadline=None)
+@given(wikitext)
+def test_conversion_never_grows_markup(source: str) -> None:
+    out = resolve_conversions(source)
+    assert len(out) <= len(source)
