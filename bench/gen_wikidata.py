@@ -22,9 +22,11 @@ What the lines hold, so that a parser does the same work per byte as on a real d
   few cycles; P31 from every item into it; deprecated P279 edges that truthy selection must ignore.
 
 The JSON text is assembled directly (no dicts, no `json.dumps` except to escape free text): the
-generator must write a few hundred MB in seconds for `bench/run.py --quick`. Everything is drawn
-from one `random.Random(seed)`, so a seed and an entity count give identical bytes; `--gzip`
-output is reproducible too (no timestamp or file name in the gzip header).
+generator must write a few hundred MB in seconds for `bench/run.py --quick`. The layout comes from
+`random.Random(seed)` and each block of `BLOCK_ENTITIES` lines from its own `Random(f"{seed}:{i}")`,
+so blocks render in parallel (`--jobs`) and a seed and an entity count give identical bytes
+whatever the number of processes; `--gzip` output is reproducible too (no timestamp or file name
+in the gzip header).
 
     python bench/gen_wikidata.py --entities 20000 --out /tmp/wd.json [--gzip] [--seed 1]
 """
@@ -34,12 +36,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import sys
 from bisect import bisect
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -103,6 +108,13 @@ class GenStats:
     ranks: Counter[str] = field(default_factory=Counter)
     time_precisions: Counter[int] = field(default_factory=Counter)
     features: Counter[str] = field(default_factory=Counter)
+
+    def merge(self, other: GenStats) -> None:
+        """Add the counts of a block rendered elsewhere (line sizes are tracked by the writer)."""
+        for name in ("items", "classes", "properties", "lexemes"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("value_types", "datatypes", "snaktypes", "ranks", "time_precisions", "features"):
+            getattr(self, name).update(getattr(other, name))
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able summary, with the distribution of line sizes in bytes."""
@@ -194,7 +206,13 @@ def make_layout(rng: random.Random, entities: int) -> Layout:
 class Gen:
     """Renders entities as JSON text; all randomness comes from `rng`."""
 
-    def __init__(self, rng: random.Random, layout: Layout, stats: GenStats) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        layout: Layout,
+        stats: GenStats,
+        references: tuple[list[str], list[list[tuple[str, str]]]] | None = None,
+    ) -> None:
         self.rng = rng
         self.rnd = rng.random
         self.bits = rng.getrandbits
@@ -205,8 +223,11 @@ class Gen:
         self.references: list[str] = []
         self.reference_snaks: list[list[tuple[str, str]]] = []  # (value type, datatype) per reference
         self.reference_picks = [0] * REFERENCE_POOL
-        for _ in range(REFERENCE_POOL):
-            self._add_reference()
+        if references is not None:
+            self.references, self.reference_snaks = references
+        else:
+            for _ in range(REFERENCE_POOL):
+                self._add_reference()
 
     # --- small values -----------------------------------------------------------------------
     def pick(self, seq: tuple[Any, ...] | list[Any]) -> Any:
@@ -605,35 +626,81 @@ class Gen:
                     self.stats.snaktypes["value"] += picks
 
 
-def iter_lines(entities: int, seed: int, stats: GenStats | None = None) -> Iterator[str]:
-    """The dump's entity lines (JSON text, no comma) in file order: classes and items by id with
-    properties interleaved, lexemes last (as in `latest-all.json`)."""
-    rng = random.Random(seed)
-    stats = stats if stats is not None else GenStats()
-    layout = make_layout(rng, entities)
-    gen = Gen(rng, layout, stats)
-    qs = [(q, True) for q in layout.class_ids] + [(q, False) for q in layout.item_ids]
+#: Entities rendered per block; each block has its own RNG, so blocks can be rendered in parallel
+#: and the bytes do not depend on the number of processes.
+BLOCK_ENTITIES = 200
+
+
+def plan(layout: Layout) -> list[tuple[str, Any]]:
+    """The dump's entities in file order: classes and items by id with properties interleaved,
+    lexemes last (as in `latest-all.json`)."""
+    qs = [("class", q) for q in layout.class_ids] + [("item", q) for q in layout.item_ids]
     every = max(1, len(qs) // max(1, len(layout.property_ids)))
     props = list(layout.property_ids)
-    for i, (q, is_class) in enumerate(qs):
+    order: list[tuple[str, Any]] = []
+    for i, entry in enumerate(qs):
         if i % every == 0 and props:
-            yield gen.property_entity(props.pop(0))
-        yield gen.item(q, is_class=is_class)
-    for pid in props:
-        yield gen.property_entity(pid)
-    for lex in layout.lexeme_ids:
-        yield gen.lexeme(lex)
+            order.append(("property", props.pop(0)))
+        order.append(entry)
+    order += [("property", pid) for pid in props]
+    order += [("lexeme", lex) for lex in layout.lexeme_ids]
+    return order
+
+
+@lru_cache(maxsize=2)
+def _shared(seed: int, entities: int) -> tuple[Layout, tuple[list[str], list[list[tuple[str, str]]]]]:
+    """The layout and the reference pool: the same in every process (cached per process)."""
+    layout = make_layout(random.Random(seed), entities)
+    pool = Gen(random.Random(f"{seed}:references"), layout, GenStats())
+    return layout, (pool.references, pool.reference_snaks)
+
+
+def render_block(task: tuple[int, int, int, list[tuple[str, Any]]]) -> tuple[list[str], GenStats]:
+    """Render one block of the plan: `(seed, entities, block index, entries)` -> lines and stats."""
+    seed, entities, index, entries = task
+    layout, references = _shared(seed, entities)
+    stats = GenStats()
+    gen = Gen(random.Random(f"{seed}:{index}"), layout, stats, references)
+    lines = []
+    for kind, ident in entries:
+        if kind == "property":
+            lines.append(gen.property_entity(ident))
+        elif kind == "lexeme":
+            lines.append(gen.lexeme(ident))
+        else:
+            lines.append(gen.item(ident, is_class=kind == "class"))
     gen.finish()
+    return lines, stats
 
 
-def write_dump(out: BinaryIO, entities: int, seed: int) -> GenStats:
+def iter_lines(entities: int, seed: int, stats: GenStats | None = None, jobs: int = 1) -> Iterator[str]:
+    """The dump's entity lines (JSON text, no comma) in file order, rendered by `jobs` processes."""
+    stats = stats if stats is not None else GenStats()
+    order = plan(_shared(seed, entities)[0])
+    tasks = [
+        (seed, entities, i, order[start : start + BLOCK_ENTITIES])
+        for i, start in enumerate(range(0, len(order), BLOCK_ENTITIES))
+    ]
+    if jobs <= 1 or len(tasks) == 1:
+        results: Iterator[tuple[list[str], GenStats]] = map(render_block, tasks)
+        for lines, block_stats in results:
+            stats.merge(block_stats)
+            yield from lines
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for lines, block_stats in pool.map(render_block, tasks):
+            stats.merge(block_stats)
+            yield from lines
+
+
+def write_dump(out: BinaryIO, entities: int, seed: int, jobs: int = 1) -> GenStats:
     """Write the whole dump to `out`; returns what it contains."""
     stats = GenStats()
     chunks: list[str] = ["[\n"]
     size = 0
     written = 2
     pending: str | None = None
-    for line in iter_lines(entities, seed, stats):
+    for line in iter_lines(entities, seed, stats, jobs):
         stats.entities += 1
         stats.line_bytes.append(len(line) + 2)
         if pending is not None:
@@ -673,14 +740,17 @@ def close_output(out: BinaryIO) -> None:
         raw.close()
 
 
-def generate(path: str | Path, entities: int, seed: int = 1, *, gzip: bool = False) -> GenStats:
-    """Write a synthetic dump of `entities` entities to `path` (gzip-compressed if `gzip`)."""
+def generate(
+    path: str | Path, entities: int, seed: int = 1, *, gzip: bool = False, jobs: int = 1
+) -> GenStats:
+    """Write a synthetic dump of `entities` entities to `path` (gzip-compressed if `gzip`), rendered
+    by `jobs` processes (the bytes do not depend on `jobs`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
     out = open_output(tmp, gzip=gzip)
     try:
-        stats = write_dump(out, entities, seed)
+        stats = write_dump(out, entities, seed, jobs)
     finally:
         close_output(out)
     tmp.replace(path)
@@ -711,10 +781,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="output path (e.g. wd.json or wd.json.gz)")
     parser.add_argument("--gzip", action="store_true", help="gzip-compress the output")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (default: all CPUs)")
     args = parser.parse_args(argv)
     if args.entities < 1:
         parser.error("--entities must be at least 1")
-    stats = generate(args.out, args.entities, args.seed, gzip=args.gzip)
+    stats = generate(args.out, args.entities, args.seed, gzip=args.gzip, jobs=args.jobs)
     print(json.dumps(stats.to_json(), indent=1), file=sys.stderr)
     return 0
 
