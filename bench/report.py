@@ -188,16 +188,18 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 def markdown(result: dict[str, Any]) -> str:
     """The README table: measurements per size, ratios against the issue targets, projection."""
+    machine, params = result["machine"], result["params"]
+    git = machine["git"]
     lines = [
         "# entbench Wikidata scan benchmark",
         "",
         f"Command: `{result['command']}`",
         "",
-        f"Machine: {result['machine']['cpus']} CPUs ({result['machine']['cpu_model']}), "
-        f"Python {result['machine']['python']}, load average {result['machine']['load_average_1m_at_start']} "
-        f"at start; {result['date']}. Medians of {result['params']['repeat']} run(s) at N "
-        f"({result['params'].get('repeat_big') or 0} at the 10x size), each in a fresh process, "
-        "interleaved; the machine is shared, so compare ratios.",
+        f"Machine: {machine['cpus']} CPUs ({machine['cpu_model']}), Python {machine['python']}, "
+        f"load average {machine['load_average_1m_at_start']} at start; {result['date']}. "
+        f"entbench at {(git['head'] or '?')[:10]} (+{git['src_uncommitted_files']} uncommitted files "
+        f"in src/entbench). Medians of {params['repeat']} run(s) at N ({params.get('repeat_big') or 0} "
+        "at the 10x size), each in a fresh process, interleaved; the machine is shared, so compare ratios.",
         "",
     ]
     labels = result["labels"]

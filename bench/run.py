@@ -300,6 +300,7 @@ def machine() -> dict[str, Any]:
             packages[name] = None
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {
+        "git": git_state(),
         "cpus": os.cpu_count(),
         "cpu_model": model,
         "python": platform.python_version(),
@@ -307,6 +308,18 @@ def machine() -> dict[str, Any]:
         "load_average_1m_at_start": None if load is None else round(load, 2),
         "packages": packages,
     }
+
+
+def git_state() -> dict[str, Any]:
+    """The commit measured, and whether `src/entbench` had uncommitted changes (shared checkout)."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    head = git("rev-parse", "HEAD")
+    changed = git("status", "--porcelain", "--", "src/entbench").splitlines()
+    return {"head": head or None, "src_uncommitted_files": len(changed)}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
