@@ -10,7 +10,11 @@ from entbench.builders.stage import Stage
 from entbench.errors import UserError
 
 #: Modules whose import registers stages and targets. Imported lazily so `entbench --help` stays fast.
-STAGE_MODULES = ("entbench.builders.wikidata_scan", "entbench.builders.wikipedia_scan")
+STAGE_MODULES = (
+    "entbench.builders.wikidata_scan",
+    "entbench.builders.wikipedia_scan",
+    "entbench.builders.title_qid",
+)
 
 
 @dataclass(frozen=True)
