@@ -1,0 +1,152 @@
+"""The Wikimedia-internal entity filter (Hansel §3.1 "Entity filtering", appendix D; spec §2.1).
+
+"We remove all instances of Wikimedia disambiguation pages, templates, categories, modules, list
+pages, project pages, Wikidata properties, as well as their subclasses, as detailed in Appendix D.
+For the scope of this paper, we further constrain to entities with a Chinese Wikipedia page."
+(Hansel §3.1)
+
+Spec §2.1 turns this into rules, each with a reason an entity is dropped for:
+
+* `not_item`: properties (P…), lexemes and MediaInfo are never KB entities;
+* `instance_of_internal` / `subclass_of_internal`: a truthy P31 (resp. only a P279) value is a
+  filter class or, with `transitive`, a transitive P279-subclass of one;
+* `no_site`: no sitelink to the configured site (`zhwiki` by default).
+
+Two presets name the class sets and behaviours:
+
+* `hansel` (default): the 14 QIDs of mGENRE's `NOPAGE` list plus Q4167410 (Wikimedia
+  disambiguation page) and Q13406463 (Wikimedia list article), which the Hansel text names;
+  transitive; sitelink to zhwiki, looked up in the new dump for both dumps (spec §2.2).
+* `mgenre`: mGENRE's rules (`facebookresearch/GENRE:scripts_mgenre/preprocess_wikidata.py`,
+  step `compress`): an item is skipped if a P31 or P279 statement's item value is in `NOPAGE`
+  (direct values only, no closure; Q4167410 is commented out there), and kept only if it has a
+  sitelink whose site key ends in `wiki`, each dump judged on its own sitelinks.
+
+mGENRE looks at statements of every rank; the normalized layer keeps truthy statements only
+(spec §1), so a deprecated or outranked P31/P279 naming a `NOPAGE` class is not seen here.
+
+Functions return SQL over relations the caller names; nothing here reads files.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from entbench.typesys.closure import INSTANCE_OF, SUBCLASS_OF
+from entbench.typesys.qids import qid_number_sql, sql_string
+
+#: mGENRE's NOPAGE list, in its order (`scripts_mgenre/preprocess_wikidata.py`). English labels
+#: are noted where a real fixture carries them (KGTK labels slice, entity-metadata sample).
+MGENRE_NOPAGE: tuple[str, ...] = (
+    "Q4167836",  # Wikimedia category
+    "Q24046192",
+    "Q20010800",
+    "Q11266439",
+    "Q11753321",  # Wikimedia navigational template
+    "Q19842659",
+    "Q21528878",
+    "Q17362920",  # Wikimedia duplicated page
+    "Q14204246",  # Wikimedia project page
+    "Q21025364",
+    "Q17442446",  # Wikimedia internal item
+    "Q26267864",
+    "Q4663903",
+    "Q15184295",
+)
+#: The two classes the Hansel text names beyond mGENRE's list.
+HANSEL_EXTRA: tuple[str, ...] = (
+    "Q4167410",  # Wikimedia disambiguation page
+    "Q13406463",  # Wikimedia list article
+)
+HANSEL_CLASSES: tuple[str, ...] = MGENRE_NOPAGE + HANSEL_EXTRA
+
+#: mGENRE keeps an item if any sitelink key ends in "wiki" (`k.endswith("wiki")`).
+ANY_WIKI = "*wiki"
+SITE_FROM = ("new", "own")
+
+#: Parameter values of the two presets (field names of the internal_filter parameters).
+PRESETS: dict[str, dict[str, object]] = {
+    "hansel": {"classes": HANSEL_CLASSES, "transitive": True, "site": "zhwiki", "site_from": "new"},
+    "mgenre": {"classes": MGENRE_NOPAGE, "transitive": False, "site": ANY_WIKI, "site_from": "own"},
+}
+
+SITE_PATTERN = re.compile(r"[A-Za-z0-9_*?-]*")
+
+
+class Reason(StrEnum):
+    """Why an entity is not in the KB (the first rule it fails, in this order)."""
+
+    NOT_ITEM = "not_item"
+    INSTANCE_OF_INTERNAL = "instance_of_internal"
+    SUBCLASS_OF_INTERNAL = "subclass_of_internal"
+    NO_SITE = "no_site"
+
+
+def check_site(site: str) -> str:
+    """A site id (`zhwiki`), a glob over site ids (`*wiki`), or '' for no site constraint."""
+    if not SITE_PATTERN.fullmatch(site):
+        raise ValueError(f"site must be a site id such as zhwiki or a glob such as *wiki, got {site!r}")
+    return site
+
+
+def site_is_glob(site: str) -> bool:
+    """Whether the site constraint is a pattern (it then needs every sitelink of the dump)."""
+    return "*" in site or "?" in site
+
+
+def site_condition_sql(site: str, column: str = "site") -> str:
+    """A SQL predicate on a sitelink's site id."""
+    check_site(site)
+    if site_is_glob(site):
+        return f"{column} GLOB {sql_string(site)}"
+    return f"{column} = {sql_string(site)}"
+
+
+def site_ok_sql(sitelinks: str, site: str) -> str:
+    """`(qid)` of the entities with a sitelink satisfying the site constraint."""
+    return f"SELECT DISTINCT id AS qid FROM {sitelinks} WHERE {site_condition_sql(site)}"
+
+
+def internal_hits_sql(claims: str, closure: str) -> str:
+    """`(qid, property, filter_class)`: a truthy P31/P279 value of `qid` is in the closure of
+    `filter_class` (`closure` has `(root, class)`; see `typesys.closure`)."""
+    props = f"({sql_string(INSTANCE_OF)}, {sql_string(SUBCLASS_OF)})"
+    return (
+        "SELECT DISTINCT c.subject AS qid, c.property, k.root AS filter_class "
+        f'FROM {claims} AS c JOIN {closure} AS k ON k."class" = c.item '
+        f"WHERE c.property IN {props} AND c.item IS NOT NULL"
+    )
+
+
+def decisions_sql(entities: str, hits: str, site_ok: str | None) -> str:
+    """One row per entity: `(qid, reason, classes)`.
+
+    `reason` is NULL for a kept entity, else the first failed rule (see `Reason`); `classes`
+    lists the filter classes an internal entity reaches, in QID-number order (NULL otherwise).
+    `site_ok` is a relation of `(qid)` passing the site constraint, or None for no constraint.
+    """
+    site_join = f"LEFT JOIN {site_ok} AS s ON s.qid = e.id" if site_ok is not None else ""
+    no_site = f"WHEN s.qid IS NULL THEN {sql_string(Reason.NO_SITE)}" if site_ok is not None else ""
+    instance_of = sql_string(INSTANCE_OF)
+    return f"""
+WITH hit AS (
+    SELECT qid,
+           bool_or(via_p31) AS via_p31,
+           list(filter_class ORDER BY {qid_number_sql("filter_class")}) AS classes
+    FROM (
+        SELECT qid, filter_class, bool_or(property = {instance_of}) AS via_p31
+        FROM {hits} GROUP BY qid, filter_class
+    ) GROUP BY qid
+)
+SELECT e.id AS qid,
+       CASE WHEN e.type <> 'item' THEN {sql_string(Reason.NOT_ITEM)}
+            WHEN h.qid IS NOT NULL AND h.via_p31 THEN {sql_string(Reason.INSTANCE_OF_INTERNAL)}
+            WHEN h.qid IS NOT NULL THEN {sql_string(Reason.SUBCLASS_OF_INTERNAL)}
+            {no_site}
+       END AS reason,
+       CASE WHEN e.type = 'item' THEN h.classes END AS classes
+FROM {entities} AS e
+LEFT JOIN hit AS h ON h.qid = e.id
+{site_join}
+"""
