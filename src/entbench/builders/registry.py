@@ -14,6 +14,8 @@ STAGE_MODULES = (
     "entbench.builders.wikidata_scan",
     "entbench.builders.wikipedia_scan",
     "entbench.builders.title_qid",
+    "entbench.builders.alias_table",
+    "entbench.builders.mention_stats",
 )
 
 

@@ -1,0 +1,90 @@
+"""`entbench alias lookup` and `entbench eval alias-table`: thin commands over `builders.alias_lookup`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from entbench.cli.main import cli, verbose_option
+
+_FROM = click.option(
+    "--from",
+    "out",
+    default="entbench-out",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Build directory holding the alias table (the --out of `entbench build alias-table`).",
+)
+_TARGET = click.option(
+    "--target",
+    default="alias-table",
+    show_default=True,
+    type=click.Choice(["alias-table", "alias-table-kb"]),
+    help="Which alias-table target of the build to read.",
+)
+
+
+@cli.group()
+def alias() -> None:
+    """Query a built alias table (AT-base, spec §4)."""
+
+
+@alias.command("lookup")
+@click.argument("mention")
+@click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Candidates to show.")
+@_FROM
+@_TARGET
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@verbose_option
+def alias_lookup(mention: str, top: int, out: str, target: str, as_json: bool) -> None:
+    """Show the top candidates of MENTION with P(e|m), and its P(unlinked|m)."""
+    from entbench.builders.alias_lookup import lookup, mention_stats, open_alias_table
+
+    tables = open_alias_table(out, target)
+    (key,) = tables.normalize([mention])
+    candidates = lookup(tables, [key], top=top)[key]
+    stats = mention_stats(tables, [key]).get(key)
+    if as_json:
+        payload = {
+            "mention": mention,
+            "normalized": key,
+            "candidates": [c.__dict__ for c in candidates],
+            "mention_stats": stats,
+        }
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"mention {mention!r} (normalised {key!r}): {len(candidates)} candidate(s)")
+    if stats is not None:
+        p = stats["p_unlinked"]
+        shown = "n/a" if p is None else f"{p:.4f}"
+        click.echo(
+            f"P(unlinked|m) = {shown} ({stats['linked_occurrences']} linked, "
+            f"{stats['unlinked_occurrences']} unlinked occurrences)"
+        )
+    if candidates:
+        click.echo(f"{'rank':>4}  {'qid':<12} {'P(e|m)':>8} {'count':>7} {'links':>7}  title  redirect")
+    for c in candidates:
+        click.echo(
+            f"{c.rank:>4}  {c.qid:<12} {c.p_e_given_m:>8.4f} {c.count:>7} {c.link_count:>7}  "
+            f"{'yes' if c.title_flag else 'no':<5}  {'yes' if c.redirect_flag else 'no'}"
+        )
+
+
+@cli.group("eval")
+def eval_group() -> None:
+    """Evaluate built artifacts on labeled data."""
+
+
+@eval_group.command("alias-table")
+@click.option("--dataset", required=True, type=click.Path(dir_okay=False), help="Hansel-format jsonl file.")
+@_FROM
+@_TARGET
+@verbose_option
+def eval_alias_table(dataset: str, out: str, target: str) -> None:
+    """R@1/R@10/R@100 (In-KB) and R@1 with NIL of the alias table on DATASET (JSON report)."""
+    from entbench.builders.alias_lookup import evaluate, open_alias_table, read_hansel
+
+    tables = open_alias_table(out, target)
+    report = evaluate(tables, read_hansel(dataset))
+    click.echo(json.dumps({"dataset": dataset, **report}, indent=2))

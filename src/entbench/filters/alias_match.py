@@ -1,0 +1,80 @@
+"""Exact multi-pattern matching of alias keys over page text, for P(unlinked|m) (Hansel appendix A).
+
+"We apply the alias table to perform exact matching … we favor long mentions over short ones if
+multiple mentions overlap … do not use any tokenization mechanism … also compute P(unlinked|m),
+i.e. the prior of a given phrase that do not have a hyperlink in Wikipedia." (Hansel, appendix A)
+
+A page's text is cut at its link boundaries into segments, each either a link anchor (linked) or
+text between links (unlinked); keys are matched inside segments only, leftmost-longest and
+non-overlapping (pyahocorasick `iter_long`), so an occurrence is linked iff it lies in an anchor.
+Pure functions: the caller reads pages and writes counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import ahocorasick
+
+from entbench.filters.mentions import MentionNormalizer
+
+Segment = tuple[int, int, bool]  # (start, end, linked) in the text the automaton runs over
+
+
+def build_automaton(mentions: Iterable[str]) -> ahocorasick.Automaton:
+    """An automaton over `mentions`; a match's value is the mention's index in the iteration order."""
+    automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+    for i, mention in enumerate(mentions):
+        if mention:
+            automaton.add_word(mention, i)
+    automaton.make_automaton()
+    return automaton
+
+
+def segments(length: int, spans: Sequence[tuple[int, int]]) -> list[Segment]:
+    """Cut [0, length) at the (sorted, non-overlapping) link spans."""
+    out: list[Segment] = []
+    pos = 0
+    for start, end in spans:
+        if start > pos:
+            out.append((pos, start, False))
+        out.append((start, end, True))
+        pos = end
+    if pos < length:
+        out.append((pos, length, False))
+    return out
+
+
+def matching_text(
+    normalizer: MentionNormalizer, text: str, spans: Sequence[tuple[int, int]]
+) -> tuple[str, list[Segment]]:
+    """The page text normalised like the keys, with its segments (offsets into the returned text).
+
+    Usually one conversion of the whole text keeps every offset; when Unicode normalisation would
+    change the length, each segment is normalised on its own and the segments re-cut.
+    """
+    whole = normalizer.text_for_matching(text)
+    if whole is not None:
+        return whole, segments(len(text), spans)
+    parts: list[str] = []
+    cut: list[Segment] = []
+    pos = 0
+    for start, end, linked in segments(len(text), spans):
+        piece = normalizer.segment_for_matching(text[start:end])
+        cut.append((pos, pos + len(piece), linked))
+        parts.append(piece)
+        pos += len(piece)
+    return "".join(parts), cut
+
+
+def match(automaton: ahocorasick.Automaton, text: str, cut: Sequence[Segment]) -> tuple[list[int], list[int]]:
+    """Indices of the keys found in linked and in unlinked segments (one entry per occurrence)."""
+    linked: list[int] = []
+    unlinked: list[int] = []
+    if not len(automaton):
+        return linked, unlinked
+    for start, end, is_link in cut:
+        if end > start:
+            found = [value for _, value in automaton.iter_long(text, start, end)]
+            (linked if is_link else unlinked).extend(found)
+    return linked, unlinked

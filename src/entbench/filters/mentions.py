@@ -1,0 +1,136 @@
+"""Mention normalisation for the alias table, and offset-preserving Traditional->Simplified (spec §4).
+
+Schemes (parameter `normalization` of `alias_table`):
+
+* `hansel` (default): OpenCC Traditional->Simplified (`t2s`, phrases then characters) for Chinese
+  wikis, Unicode NFKC, whitespace runs collapsed to one space and trimmed, case kept.
+* `mgenre`: character-by-character Traditional->Simplified as HanziConv does (no phrases), NFKD,
+  `•` and `．` written as `·` (before NFKD, which would make `．` a `.`), trimmed, case kept.
+
+`t2s` never changes the number of code points, so offsets into a converted text are offsets into
+the original (Hansel converts its texts and mentions to Simplified, §5): OpenCC's phrase tables
+map n characters to n characters, and if a conversion ever did not, the text is converted
+character by character instead, which is always one-to-one. Pure functions; OpenCC's dictionaries
+are loaded once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+
+import opencc
+
+SCHEMES = ("hansel", "mgenre")
+_WS = re.compile(r"\s+")
+#: CJK blocks whose characters the character-level table covers.
+_CJK_RANGES = ((0x3400, 0x4DC0), (0x4E00, 0xA000), (0xF900, 0xFB00), (0x20000, 0x2EBF0), (0x30000, 0x3134B))
+_MGENRE_DOTS = str.maketrans({"•": "·", "．": "·"})
+
+
+@functools.cache
+def _opencc() -> opencc.OpenCC:
+    return opencc.OpenCC("t2s")
+
+
+@functools.cache
+def char_table() -> dict[int, str]:
+    """OpenCC's character-level Traditional->Simplified mapping (code point -> one character).
+
+    Each character is converted on its own line, so no phrase can apply: what remains is the
+    character dictionary, which is the HanziConv-style conversion of the `mgenre` scheme.
+    """
+    chars = [chr(c) for start, end in _CJK_RANGES for c in range(start, end)]
+    converted = _opencc().convert("\n".join(chars)).split("\n")
+    if len(converted) != len(chars):
+        raise RuntimeError("OpenCC changed the number of lines of the character table")
+    return {ord(a): b for a, b in zip(chars, converted, strict=True) if a != b and len(b) == 1}
+
+
+def t2s_chars(text: str) -> str:
+    """Character-by-character Traditional->Simplified (one code point for one)."""
+    return text.translate(char_table())
+
+
+def t2s(text: str) -> str:
+    """OpenCC `t2s` with the length of `text` preserved (character-level if a phrase would not)."""
+    if not text:
+        return text
+    out: str = _opencc().convert(text)
+    if len(out) != len(text):
+        return t2s_chars(text)
+    return out
+
+
+def t2s_many(texts: Sequence[str]) -> list[str]:
+    """`t2s` of many short strings in one OpenCC call (strings are joined by newlines)."""
+    if not texts:
+        return []
+    if any("\n" in t for t in texts):
+        return [t2s(t) for t in texts]
+    out = _opencc().convert("\n".join(texts)).split("\n")
+    if len(out) != len(texts):
+        return [t2s(t) for t in texts]
+    return [o if len(o) == len(t) else t2s_chars(t) for o, t in zip(out, texts, strict=True)]
+
+
+def _finish_hansel(text: str) -> str:
+    return _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+
+
+def _finish_mgenre(text: str) -> str:
+    return unicodedata.normalize("NFKD", text.translate(_MGENRE_DOTS)).strip()
+
+
+class MentionNormalizer:
+    """Normalises mentions with one scheme; `chinese` turns on Traditional->Simplified."""
+
+    def __init__(self, scheme: str = "hansel", *, chinese: bool = False) -> None:
+        if scheme not in SCHEMES:
+            raise ValueError(f"unknown mention normalisation {scheme!r}; choose from {', '.join(SCHEMES)}")
+        self.scheme = scheme
+        self.chinese = chinese
+        self._finish: Callable[[str], str] = _finish_hansel if scheme == "hansel" else _finish_mgenre
+
+    def __call__(self, text: str) -> str:
+        """The normalised form of one mention ("" if nothing is left)."""
+        return self.many([text])[0]
+
+    def many(self, texts: Sequence[str]) -> list[str]:
+        """Normalise many mentions (one OpenCC call for the batch)."""
+        if self.chinese:
+            flat = [t.replace("\n", " ").replace("\r", " ") for t in texts]
+            texts = t2s_many(flat) if self.scheme == "hansel" else [t2s_chars(t) for t in flat]
+        finish = self._finish
+        return [finish(t) for t in texts]
+
+    def text_for_matching(self, text: str) -> str | None:
+        """`text` converted so that normalised mentions can be found in it at the same offsets.
+
+        Returns None when that is impossible for this text (NFKC/NFKD would change its length);
+        the caller then normalises segment by segment. Whitespace characters become single spaces
+        one for one, so a key never matches across a paragraph break ("\\n\\n" becomes two spaces
+        and keys have single spaces only).
+        """
+        if self.chinese:
+            text = t2s(text) if self.scheme == "hansel" else t2s_chars(text)
+        if self.scheme == "mgenre":
+            text = text.translate(_MGENRE_DOTS)
+            if not unicodedata.is_normalized("NFKD", text):
+                return None
+        elif not unicodedata.is_normalized("NFKC", text):
+            return None
+        return _WS_ONE.sub(" ", text)
+
+    def segment_for_matching(self, text: str) -> str:
+        """One segment (a link anchor or the text between links) normalised for matching."""
+        if self.chinese:
+            text = t2s(text) if self.scheme == "hansel" else t2s_chars(text)
+        if self.scheme == "hansel":
+            return _WS_ONE.sub(" ", unicodedata.normalize("NFKC", text))
+        return _WS_ONE.sub(" ", unicodedata.normalize("NFKD", text.translate(_MGENRE_DOTS)))
+
+
+_WS_ONE = re.compile(r"\s")
