@@ -16,6 +16,7 @@ STAGE_MODULES = (
     "entbench.builders.title_qid",
     "entbench.builders.alias_table",
     "entbench.builders.mention_stats",
+    "entbench.builders.kb",
 )
 
 
