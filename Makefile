@@ -38,5 +38,8 @@ fixtures-check: install
 bench: install
 	$(BIN)/python bench/run.py
 
+wikireading: install
+	$(BIN)/entbench build wikireading --out $(OUT)
+
 clean:
 	rm -rf $(OUT) .pytest_cache .mypy_cache .ruff_cache

@@ -17,6 +17,7 @@ STAGE_MODULES = (
     "entbench.builders.alias_table",
     "entbench.builders.mention_stats",
     "entbench.builders.kb",
+    "entbench.builders.wikireading",
 )
 
 

@@ -1,0 +1,35 @@
+"""WikiReading (Hewlett et al. 2016; spec §6): registers its stages and the `wikireading` target.
+
+    wikidata ──> wikireading_triples ──┐
+    wikipedia ─────────────────────────┴─> wikireading_instances ─> wikireading ─> wikireading_stats
+
+* `wikireading_triples` (derived): truthy statements consolidated per (item, property), values
+  rendered as spec §6 says; parameters `site` (enwiki), `language` (en), `datatypes`,
+  `coarse_time`, `on_partial`.
+* `wikireading_instances` (derived): joined with the article text; `max_document_words` (0 = none).
+* `wikireading` (benchmarks): tables `train`, `valid`, `test`; presets `paper` (70/10/20),
+  `released` (85/10/5), `recycled` (property-holdout).
+* `wikireading_stats` (benchmarks): `property_stats`, `DATASET_CARD.md`, Mem-Exact leakage.
+
+`entbench export wikireading --from OUT --format wikireading-json|recycled --out DIR` writes the
+original formats (`entbench.builders.wikireading_export`).
+"""
+
+from __future__ import annotations
+
+from entbench.builders.registry import register_stage, register_target
+from entbench.builders.wikireading_instances import WikiReadingInstances
+from entbench.builders.wikireading_split import WikiReadingSplit
+from entbench.builders.wikireading_stats import WikiReadingStats
+from entbench.builders.wikireading_triples import WikiReadingTriples
+
+register_stage(WikiReadingTriples())
+register_stage(WikiReadingInstances())
+register_stage(WikiReadingSplit())
+register_stage(WikiReadingStats())
+
+register_target(
+    "wikireading",
+    ("wikireading", "wikireading_stats"),
+    "WikiReading train/valid/test and property statistics (sources: wikidata, wikipedia; spec §6)",
+)
