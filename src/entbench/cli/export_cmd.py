@@ -1,0 +1,62 @@
+"""`entbench export TARGET --from BUILD_OUT --format … --out DIR`: benchmarks in their original formats.
+
+`export` is a click group with one subcommand per target; a target adds its own (e.g.
+`@export.command("hansel-train")`) next to `wikireading` below. Each command validates its options
+and calls a keyword-only function that tests can call directly.
+"""
+
+from __future__ import annotations
+
+import click
+
+from entbench.cli.main import cli, verbose_option
+
+FROM_HELP = "A build's --out directory (its targets/<TARGET>.json names the stage directories)."
+
+
+@cli.group()
+def export() -> None:
+    """Write a build's benchmark tables in the original release formats."""
+
+
+@export.command("wikireading")
+@click.option("--from", "build_out", required=True, type=click.Path(file_okay=False), help=FROM_HELP)
+@click.option(
+    "--format",
+    "fmt",
+    default="wikireading-json",
+    show_default=True,
+    type=click.Choice(["wikireading-json", "recycled"]),
+    help="wikireading-json: the google-research-datasets/wiki-reading JSON lines and vocabularies; "
+    "recycled: WikiReading Recycled in.tsv/expected.tsv, one line per article.",
+)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
+@click.option("--max-document-vocab", default=0, show_default=True, type=int, help="0 = every train token.")
+@click.option("--max-answer-vocab", default=0, show_default=True, type=int, help="0 = every train token.")
+@click.option(
+    "--max-raw-answer-vocab", default=0, show_default=True, type=int, help="0 = every train answer."
+)
+@verbose_option
+def wikireading(
+    build_out: str,
+    fmt: str,
+    out: str,
+    max_document_vocab: int,
+    max_answer_vocab: int,
+    max_raw_answer_vocab: int,
+) -> None:
+    """Export the WikiReading splits of a build (`entbench build wikireading`)."""
+    from entbench.builders.wikireading_export import export_wikireading
+
+    result = export_wikireading(
+        build_out=build_out,
+        fmt=fmt,
+        out=out,
+        max_document_vocab=max_document_vocab,
+        max_answer_vocab=max_answer_vocab,
+        max_raw_answer_vocab=max_raw_answer_vocab,
+    )
+    counts = ", ".join(f"{split} {n:,}" for split, n in result.counts.items())
+    click.echo(f"wikireading ({fmt}) -> {result.out}: {counts}")
+    for name in result.files:
+        click.echo(f"  {name}")
