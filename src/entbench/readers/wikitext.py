@@ -25,9 +25,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess, template_names
-from entbench.readers.wikitext_titles import LinkKind, NamespaceTable, classify_target, fold_prefix
+from entbench.readers.wikitext_titles import (
+    LinkKind,
+    LinkTarget,
+    NamespaceTable,
+    classify_target,
+    fold_prefix,
+)
 
 _LINK_TOKEN = re.compile(r"\[\[|\]\]")
+_COUNT_KEYS = {kind: f"links_{kind.value}" for kind in LinkKind}
+#: Links that leave no text: images, categorisation, interlanguage links.
+_HIDDEN = frozenset({LinkKind.FILE, LinkKind.CATEGORY, LinkKind.INTERLANGUAGE})
 _EXTLINK = re.compile(
     r"\[(?:https?:|ftp:|ftps:|sftp:|//|mailto:|irc:|ircs:|news:|gopher:|svn:|git:|ssh:|telnet:|urn:|"
     r"xmpp:|tel:|sms:|worldwind:|geo:|magnet:)[^\s\[\]<>\"]*(?:[ \t]+([^\]\n]*))?\]",
@@ -77,6 +86,17 @@ class RenderConfig:
     table: NamespaceTable
     conversion: bool = False
     variants: tuple[str, ...] = DEFAULT_ZH_VARIANTS
+    #: Classified targets by their raw text: titles repeat across pages, classifying is not free.
+    targets: dict[str, LinkTarget] = field(default_factory=dict, compare=False, repr=False)
+
+    def classify(self, raw: str) -> LinkTarget:
+        """`classify_target` with a per-config cache (bounded: cleared past 500k entries)."""
+        target = self.targets.get(raw)
+        if target is None:
+            if len(self.targets) > 500_000:
+                self.targets.clear()
+            target = self.targets[raw] = classify_target(raw, self.table)
+        return target
 
 
 @dataclass(frozen=True)
@@ -143,8 +163,12 @@ class _Builder:
             return None
         if "\n" in piece:
             piece = _NL_RUN.sub("\n", piece)
-        piece = _SP_RUN.sub(" ", piece)
+        if "  " in piece or "\t" in piece or "\r" in piece or "\f" in piece or "\v" in piece:
+            piece = _SP_RUN.sub(" ", piece)
         core = piece.strip(" \n")
+        if len(core) == len(piece):  # the common case: no surrounding whitespace
+            start = self._emit(core)
+            return start, self.length
         if not core:
             self._space(piece)
             return None
@@ -219,27 +243,33 @@ class _Renderer:
     # --- inline ------------------------------------------------------------------------------
     def inline(self, s: str) -> None:
         pos = 0
+        find = s.find
+        add = self.out.add
         while True:
-            i = s.find("[[", pos)
+            i = find("[[", pos)
             if i < 0:
                 break
-            j = _matching_close(s, i)
+            j = find("]]", i + 2)
+            if j >= 0 and find("[[", i + 2, j) >= 0:
+                j = _matching_close(s, i)  # nested links (image captions): count the brackets
             if j < 0:  # an unclosed `[[` is literal text; keep scanning after it
-                self.out.add(clean_plain(s[pos : i + 2]))
+                add(clean_plain(s[pos : i + 2]))
                 pos = i + 2
                 continue
-            self.out.add(clean_plain(s[pos:i]))
+            if i > pos:
+                add(clean_plain(s[pos:i]))
             pos = self.link(s[i + 2 : j], s, j + 2)
-        self.out.add(clean_plain(s[pos:]))
+        add(clean_plain(s[pos:]))
 
     def link(self, inner: str, s: str, after: int) -> int:
         """Render one `[[inner]]`; returns where the text after it (and its trail) continues."""
         pipe = inner.find("|")
         target_raw = inner if pipe < 0 else inner[:pipe]
-        target = classify_target(target_raw, self.table)
+        target = self.config.classify(target_raw)
         kind = target.kind
-        self.count(f"links_{kind.value}")
-        if kind in (LinkKind.FILE, LinkKind.CATEGORY, LinkKind.INTERLANGUAGE):
+        key = _COUNT_KEYS[kind]
+        self.counts[key] = self.counts.get(key, 0) + 1
+        if kind in _HIDDEN:
             return after
         if kind is LinkKind.INVALID:
             self.out.add("[[")
@@ -320,7 +350,7 @@ def flatten(label: str, table: NamespaceTable) -> str:
         inner = label[i + 2 : j]
         pipe = inner.find("|")
         target = classify_target(inner if pipe < 0 else inner[:pipe], table)
-        if target.kind not in (LinkKind.FILE, LinkKind.CATEGORY, LinkKind.INTERLANGUAGE):
+        if target.kind not in _HIDDEN:
             shown = inner.strip().lstrip(":") if pipe < 0 else inner[pipe + 1 :]
             parts.append(flatten(shown, table))
         pos = j + 2

@@ -58,7 +58,7 @@ class NamespaceTable:
 
     def trail_at(self, text: str, pos: int) -> int:
         """End of the link trail starting at `pos` (= `pos` when there is none)."""
-        if self._trail is None or pos >= len(text):
+        if self._trail is None or pos >= len(text) or not text[pos].isalpha():
             return pos
         m = self._trail.match(text, pos)
         return m.end() if m else pos
