@@ -210,3 +210,13 @@ def test_truncation_keeps_the_first_words(world: dict[str, Path], world_dir: Pat
     assert stats(dirs["wikireading_instances"])["documents_truncated"] == len(
         {r["document_id"] for r in rows}
     )
+
+
+def test_released_preset_sets_the_public_ratios(world: dict[str, Path], world_dir: Path) -> None:
+    dirs = world_build(world_dir, world_dir / "out", params=["wikireading.preset=released"])
+    params = load_manifest(dirs["wikireading"])["params"]
+    assert (params["preset"], params["ratios"], params["mode"]) == ("released", [0.85, 0.1, 0.05], "document")
+    counts = stats(dirs["wikireading"])
+    assert counts["train_documents"] > counts["valid_documents"] > 0
+    paper = stats(world["wikireading"])
+    assert sum(counts[f"{s}_documents"] for s in SPLITS) == sum(paper[f"{s}_documents"] for s in SPLITS)
