@@ -1,0 +1,119 @@
+"""`strict` mode: each heuristic as the paper's prose defines it (Ray Choudhury & Kalra 2023, §3)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from entbench.filters.memorization import (
+    EXACT_ONLY_TRAIN_LABEL,
+    FREQ_ARGMAX,
+    FREQ_ARGMAX_TIE_DRAW,
+    Item,
+    audit,
+    build_index,
+    mem_exact,
+    mem_freq,
+    mem_uniform,
+    percent,
+    select_test_items,
+)
+
+
+def one(text: str, *labels: str) -> Item:
+    return Item((text,), labels)
+
+
+def two(a: str, b: str, *labels: str) -> Item:
+    return Item((a, b), labels)
+
+
+def removed(decisions: Sequence[object]) -> list[bool]:
+    return [d is not None for d in decisions]
+
+
+def test_exact_needs_exactly_one_train_label_equal_to_the_test_label() -> None:
+    """ "a test data point is in the training data and has only one label" (§3)."""
+    index = build_index(
+        [one("Google", "ORG"), one("Google", "ORG"), one("back", "ADV"), one("back", "NOUN")], "strict"
+    )
+    test = [one("Google", "ORG"), one("Google", "PRODUCT"), one("back", "ADV"), one("unseen", "ORG")]
+    decisions = mem_exact(index, test)
+    assert removed(decisions) == [True, False, False, False]
+    assert decisions[0] is not None and decisions[0].reason == EXACT_ONLY_TRAIN_LABEL
+
+
+def test_keys_are_ordered_span_tuples_and_label_sets_are_one_class() -> None:
+    index = build_index([two("dog", "barks", "nsubj"), one("x", "B", "A")], "strict")
+    test = [two("barks", "dog", "nsubj"), two("dog", "barks", "nsubj"), one("x", "A", "B"), one("x", "A")]
+    # The swapped pair is a different key; {A, B} is one class in any order, and differs from {A}.
+    assert removed(mem_exact(index, test)) == [False, True, True, False]
+
+
+def test_freq_predicts_the_most_frequent_train_label() -> None:
+    """ "classified correctly using the training label distribution" (§3): the argmax."""
+    train = [*[one("that", "SCONJ")] * 5, *[one("that", "PRON")] * 3, one("the", "DET")]
+    index = build_index(train, "strict")
+    test = [one("that", "SCONJ"), one("that", "PRON"), one("the", "DET"), one("this", "DET")]
+    decisions = mem_freq(index, test)
+    # Unlike eptest (F3), a span with a single train label is solved too.
+    assert removed(decisions) == [True, False, True, False]
+    assert decisions[0] is not None and decisions[0].reason == FREQ_ARGMAX
+
+
+def test_freq_breaks_ties_with_a_seeded_draw_over_the_sorted_tied_labels() -> None:
+    index = build_index([one("x", "B"), one("x", "A"), one("x", "C")], "strict")
+    test = [one("x", "A")] * 30
+    rng = random.Random(11)
+    expected = [("A", "B", "C")[int(rng.random() * 3)] == "A" for _ in test]
+    decisions = mem_freq(index, test, seed=11)
+    assert removed(decisions) == expected
+    assert any(expected) and not all(expected)
+    assert {d.reason for d in decisions if d is not None} == {FREQ_ARGMAX_TIE_DRAW}
+
+
+def test_uniform_draws_uniformly_over_the_spans_distinct_train_labels() -> None:
+    """ "the class labels can be predicted by sampling from a uniform distribution" (§3)."""
+    train = [*[one("back", "NOUN")] * 50, one("back", "ADV"), one("back", "VERB")]
+    index = build_index(train, "strict")
+    test = [one("back", "ADV")] * 3000 + [one("unseen", "ADV")]
+    decisions = mem_uniform(index, test, seed=3)
+    # One of three labels, whatever their train frequency: about a third; never an unseen span.
+    share = sum(removed(decisions[:3000])) / 3000
+    assert 0.30 < share < 0.37
+    assert decisions[-1] is None
+    rng = random.Random(3)
+    assert removed(decisions[:3000]) == [
+        sorted(["ADV", "NOUN", "VERB"])[int(rng.random() * 3)] == "ADV" for _ in range(3000)
+    ]
+
+
+def test_unseen_labels_drop_the_whole_item_once() -> None:
+    test = [one("p", "A"), one("q", "Z"), one("r", "A", "B"), one("s", "A", "Z", "Y")]
+    selection = select_test_items({"A", "B"}, test, "strict")
+    assert selection.kept == [0, 2]
+    assert selection.dropped == [(1, "Z"), (3, "Z"), (3, "Y")]
+
+
+def test_report_rounds_half_up_to_two_decimals() -> None:
+    assert percent(1, 8) == 12.5
+    assert percent(1, 3) == 33.33
+    assert percent(2, 3) == 66.67
+    assert percent(1, 80_000) == 0.0  # 0.00125
+    assert percent(1, 800) == 0.13  # 0.125 rounds up
+    assert percent(0, 0) == 0.0
+    result = audit([one("a", "X")], [one("a", "X"), one("b", "X"), one("c", "Q")], mode="strict")
+    assert result.report() == {
+        "n_test": 2,
+        "mem_exact": 50.0,
+        "mem_freq": 50.0,
+        "mem_uniform": 50.0,
+        "mode": "strict",
+    }
+
+
+def test_unknown_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown mode"):
+        build_index([], "loose")  # type: ignore[arg-type]
