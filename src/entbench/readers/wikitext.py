@@ -12,7 +12,7 @@ collapse to one space (one "\\n" if they contain a line break).
 Links (spec §3): `[[Target]]`, `[[Target|anchor]]`, link trails (`[[bus]]es` -> "buses", with
 the wiki's trail rule: `[a-z]+` on enwiki, none on zhwiki), `[[Target#Section|…]]` (target
 Target), a leading colon, first-letter case, underscores, HTML entities and percent-escapes in the
-target, the pipe trick. Files, categories and interlanguage links leave no text; links to other
+target. Files, categories and interlanguage links leave no text; links to other
 namespaces and interwiki links leave their text but are not article links; the counts of each kind
 are returned with the result.
 """
@@ -46,7 +46,6 @@ _QUOTES = re.compile(r"'{2,}")
 _HEADING = re.compile(r"^(=+)(.+?)(=+)$")
 _NL_RUN = re.compile(r"[ \t\r\f\v]*\n[ \t\r\n\f\v]*")
 _SP_RUN = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
-_PIPE_TRICK_PARENS = re.compile(r"^(.*?)\s*(?:\([^()]*\)|（[^（）]*）)\s*$")
 _REDIRECT = re.compile(
     r"^\s*#\s*(?:REDIRECT|重定向|重新导向|重新導向|転送|RINVIA|WEITERLEITUNG|REDIRECTION)\s*:?\s*"
     r"\[\[([^\]|\n]+)",
@@ -276,12 +275,9 @@ class _Renderer:
             self.inline(inner)
             self.out.add("]]")
             return after
-        if pipe < 0:
-            label = target_raw.strip().lstrip(":")
-        else:
-            label = inner[pipe + 1 :]
-            if not label.strip():
-                label = pipe_trick(target_raw, self.table)
+        # An empty label shows nothing: dumps hold saved text, where MediaWiki's pipe trick
+        # (`[[A (b)|]]`) has already been expanded, so `[[A|]]` only arises from a removed template.
+        label = target_raw.strip().lstrip(":") if pipe < 0 else inner[pipe + 1 :]
         trail_end = self.table.trail_at(s, after)
         shown = flatten(label, self.table) + s[after:trail_end]
         if kind is not LinkKind.ARTICLE:
@@ -356,24 +352,6 @@ def flatten(label: str, table: NamespaceTable) -> str:
         pos = j + 2
     parts.append(clean_plain(label[pos:]))
     return "".join(parts)
-
-
-def pipe_trick(target_raw: str, table: NamespaceTable) -> str:
-    """`[[Target (x)|]]` shows "Target": MediaWiki's pipe trick (prefix, parenthetical, comma part)."""
-    text = html.unescape(target_raw).strip().lstrip(":").replace("_", " ")
-    sep = text.find(":")
-    if sep > 0:
-        prefix = fold_prefix(text[:sep])
-        if prefix in table.names or prefix in table.interwiki or prefix in table.languages:
-            text = text[sep + 1 :]
-    m = _PIPE_TRICK_PARENS.match(text)
-    if m and m.group(1):
-        return m.group(1)
-    for comma in (", ", "，"):
-        cut = text.find(comma)
-        if cut > 0:
-            return text[:cut]
-    return text
 
 
 def render(wikitext: str, config: RenderConfig) -> Rendered:
