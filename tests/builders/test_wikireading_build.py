@@ -32,7 +32,14 @@ from tests.builders.wikireading_support import (
     quiet_build as build,
 )
 
-WR_STAGES = ("wikireading_triples", "wikireading_instances", "wikireading", "wikireading_stats")
+WR_STAGES = (
+    "wikireading_triples",
+    "wikireading_instances",
+    "wikireading",
+    "wikireading_stats",
+    "wikireading_mem_audit_valid",
+    "wikireading_mem_audit_test",
+)
 
 
 def stats(stage_dir: Path) -> dict[str, Any]:
@@ -188,6 +195,23 @@ def test_world_statistics_match_the_splits(world: dict[str, Path]) -> None:
     )
     card = (world["wikireading_stats"] / "DATASET_CARD.md").read_text(encoding="utf-8")
     assert "56.7%" in card and f"{manifest['train_instances']:,}" in card
+
+
+def test_mem_audit_agrees_with_the_statistics(world: dict[str, Path]) -> None:
+    # Both count an evaluation instance whose (question, sorted answers) occurs in train (spec §7
+    # Mem-Exact, the question as the span). The shared audit works on EPtest's copies (one per
+    # answer train has, its rule C1), so it counts copies; per instance the two agree exactly.
+    summary = stats(world["wikireading_stats"])
+    for split in ("valid", "test"):
+        audit = stats(world[f"wikireading_mem_audit_{split}"])
+        decisions = read_rows(world[f"wikireading_mem_audit_{split}"], "decisions")
+        assert audit["eval_rows"] == summary[f"{split}_instances"]
+        assert {d["key"] for d in decisions} == {r["key"] for r in read_rows(world["wikireading"], split)}
+        memorised = {d["key"] for d in decisions if d["mem_exact"]}
+        assert len(memorised) == summary[f"mem_exact_{split}"] > 0
+        assert audit["removed_mem_exact"] >= len(memorised)
+        report = json.loads((world[f"wikireading_mem_audit_{split}"] / "report.json").read_text())
+        assert report["n_test"] == audit["test_items"]
 
 
 def test_property_holdout_build(world: dict[str, Path], world_dir: Path) -> None:
