@@ -23,6 +23,7 @@ from tests.builders.kb_support import (
     Dump,
     any_rank_items,
     build_kb,
+    dump_lines,
     read_dump,
     rows,
     shard_hashes,
@@ -100,6 +101,35 @@ def test_redirect_stubs_and_changes_are_reported(default: dict[str, Path], old: 
     # The stub is no entity: never in E_known or E_new, while its target Karlsruhe is known.
     known, fresh = kb_sets(default["entity_diff"])
     assert "Q32063953" not in known | fresh and "Q1040" in known
+
+
+def test_redirected_and_deleted_ids(out: Path, tmp_path: Path, old: Dump) -> None:
+    # A new dump derived from the real one: Q44 (beer) merged into Q150 as a redirect stub in the
+    # dump's own format, Q82 (printer) gone. No site constraint, so both were in E_known.
+    lines = [
+        line
+        for line in dump_lines(NEW_DUMP)
+        if not line.startswith(('{"type":"item","id":"Q44"', '{"type":"item","id":"Q82"'))
+    ]
+    assert len(lines) == len(dump_lines(NEW_DUMP)) - 2
+    lines.append('{"redirects":{"from":"Q44","to":"Q150"}}')
+    new = tmp_path / "new.json"
+    new.write_text("[\n" + ",\n".join(lines) + "\n]\n", encoding="utf-8")
+    dirs = build_kb(out, sources=[f"wikidata_new={new}"], params=["internal_filter.site="])
+    changes = {r["qid"]: r for r in rows(dirs["entity_diff"], "id_changes")}
+    assert changes["Q44"] == {"qid": "Q44", "change": "redirected", "to_qid": "Q150", "in_known": True}
+    assert changes["Q82"] == {"qid": "Q82", "change": "deleted", "to_qid": None, "in_known": True}
+    assert changes["Q32063953"]["change"] == "redirect_stub"
+    s = stats(dirs["entity_diff"])
+    assert (s["ids_redirected"], s["ids_deleted"], s["known_ids_redirected"], s["known_ids_deleted"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
+    # Reported, never mixed in: the merged id is no new entity, and E_known is still the old items.
+    known, fresh = kb_sets(dirs["entity_diff"])
+    assert known == set(old.items()) and "Q44" not in fresh
 
 
 def test_filter_stats_and_tables(default: dict[str, Path], old: Dump, new: Dump) -> None:
@@ -244,6 +274,19 @@ def test_workers_give_identical_bytes(out: Path, default: dict[str, Path], tmp_p
     for stage in ("wikidata_old", "wikidata_new", *KB_STAGES):
         assert shard_hashes(two[stage]) == shard_hashes(default[stage]), stage
         assert two[stage].name == default[stage].name  # same fingerprint
+
+
+def test_stage_directories_hold_only_outputs(default: dict[str, Path]) -> None:
+    # DuckDB spills under the stage's `_scratch`, which is removed when the stage completes.
+    expected = {
+        "internal_filter": {"kept", "removed"},
+        "entity_diff": {"kb_entities", "id_changes"},
+        "type_closure": {"part-00000-of-00001.parquet"},
+        "coarse_types": {"part-00000-of-00002.parquet", "part-00001-of-00002.parquet"},
+        "top_snaks": {"top_snaks", "entity_snaks"},
+    }
+    for stage, names in expected.items():
+        assert {p.name for p in default[stage].iterdir()} == names | {"_MANIFEST.json", "_RUN.json"}, stage
 
 
 def test_target_file_and_inspect(default: dict[str, Path], out: Path, run_cli: Callable[..., Any]) -> None:

@@ -133,7 +133,8 @@ class QueryStage(Stage):
         self.check_upstream(ctx)
         schemas = self.map_schemas(ctx.params)
         rows = 0
-        with connect(ctx.scratch) as con:
+        # Under `_scratch`, which the runner deletes when the stage completes.
+        with connect(ctx.scratch / "_scratch") as con:
             relations, stats = self.run_queries(con, ctx)
             for table, relation in sorted(relations.items()):
                 schema = schemas[table]
