@@ -157,3 +157,15 @@ def test_not_a_wikipedia_dump_is_a_clear_error(tmp_path: Path, run_cli: Callable
     assert result.exit_code == 1
     assert "not an XML file" in result.output
     assert "Traceback" not in result.output
+
+
+def test_truncated_dump_is_a_data_error(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    data = EN_2016.read_bytes()
+    cut = tmp_path / "enwiki-cut.xml.bz2"
+    cut.write_bytes(data[: len(data) // 2])
+    result = run_cli(
+        ["build", "wikipedia", "--source", f"wikipedia={cut}", "--out", str(tmp_path), "--no-progress"]
+    )
+    assert result.exit_code == 1
+    assert "enwiki-cut.xml.bz2" in result.output and "byte offset" in result.output
+    assert "Traceback" not in result.output

@@ -197,11 +197,13 @@ def _resolve(con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[s
         "CREATE TEMP TABLE titles AS SELECT title FROM pages UNION SELECT title FROM link_counts "
         "UNION SELECT dst FROM redirects"
     )
+    # Only redirect sources walk (every other title ends where it starts, after 0 hops); the path
+    # list detects a chain that comes back to a title it passed.
     con.execute(
         f"""
         CREATE TEMP TABLE walks AS
         WITH RECURSIVE walk(title, cur, hops, path, looped) AS (
-            SELECT title, title, 0, [title], false FROM titles
+            SELECT src, dst, 1, [src, dst], src = dst FROM redirects WHERE {int(max_hops)} >= 1
             UNION ALL
             SELECT w.title, r.dst, w.hops + 1, list_append(w.path, r.dst), list_contains(w.path, r.dst)
             FROM walk w JOIN redirects r ON r.src = w.cur
@@ -209,6 +211,14 @@ def _resolve(con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[s
         )
         SELECT title, arg_max(cur, hops) AS final_title, max(hops) AS hops, bool_or(looped) AS looped
         FROM walk GROUP BY title
+        """
+    )
+    con.execute(
+        """
+        CREATE TEMP TABLE ends AS
+        SELECT t.title, coalesce(w.final_title, t.title) AS final_title, coalesce(w.hops, 0) AS hops,
+               coalesce(w.looped, false) AS looped
+        FROM titles t LEFT JOIN walks w ON w.title = t.title
         """
     )
     con.execute(
@@ -231,7 +241,7 @@ def _resolve(con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[s
                coalesce(page.is_disambiguation, false) OR coalesce(d.qid IS NOT NULL, false)
                    AS is_disambiguation,
                coalesce(lc.n, 0) AS link_count
-        FROM walks w
+        FROM ends w
         LEFT JOIN sitelinks direct ON direct.title = w.title
         LEFT JOIN sitelinks final ON final.title = w.final_title
         LEFT JOIN redirects still ON still.src = w.final_title AND NOT w.looped

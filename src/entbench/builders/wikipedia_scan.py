@@ -43,6 +43,7 @@ from entbench.builders.stats import Stats
 from entbench.errors import DataError
 from entbench.readers.dumps import detect_compression, open_decompressed
 from entbench.readers.mediawiki_xml import (
+    RawPage,
     SiteInfo,
     iter_page_blocks,
     iter_pages,
@@ -290,7 +291,7 @@ class PageRows:
         self.links: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
         self.stats = Stats()
 
-    def add(self, page: Any, seq: int) -> None:
+    def add(self, page: RawPage, seq: int) -> None:
         """Add one parsed page (a `RawPage`)."""
         stats = self.stats
         stats.add("pages_seen")

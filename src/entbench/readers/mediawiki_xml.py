@@ -126,13 +126,16 @@ def split_header(data: bytes, path: str) -> tuple[bytes, int]:
 def read_header(path: str) -> bytes:
     """The header of a dump (any compression): bytes up to the first `<page>`."""
     compression = detect_compression(path)
-    with open_decompressed(path, compression) as stream:
-        data = b""
-        while b"</siteinfo>" not in data and len(data) < MAX_HEADER_BYTES:
-            chunk = stream.read(64 << 10)
-            if not chunk:
-                break
-            data += chunk
+    data = b""
+    try:
+        with open_decompressed(path, compression) as stream:
+            while b"</siteinfo>" not in data and len(data) < MAX_HEADER_BYTES:
+                chunk = stream.read(64 << 10)
+                if not chunk:
+                    break
+                data += chunk
+    except (OSError, EOFError) as exc:
+        raise DataError(f"cannot decompress the start of the dump ({exc})", path=path, offset=0) from exc
     if not data.lstrip().startswith(b"<"):
         raise DataError("not an XML file (expected a MediaWiki XML export)", path=path, offset=0)
     return split_header(data, path)[0]
@@ -186,6 +189,8 @@ def read_dump(path: str) -> tuple[SiteInfo, Iterator[RawPage]]:
                     yield _raw_page(page)
             except (ParseError, MalformedXML) as exc:
                 raise DataError(f"malformed XML: {exc}", path=path) from exc
+            except (OSError, EOFError) as exc:
+                raise DataError(f"cannot decompress ({exc})", path=path) from exc
 
     return site, pages()
 

@@ -23,6 +23,7 @@ import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess, template_names
 from entbench.readers.wikitext_titles import (
@@ -34,7 +35,6 @@ from entbench.readers.wikitext_titles import (
 )
 
 _LINK_TOKEN = re.compile(r"\[\[|\]\]")
-_COUNT_KEYS = {kind: f"links_{kind.value}" for kind in LinkKind}
 #: Links that leave no text: images, categorisation, interlanguage links.
 _HIDDEN = frozenset({LinkKind.FILE, LinkKind.CATEGORY, LinkKind.INTERLANGUAGE})
 _EXTLINK = re.compile(
@@ -86,20 +86,35 @@ class RenderConfig:
     conversion: bool = False
     variants: tuple[str, ...] = DEFAULT_ZH_VARIANTS
     #: Classified targets by their raw text: titles repeat across pages, classifying is not free.
-    targets: dict[str, LinkTarget] = field(default_factory=dict, compare=False, repr=False)
+    targets: dict[str, _Classified] = field(default_factory=dict, compare=False, repr=False)
 
-    def classify(self, raw: str) -> LinkTarget:
+    def classify(self, raw: str) -> _Classified:
         """`classify_target` with a per-config cache (bounded: cleared past 500k entries)."""
-        target = self.targets.get(raw)
-        if target is None:
+        found = self.targets.get(raw)
+        if found is None:
             if len(self.targets) > 500_000:
                 self.targets.clear()
-            target = self.targets[raw] = classify_target(raw, self.table)
-        return target
+            target = classify_target(raw, self.table)
+            kind = target.kind
+            found = self.targets[raw] = _Classified(
+                target,
+                f"links_{kind.value}",
+                kind in _HIDDEN,
+                kind is LinkKind.ARTICLE,
+                kind is LinkKind.INVALID,
+            )
+        return found
 
 
-@dataclass(frozen=True)
-class Link:
+class _Classified(NamedTuple):
+    target: LinkTarget
+    count_key: str
+    hidden: bool
+    article: bool
+    invalid: bool
+
+
+class Link(NamedTuple):
     """An article link found in a page: offsets are code points into the rendered text."""
 
     target: str  # as written in the wikitext (trimmed)
@@ -264,13 +279,12 @@ class _Renderer:
         """Render one `[[inner]]`; returns where the text after it (and its trail) continues."""
         pipe = inner.find("|")
         target_raw = inner if pipe < 0 else inner[:pipe]
-        target = self.config.classify(target_raw)
-        kind = target.kind
-        key = _COUNT_KEYS[kind]
-        self.counts[key] = self.counts.get(key, 0) + 1
-        if kind in _HIDDEN:
+        found = self.config.classify(target_raw)
+        counts = self.counts
+        counts[found.count_key] = counts.get(found.count_key, 0) + 1
+        if found.hidden:
             return after
-        if kind is LinkKind.INVALID:
+        if found.invalid:
             self.out.add("[[")
             self.inline(inner)
             self.out.add("]]")
@@ -280,7 +294,7 @@ class _Renderer:
         label = target_raw.strip().lstrip(":") if pipe < 0 else inner[pipe + 1 :]
         trail_end = self.table.trail_at(s, after)
         shown = flatten(label, self.table) + s[after:trail_end]
-        if kind is not LinkKind.ARTICLE:
+        if not found.article:
             self.out.add(shown)
             return trail_end
         span = self.out.add(shown)
@@ -288,7 +302,7 @@ class _Renderer:
             self.count("links_empty_anchor")
             return trail_end
         self.spans.append(
-            (target_raw.strip(), target.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
+            (target_raw.strip(), found.target.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
         )
         return trail_end
 
