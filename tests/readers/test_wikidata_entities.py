@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from entbench.builders.stage import BucketSink
-from entbench.builders.wikidata_scan import ScanRows, WikidataScanParams
+from entbench.builders.wikidata_rows import ScanRows
+from entbench.builders.wikidata_scan import WikidataScanParams
 from entbench.readers.wikidata_entities import (
     DecodeConfig,
     EntityDecoder,
@@ -70,11 +71,11 @@ PARAMS = WikidataScanParams(languages=("en", "zh"), sites=("enwiki", "zhwiki"), 
 def rows_of(*lines: bytes, params: WikidataScanParams = PARAMS) -> CaptureSink:
     """Decode lines and build their rows exactly as a scan map task does."""
     decoder = EntityDecoder(params.decode_config())
-    rows = ScanRows(params, 1)
+    rows = ScanRows(params.languages, params.sites, 1, decoder)
     for offset, line in enumerate(lines):
         decoded = decoder.decode(line)
         for ent in decoded.entities:
-            rows.add_entity(ent, offset, decoder)
+            rows.add_entity(ent, offset)
         for from_id, to_id in decoded.redirects:
             rows.add_redirect(from_id, to_id, offset)
     sink = CaptureSink()

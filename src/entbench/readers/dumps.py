@@ -24,6 +24,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
 
 _bz2_warned = False
+#: Only worth a note when the dump is big enough for the difference to cost minutes.
+BZ2_WARN_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def open_decompressed(path: str, compression: str) -> BinaryIO:
 
         return cast(BinaryIO, igzip.open(path, "rb"))  # type: ignore[no-untyped-call]
     if compression == "bz2":
-        if not _bz2_warned:
+        if not _bz2_warned and os.path.getsize(path) > BZ2_WARN_BYTES:
             print(
                 "entbench: note: bz2 decompresses ~20x slower than gzip; for a big dump prefer the .gz one",
                 file=sys.stderr,

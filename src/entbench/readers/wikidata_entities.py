@@ -44,67 +44,67 @@ class LineRejected(Exception):
 
 
 # --- values ---------------------------------------------------------------------------------------
-class LangValue(Struct):
+class LangValue(Struct, gc=False):
     value: str = ""
 
 
-class Sitelink(Struct):
+class Sitelink(Struct, gc=False):
     title: str = ""
     badges: list[str] = []
 
 
-class EntityRef(Struct):
+class EntityRef(Struct, gc=False):
     id: str | None = None
     numeric_id: int | None = field(default=None, name="numeric-id")
     entity_type: str | None = field(default=None, name="entity-type")
 
 
-class TimeValue(Struct):
+class TimeValue(Struct, gc=False):
     time: str = ""
     precision: int | None = None
     calendarmodel: str | None = None
 
 
-class QuantityValue(Struct):
+class QuantityValue(Struct, gc=False):
     amount: str = ""
     unit: str | None = None
     upperBound: str | None = None  # JSON field name
     lowerBound: str | None = None  # JSON field name
 
 
-class CoordValue(Struct):
+class CoordValue(Struct, gc=False):
     latitude: float | None = None
     longitude: float | None = None
     precision: float | None = None
     globe: str | None = None
 
 
-class MonoValue(Struct):
+class MonoValue(Struct, gc=False):
     text: str = ""
     language: str | None = None
 
 
-class EntityIdDV(Struct, tag_field="type", tag="wikibase-entityid"):
+class EntityIdDV(Struct, tag_field="type", tag="wikibase-entityid", gc=False):
     value: EntityRef
 
 
-class StringDV(Struct, tag_field="type", tag="string"):
+class StringDV(Struct, tag_field="type", tag="string", gc=False):
     value: str
 
 
-class TimeDV(Struct, tag_field="type", tag="time"):
+class TimeDV(Struct, tag_field="type", tag="time", gc=False):
     value: TimeValue
 
 
-class QuantityDV(Struct, tag_field="type", tag="quantity"):
+class QuantityDV(Struct, tag_field="type", tag="quantity", gc=False):
     value: QuantityValue
 
 
-class CoordDV(Struct, tag_field="type", tag="globecoordinate"):
+class CoordDV(Struct, tag_field="type", tag="globecoordinate", gc=False):
     value: CoordValue
 
 
-class MonoDV(Struct, tag_field="type", tag="monolingualtext"):
+class MonoDV(Struct, tag_field="type", tag="monolingualtext", gc=False):
     value: MonoValue
 
 
@@ -114,7 +114,7 @@ KNOWN_VALUE_TYPES = frozenset(
 )
 
 
-class Snak(Struct):
+class Snak(Struct, gc=False):
     snaktype: str = "value"
     property: str = ""
     datatype: str | None = None
@@ -123,20 +123,20 @@ class Snak(Struct):
     unsupported_type: str | None = None
 
 
-class Statement(Struct):
+class Statement(Struct, gc=False):
     mainsnak: Snak
     rank: str = "normal"
     id: str | None = None
 
 
-class StatementQ(Struct):
+class StatementQ(Struct, gc=False):
     mainsnak: Snak
     rank: str = "normal"
     id: str | None = None
     qualifiers: dict[str, list[Snak]] | list[Any] = {}
 
 
-class Redirect(Struct):
+class Redirect(Struct, gc=False):
     from_: str = field(default="", name="from")
     to: str = ""
 
@@ -170,6 +170,7 @@ def _by_key_struct(name: str, keys: Sequence[str], value_type: Any) -> tuple[typ
         name,
         [(a, value_type | None, None) for a in attrs],
         rename=dict(zip(attrs, keys, strict=True)),
+        gc=False,
     )
     return struct, attrs
 
@@ -203,8 +204,8 @@ def entity_types(config: DecodeConfig) -> EntityTypes:
         else:
             sites, site_attrs = _by_key_struct("Sitelinks", config.sites, Sitelink)
             fields.append(("sitelinks", sites | list[Any] | None, None))
-    entity = msgspec.defstruct("Entity", fields)
-    top = msgspec.defstruct("TopLine", [*fields, ("entities", dict[str, entity] | None, None)])  # type: ignore[valid-type]
+    entity = msgspec.defstruct("Entity", fields, gc=False)
+    top = msgspec.defstruct("TopLine", [*fields, ("entities", dict[str, entity] | None, None)], gc=False)  # type: ignore[valid-type]
     return EntityTypes(entity=entity, top=top, lang_fields=lang_attrs, site_fields=site_attrs)
 
 
