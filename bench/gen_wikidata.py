@@ -747,7 +747,7 @@ def generate(
     by `jobs` processes (the bytes do not depend on `jobs`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".partial")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.partial")  # concurrent runs do not collide
     out = open_output(tmp, gzip=gzip)
     try:
         stats = write_dump(out, entities, seed, jobs)
@@ -760,7 +760,7 @@ def generate(
 def gzip_file(src: str | Path, dst: str | Path) -> int:
     """Compress `src` to `dst` reproducibly (isal level 2, mtime 0); returns the compressed size."""
     dst = Path(dst)
-    tmp = dst.with_name(dst.name + ".partial")
+    tmp = dst.with_name(f"{dst.name}.{os.getpid()}.partial")
     out = open_output(tmp, gzip=True)
     try:
         with open(src, "rb") as f:

@@ -196,7 +196,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"Command: `{result['command']}`",
         "",
         f"Machine: {machine['cpus']} CPUs ({machine['cpu_model']}), Python {machine['python']}, "
-        f"load average {machine['load_average_1m_at_start']} at start; {result['date']}. "
+        f"load average {machine['load_average_1m_at_start']} at start, {machine['load_average_1m_at_end']} "
+        f"at the end; {result['date']}. "
         f"entbench at {(git['head'] or '?')[:10]} (+{git['src_uncommitted_files']} uncommitted files "
         f"in src/entbench). Medians of {params['repeat']} run(s) at N ({params.get('repeat_big') or 0} "
         "at the 10x size), each in a fresh process, interleaved; the machine is shared, so compare ratios.",

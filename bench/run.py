@@ -27,6 +27,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -263,7 +264,7 @@ def run_size(
     size: str, dump: dict[str, Any], specs: list[Spec], repeat: int, work: Path, chunk_mb: int
 ) -> tuple[dict[str, Any], list[str], float]:
     """All measurements on one dump, round-robin over `repeat` rounds; also the source-hash time."""
-    out_root = work / f"out-{size}"
+    out_root = work / f"out-{size}"  # `work` is this run's own directory
     hash_seconds = prewarm_source_hash(dump, out_root, specs)
     samples: dict[str, list[dict[str, Any]]] = {s.name: [] for s in specs}
     for round_ in range(1, repeat + 1):
@@ -280,8 +281,13 @@ def run_size(
     return summary, check_work(size, samples, dump["entities"]), round(hash_seconds, 3)
 
 
-def machine() -> dict[str, Any]:
-    """Where the numbers come from."""
+def load_average() -> float | None:
+    """The 1-minute load average (other people's jobs on this shared machine), if the OS has one."""
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+
+
+def machine(load_at_start: float | None) -> dict[str, Any]:
+    """Where the numbers come from, and how busy the machine was at the start and the end."""
     from importlib import metadata
 
     model = platform.processor() or platform.machine()
@@ -298,14 +304,14 @@ def machine() -> dict[str, Any]:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             packages[name] = None
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {
         "git": git_state(),
         "cpus": os.cpu_count(),
         "cpu_model": model,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "load_average_1m_at_start": None if load is None else round(load, 2),
+        "load_average_1m_at_start": load_at_start,
+        "load_average_1m_at_end": load_average(),
         "packages": packages,
     }
 
@@ -347,6 +353,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--work", type=Path, default=Path(tempfile.gettempdir()) / "entbench-bench", help="dumps and outputs"
     )
     parser.add_argument("--regenerate", action="store_true", help="regenerate cached dumps")
+    parser.add_argument("--keep", action="store_true", help="keep this run's entbench outputs under --work")
     parser.add_argument("--only", default="", help="comma-separated measurement names to run")
     args = parser.parse_args(argv)
     if args.quick:
@@ -370,16 +377,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.scale:
         sizes[f"{args.scale}N"] = args.entities * args.scale
     started = time.perf_counter()
+    load_at_start = load_average()
     dumps = {size: prepare_dump(args.work, n, args.seed, args.regenerate) for size, n in sizes.items()}
+    # Build outputs go to a directory of this run only: dumps are shared between runs, outputs
+    # are not (two harnesses at once would otherwise --force-delete each other's stage dirs).
+    run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=args.work))
     measurements: dict[str, Any] = {}
     problems: list[str] = []
     hash_seconds: dict[str, float] = {}
     for size, dump in dumps.items():
         repeat = args.repeat if size == "N" else args.repeat_big
         measurements[size], size_problems, hash_seconds[size] = run_size(
-            size, dump, specs, repeat, args.work, args.chunk_mb
+            size, dump, specs, repeat, run_dir, args.chunk_mb
         )
         problems += size_problems
+    if not args.keep:
+        shutil.rmtree(run_dir, ignore_errors=True)
     big = f"{args.scale}N" if args.scale else None
     ratios = report.ratios(measurements, "N", big)
     projection_size = "N"  # the medians of --repeat runs; the 10x rates are shown beside them
@@ -388,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         "format": RESULT_FORMAT,
         "command": command,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
+        "machine": machine(load_at_start),
         "params": {
             "entities": args.entities,
             "scale": args.scale,
