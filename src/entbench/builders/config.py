@@ -118,6 +118,8 @@ def make_params(params_type: type[Params], stage: str, raw: Mapping[str, Any]) -
         if preset not in presets:
             raise UserError(f"{stage}.preset: unknown preset {preset!r}; choose from {sorted(presets)}")
         values = {**presets[preset], **values}
+        if "preset" not in fields:
+            del values["preset"]  # its effect is in the fields it set, which the fingerprint sees
     converted: dict[str, Any] = {}
     for key, value in values.items():
         if key not in fields:

@@ -134,7 +134,7 @@ class QueryStage(Stage):
         schemas = self.map_schemas(ctx.params)
         rows = 0
         # Under `_scratch`, which the runner deletes when the stage completes.
-        with connect(ctx.scratch / "_scratch") as con:
+        with connect(ctx.scratch) as con:
             relations, stats = self.run_queries(con, ctx)
             for table, relation in sorted(relations.items()):
                 schema = schemas[table]

@@ -234,9 +234,8 @@ class MemAuditStage(Stage):
     skipped and counted (`*_rows_null`); evaluation rows dropped before the heuristics (a label
     train never has) get a decision row with `in_test` false.
 
-    The constructor arguments are fixed where the stage is registered, like a stage's code: they
-    enter the fingerprint only through the stage name, the id columns (the schema) and the upstream
-    stages, so changing them for a registered stage needs a new `version` or name.
+    The constructor arguments enter the fingerprint through `fingerprint_extra`, so changing
+    which tables or columns a registered audit reads rebuilds it.
     """
 
     version = 1
@@ -267,6 +266,16 @@ class MemAuditStage(Stage):
         self.label_column = label_column
         self.id_fields = tuple(id_fields)
         self.inputs = tuple(dict.fromkeys((train[0], evaluation[0])))
+
+    def fingerprint_extra(self) -> dict[str, Any]:
+        """The tables and columns this instance audits."""
+        return {
+            "train": list(self.train),
+            "evaluation": list(self.evaluation),
+            "span_columns": list(self.span_columns),
+            "label_column": self.label_column,
+            "id_fields": [f"{f.name}:{f.type}" for f in self.id_fields],
+        }
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `decisions`, keyed by the evaluation order (and EPtest's duplicate copies)."""

@@ -140,6 +140,7 @@ class Builder:
             "implementation": f"{type(stage).__module__}.{type(stage).__qualname__}",
             "version": stage.version,
             "params": params.to_json(),
+            "instance": stage.fingerprint_extra(),
             "num_shards": num_shards,
             "outputs": {
                 o.name: {"schema_hash": schema_hash(o.schema), "sort_by": list(o.sort_by)} for o in outputs

@@ -113,13 +113,16 @@ class StageContext:
     num_shards: int
     sources: Mapping[str, SourceInfo]
     inputs: Mapping[str, UpstreamOutput]
-    workdir: str  # scratch space inside the stage's `.incomplete` directory
+    workdir: str  # the stage's `.incomplete/…` directory (shards and markers live here)
     options: BuildOptions
 
     @property
     def scratch(self) -> Path:
-        """The scratch directory as a Path."""
-        return Path(self.workdir)
+        """A private temporary directory (`_scratch/` inside the work directory), created on demand;
+        it is removed when the stage completes, so nothing written there reaches the output."""
+        path = Path(self.workdir) / "_scratch"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,14 @@ class Stage:
     def outputs(self, params: Params) -> list[Output]:
         """The stage's output tables (schemas may depend on parameters, e.g. label languages)."""
         raise NotImplementedError
+
+    def fingerprint_extra(self) -> dict[str, Any]:
+        """Construction arguments of this stage instance that change its output (default: none).
+
+        A stage class instantiated several times with different arguments (which upstream tables
+        to read, which columns to use) must return them here so they enter the fingerprint.
+        """
+        return {}
 
     def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
         """Schemas of the rows map tasks emit: the output schemas unless a stage carries extra

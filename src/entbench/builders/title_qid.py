@@ -79,7 +79,7 @@ def read_siteinfo(directory: str) -> SiteInfo:
 
 def connect(ctx: StageContext) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection spilling into the stage's scratch directory."""
-    scratch = ctx.scratch / "_scratch" / "duckdb"
+    scratch = ctx.scratch / "duckdb"
     scratch.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(":memory:")
     con.execute(f"SET temp_directory = '{scratch.as_posix()}'")
