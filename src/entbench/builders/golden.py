@@ -22,7 +22,7 @@ from entbench.builders.config import default_config_path
 from entbench.builders.manifest import load_manifest
 
 #: Targets built on the fixtures, in build order (later ones reuse the stages of earlier ones).
-GOLDEN_TARGETS: tuple[str, ...] = ("wikidata",)
+GOLDEN_TARGETS: tuple[str, ...] = ("wikidata", "kb", "wikireading")
 
 
 def golden_dir() -> Path:
