@@ -6,7 +6,7 @@
 The dump has the real layout (`<mediawiki>` with an enwiki/zhwiki `<siteinfo>`, `<page>` with
 `<revision>`, `<text bytes=… xml:space="preserve">`) and the wikitext constructs entbench must
 handle, in realistic proportions: about 40% redirect pages; articles with an infobox, paragraphs
-of sentences with roughly one link per ten words (plain, piped, link trails, `#section`, lower-case
+of sentences with roughly one link per twenty words (plain, piped, link trails, `#section`, lower-case
 first letter, underscores, HTML entities, `-{…}-` on zh), `<ref>` with citation templates,
 comments, headings, lists, a table, an image with a linked caption, categories and interlanguage
 links. Everything comes from one seeded `random.Random`, so a (size, seed, language) triple
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 SYLLABLES = (
     "ka",
     "ri",
@@ -194,7 +194,10 @@ class ArticleWriter:
         return (
             f'<ref name="r{rng.randint(1, 999)}">{{{{cite web '
             f"|url=https://example.org/{rng.randint(1, 10**6)} "
-            f"|title={title} |publisher={inner} |access-date=2016-05-01}}}}</ref>"
+            f"|title={title} |publisher={inner} |last={rng.choice(vocab.words).capitalize()} "
+            f"|first={rng.choice(vocab.words).capitalize()} "
+            f"|date={rng.randint(1990, 2016)}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} "
+            "|access-date=2016-05-01}}</ref>"
         )
 
     def sentence(self, anchors: list[tuple[str, str]]) -> str:
@@ -202,22 +205,22 @@ class ArticleWriter:
         parts: list[str] = []
         for _ in range(rng.randint(8, 24)):
             roll = rng.random()
-            if roll < 0.1:
+            if roll < 0.05:
                 parts.append(self._link(anchors))
-            elif roll < 0.12:
+            elif roll < 0.07:
                 parts.append(f"''{vocab.word()}''")
-            elif roll < 0.13:
+            elif roll < 0.08:
                 parts.append(f"{{{{convert|{rng.randint(1, 900)}|km|mi}}}}")
-            elif roll < 0.135:
+            elif roll < 0.085:
                 parts.append(f"<!-- {vocab.word()} [[{rng.choice(vocab.titles)}]] -->")
-            elif roll < 0.14:
+            elif roll < 0.09:
                 parts.append(f"{vocab.word()}&nbsp;{vocab.word()}")
             else:
                 parts.append(vocab.word())
         text = self.sep.join(parts)
         text = text[:1].upper() + text[1:]
         end = "。" if self.zh else "."
-        if rng.random() < 0.25:
+        if rng.random() < 0.5:
             return text + end + self._ref()
         return text + end
 

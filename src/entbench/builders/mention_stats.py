@@ -194,8 +194,8 @@ class MentionStats(Stage):
                 stats.add("pages_scanned")
                 lo, hi = np.searchsorted(link_pages, [page_id, page_id + 1])
                 spans = list(zip(link_starts[lo:hi].tolist(), link_ends[lo:hi].tolist(), strict=True))
-                norm, cut = matching_text(normalizer, text, spans)
-                if len(cut) and len(norm) != len(text):
+                norm, cut, whole = matching_text(normalizer, text, spans)
+                if not whole:
                     stats.add("pages_normalised_by_segment")
                 linked, unlinked = match(automaton, norm, cut)
                 counter.add(0, linked)

@@ -47,15 +47,17 @@ def segments(length: int, spans: Sequence[tuple[int, int]]) -> list[Segment]:
 
 def matching_text(
     normalizer: MentionNormalizer, text: str, spans: Sequence[tuple[int, int]]
-) -> tuple[str, list[Segment]]:
-    """The page text normalised like the keys, with its segments (offsets into the returned text).
+) -> tuple[str, list[Segment], bool]:
+    """The page text normalised like the keys, its segments (offsets into the returned text), and
+    whether the whole text could be converted at once.
 
-    Usually one conversion of the whole text keeps every offset; when Unicode normalisation would
-    change the length, each segment is normalised on its own and the segments re-cut.
+    Usually one conversion of the whole text keeps every offset; when Unicode normalisation could
+    move them (the text is not already in NFKC/NFKD form), each segment is normalised on its own
+    and the segments re-cut.
     """
     whole = normalizer.text_for_matching(text)
     if whole is not None:
-        return whole, segments(len(text), spans)
+        return whole, segments(len(text), spans), True
     parts: list[str] = []
     cut: list[Segment] = []
     pos = 0
@@ -64,7 +66,7 @@ def matching_text(
         cut.append((pos, pos + len(piece), linked))
         parts.append(piece)
         pos += len(piece)
-    return "".join(parts), cut
+    return "".join(parts), cut, False
 
 
 def match(automaton: ahocorasick.Automaton, text: str, cut: Sequence[Segment]) -> tuple[list[int], list[int]]:
