@@ -130,6 +130,10 @@ def test_duplicate_sort_keys_are_refused() -> None:
     schema = pa.schema([pa.field("k", pa.string()), pa.field("v", pa.int64())])
     with pytest.raises(DuplicateKeyError):
         prepare_rows(pa.table({"k": ["a", "a"], "v": [1, 2]}), schema, ("k",))
+    with pytest.raises(DuplicateKeyError):
+        prepare_rows(pa.table({"k": [None, "a", None], "v": [1, 2, 3]}), schema, ("k",))
+    two_keys = prepare_rows(pa.table({"k": [None, "a", "a"], "v": [1, 1, 2]}), schema, ("k", "v"))
+    assert two_keys.num_rows == 3
     rows = prepare_rows(pa.table({"v": [2, 1], "k": ["b", "a"]}), schema, ("k",))
     assert rows.column_names == ["k", "v"] and rows.column("k").to_pylist() == ["a", "b"]
 

@@ -429,7 +429,6 @@ class Builder:
                 name,
                 self.config.sources[name],
                 self.config.source_labels.get(name, self.config.sources[name]),
-                self.out / ".cache",
                 progress=self.options.progress,
             )
         return self._sources[name]
