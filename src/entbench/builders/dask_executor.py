@@ -1,7 +1,7 @@
 """The dask.distributed executor: the same task functions, submitted to a cluster.
 
 Without `--dask-address` a LocalCluster with `workers` single-threaded worker processes is started.
-Progress is reported per finished task (worker-side increments are not forwarded).
+Progress is reported when a task finishes (worker-side increments are summed, not streamed).
 """
 
 from __future__ import annotations
@@ -13,12 +13,15 @@ from entbench.builders.progress import StageBar
 from entbench.errors import UserError
 
 
-def _noop_progress(units: int, items: int = 0) -> None:
-    """Workers on a cluster do not stream progress; the bar advances per finished task."""
+def _call(fn: Any, args: tuple[Any, ...]) -> tuple[Any, int, int]:
+    """Run a task on a worker; its progress is summed there and reported when it finishes."""
+    totals = [0, 0]
 
+    def progress(units: int, items: int = 0) -> None:
+        totals[0] += units
+        totals[1] += items
 
-def _call(fn: Any, args: tuple[Any, ...]) -> Any:
-    return fn(*args, progress=_noop_progress)
+    return fn(*args, progress=progress), totals[0], totals[1]
 
 
 class DaskExecutor:
@@ -55,8 +58,8 @@ class DaskExecutor:
                     break
             for future in pending:
                 in_flight -= 1
-                result = future.result()
-                bar.update(1 if bar else 0, 0)
+                result, units, items = future.result()
+                bar.update(units, items)
                 yield result
                 for args in iterator:
                     pending.add(self._client.submit(_call, fn, args, pure=False))
