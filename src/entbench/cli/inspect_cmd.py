@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+from pathlib import Path
 
 import click
 
@@ -13,21 +15,31 @@ from entbench.cli.main import cli, verbose_option
 @cli.command()
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--rows", default=5, show_default=True, type=int, help="Sample rows per table.")
+@click.option(
+    "--rows", default=5, show_default=True, type=click.IntRange(min=0), help="Sample rows per table."
+)
+@click.option("--table", "tables", multiple=True, metavar="NAME", help="Only this table (repeatable).")
+@click.option(
+    "--width", default=None, type=click.IntRange(min=40), help="Output width (default: the terminal's)."
+)
 @verbose_option
-def inspect(directory: str, as_json: bool, rows: int) -> None:
+def inspect(directory: str, as_json: bool, rows: int, tables: tuple[str, ...], width: int | None) -> None:
     """Show a stage directory's manifest, schema, stats and sample rows (or every stage of a build)."""
-    from entbench.builders.inspect import describe, render_text, stage_dirs
+    from entbench.builders.inspect import describe_all, incomplete_dirs, render_overview, render_text
 
-    reports = [describe(d, sample_rows=rows) for d in stage_dirs(directory)]
+    reports = describe_all(directory, sample_rows=rows, tables=tables)
     if as_json:
         payload = reports[0] if len(reports) == 1 else reports
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
         return
-    for i, report in enumerate(reports):
-        if i:
+    columns = width or shutil.get_terminal_size((120, 24)).columns
+    build_dir = not (Path(directory) / "_MANIFEST.json").is_file()
+    if build_dir:
+        click.echo(render_overview(reports, incomplete_dirs(directory), root=Path(directory)))
+    for report in reports:
+        if build_dir:
             click.echo("")
-        click.echo(render_text(report))
+        click.echo(render_text(report, width=columns))
 
 
 @cli.command()
@@ -35,15 +47,17 @@ def inspect(directory: str, as_json: bool, rows: int) -> None:
 @verbose_option
 def verify(directory: str) -> None:
     """Re-hash every shard against its manifest; exit 1 naming the first bad shard."""
-    from entbench.builders.inspect import stage_dirs, verify_dir
+    from entbench.builders.inspect import verify_build
 
-    dirs = stage_dirs(directory)
-    checked = 0
-    for d in dirs:
-        problem, n = verify_dir(d)
-        checked += n
-        if problem:
-            click.echo(f"entbench: verify failed: {d}: {problem}", err=True)
-            sys.exit(1)
-    plural = "y" if len(dirs) == 1 else "ies"
-    click.echo(f"ok: {checked} file(s) in {len(dirs)} stage director{plural} match their manifests")
+    report = verify_build(directory)
+    if report.problem:
+        click.echo(f"entbench: verify failed: {report.problem_dir}: {report.problem}", err=True)
+        sys.exit(1)
+    dirs = len(report.directories)
+    plural = "y" if dirs == 1 else "ies"
+    click.echo(f"ok: {report.files_checked} file(s) in {dirs} stage director{plural} match their manifests")
+    for stage in report.incomplete:
+        click.echo(
+            f"note: {stage.directory} is incomplete ({stage.shards_done} shard(s) done); "
+            "the next build resumes it"
+        )
