@@ -26,11 +26,13 @@ def build(
     chunk_mb: int = 64,
     progress: bool = True,
     log: object = None,
+    card: bool = True,
 ) -> dict[str, Path]:
     """Build `target` into `out`; returns stage name -> output directory.
 
     `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with no `config`
-    the bundled fixture config is used.
+    the bundled fixture config is used. With `card` (default) the target's dataset card is written
+    to `<out>/cards/<target>/` afterwards (`entbench.cards`).
     """
     if workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
@@ -49,4 +51,14 @@ def build(
         dask_address=dask_address,
         progress=progress,
     )
-    return Builder(out, cfg, options, log=log).build(target, force=force)
+    dirs = Builder(out, cfg, options, log=log).build(target, force=force)
+    if card:
+        # The dataset card (`<out>/cards/<target>/`); it never raises: a failed plot is counted.
+        from entbench.cards.model import Invocation
+        from entbench.cards.writer import card_after_build
+
+        invocation = Invocation(
+            None if config is None else str(config), tuple(sources), tuple(params), str(out)
+        )
+        card_after_build(out, target, invocation, log=log if callable(log) else None)
+    return dirs

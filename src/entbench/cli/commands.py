@@ -1,3 +1,11 @@
 """Imports every command module so their commands attach to the `entbench` group."""
 
-from entbench.cli import alias_cmd, build_cmd, export_cmd, filter_cmd, inspect_cmd  # noqa: F401
+from entbench.cli import (  # noqa: F401
+    alias_cmd,
+    build_cmd,
+    card_cmd,
+    diff_cmd,
+    export_cmd,
+    filter_cmd,
+    inspect_cmd,
+)

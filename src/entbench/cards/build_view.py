@@ -1,0 +1,123 @@
+"""A read-only view of one built target: its stage directories, manifests and shard files.
+
+This is the only module of `entbench.cards` that reads a build. It reads what `entbench build`
+wrote (`<out>/targets/<TARGET>.json`, each stage's `_MANIFEST.json`) and aggregates shards with
+DuckDB (one thread, columns pruned), so a card over a full-size build reads a few columns, never
+whole tables into memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from entbench.builders import registry
+from entbench.builders.manifest import load_manifest
+from entbench.errors import UserError
+
+
+class BuildView:
+    """The stages of `target` in the build directory `out`, upstream first."""
+
+    def __init__(self, out: str | Path, target: str) -> None:
+        self.out = Path(out)
+        self.target = target
+        listing = self.out / "targets" / f"{target}.json"
+        if not listing.is_file():
+            raise UserError(
+                f"{self.out}: target {target!r} was not built here (no {listing}); "
+                f"run `entbench build {target} --out {self.out}` first"
+            )
+        try:
+            doc = json.loads(listing.read_text(encoding="utf-8"))
+            stage_paths: dict[str, str] = dict(doc["stages"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"{listing}: not a target listing ({exc})") from exc
+        spec = registry.targets().get(target)
+        #: The target's final stages (what users consume); every stage when the target is unknown.
+        self.final: tuple[str, ...] = spec.stages if spec else tuple(sorted(stage_paths))
+        self.description = spec.description if spec else ""
+        known = registry.stages()
+        if spec and all(name in known for name in stage_paths):
+            order = [s.stage_name for s in registry.stage_order(spec.stages)]
+            order += sorted(set(stage_paths) - set(order))
+        else:
+            order = sorted(stage_paths)
+        self.order: tuple[str, ...] = tuple(name for name in order if name in stage_paths)
+        self.dirs: dict[str, Path] = {name: self.out / stage_paths[name] for name in self.order}
+        self.manifests: dict[str, dict[str, Any]] = {}
+        for name, directory in self.dirs.items():
+            if not directory.is_dir():
+                raise UserError(f"{listing} names {directory}, which does not exist; rebuild the target")
+            self.manifests[name] = load_manifest(directory)
+        self._con: duckdb.DuckDBPyConnection | None = None
+
+    # --- manifests -------------------------------------------------------------------------------
+    def stats(self, stage: str) -> Mapping[str, Any]:
+        """The manifest stats of `stage` (empty if the stage is not part of this build)."""
+        manifest = self.manifests.get(stage)
+        return manifest["stats"] if manifest else {}
+
+    def tables(self, stage: str) -> list[str]:
+        """Output table names of `stage`, sorted."""
+        return sorted(self.manifests[stage]["outputs"])
+
+    def rows(self, stage: str, table: str) -> int:
+        """Rows of a table, from its manifest."""
+        return int(self.manifests[stage]["outputs"][table]["rows"])
+
+    def files(self, stage: str, table: str) -> list[str]:
+        """Absolute shard paths of a table, in shard order."""
+        shards = self.manifests[stage]["outputs"][table]["shards"]
+        return [str(self.dirs[stage] / s["file"]) for s in shards]
+
+    def find(self, table: str, *, columns: Sequence[str] = ()) -> str | None:
+        """The first stage (upstream first) with an output `table` having all `columns`, if any."""
+        for stage in self.order:
+            output = self.manifests[stage]["outputs"].get(table)
+            if output is None:
+                continue
+            names = {f["name"] for f in output["schema"]}
+            if all(c in names for c in columns):
+                return stage
+        return None
+
+    def extra_file(self, stage: str, name: str) -> Path | None:
+        """An extra file a stage's manifest lists (e.g. `DATASET_CARD.md`), if present."""
+        if name in self.manifests.get(stage, {}).get("files", {}):
+            path = self.dirs[stage] / name
+            return path if path.is_file() else None
+        return None
+
+    def sources(self) -> dict[str, dict[str, Any]]:
+        """Every source dump of the target's stages: name -> path, size, sha256 (as recorded)."""
+        found: dict[str, dict[str, Any]] = {}
+        for stage in self.order:
+            for name, info in self.manifests[stage]["sources"].items():
+                found.setdefault(name, dict(info))
+        return dict(sorted(found.items()))
+
+    # --- aggregation -----------------------------------------------------------------------------
+    def query(self, sql: str, views: Mapping[str, tuple[str, str]]) -> list[tuple[Any, ...]]:
+        """Run `sql` with each name in `views` bound to a (stage, table) as a DuckDB view."""
+        con = self._connection()
+        for name, (stage, table) in views.items():
+            paths = ", ".join("'" + p.replace("'", "''") + "'" for p in self.files(stage, table))
+            con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT * FROM read_parquet([{paths}])')
+        return con.execute(sql).fetchall()
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            # One thread: cards run right after a build, often next to other work on the machine.
+            self._con = duckdb.connect(config={"threads": 1})
+        return self._con
+
+    def close(self) -> None:
+        """Release the DuckDB connection."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None

@@ -1,0 +1,304 @@
+"""The parts every card has, read from the manifests alone: structure, sources, parameters,
+statistics by reason, the rebuild command and the licences (Hugging Face dataset-card layout)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from entbench import __version__
+from entbench.builders import registry
+from entbench.cards.build_view import BuildView
+from entbench.cards.charts import bar_chart, md_table, size_category
+from entbench.cards.model import Block, Invocation, Section
+from entbench.cards.registry import TargetCard
+
+#: A stats counter that records rows lost, and why (datatrove-style `dropped_<reason>` names,
+#: plus the scans' `rejected_<reason>`, the filters' `removed_<reason>`, unresolved links).
+DROP_COUNTER = re.compile(r"(^|_)(dropped|rejected|removed|unresolved)(_|$)")
+
+WIKIDATA_LICENCE = (
+    "**Wikidata** (sources named `wikidata*`): structured data released under "
+    "[CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/); no attribution is required."
+)
+WIKIPEDIA_LICENCE = (
+    "**Wikipedia** (sources named `wikipedia*`): article text is licensed "
+    "[CC BY-SA](https://creativecommons.org/licenses/by-sa/4.0/) (3.0 for revisions before June "
+    "2023, 4.0 after; older text also GFDL). Tables holding or derived from article text (documents, "
+    "paragraphs, anchors, titles) are adaptations: share them under CC BY-SA 4.0 (the 3.0 licence "
+    "allows a later version) and credit the Wikipedia contributors (each page's history, "
+    "`https://<lang>.wikipedia.org/w/index.php?title=<title>&action=history`)."
+)
+
+
+def front_matter(view: BuildView, card: TargetCard) -> str:
+    """The YAML header of a Hugging Face dataset card (every value JSON-quoted, which is YAML)."""
+    names = set(view.sources())
+    if any(n.startswith("wikipedia") for n in names):
+        licence = "cc-by-sa-4.0"
+    elif names and all(n.startswith("wikidata") for n in names):
+        licence = "cc0-1.0"
+    else:
+        licence = "other"
+    rows = sum(view.rows(s, t) for s, t in split_tables(view, card))
+    lines = ["---", f"pretty_name: {json.dumps('entbench ' + view.target)}", f"license: {licence}"]
+    languages = _languages(view)
+    if languages:
+        lines += ["language:", *(f"- {json.dumps(lang)}" for lang in languages)]
+    lines += ["size_categories:", f"- {json.dumps(size_category(rows))}"]
+    tags = ["entbench", *sorted({n.removesuffix("_old").removesuffix("_new") for n in names})]
+    lines += ["tags:", *(f"- {json.dumps(t)}" for t in dict.fromkeys(tags))]
+    lines.append("---")
+    return "\n".join(lines)
+
+
+def _languages(view: BuildView) -> list[str]:
+    """The text language(s): a stage's `language` parameter (e.g. WikiReading's label language)
+    wins over the scans' `languages` (every label language kept)."""
+    single: set[str] = set()
+    several: set[str] = set()
+    for manifest in view.manifests.values():
+        params = manifest["params"]
+        value = params.get("language")
+        if isinstance(value, str) and value:
+            single.add(value)
+        values = params.get("languages")
+        if isinstance(values, list):
+            several.update(str(v) for v in values if v)
+    return sorted(single or several)
+
+
+def split_tables(view: BuildView, card: TargetCard) -> list[tuple[str, str]]:
+    """(stage, table) of the target's splits if it declares them, else every final-stage table."""
+    final = [s for s in view.final if s in view.manifests]
+    if card.splits:
+        found = []
+        for split in card.splits:
+            for stage in final:
+                if split in view.manifests[stage]["outputs"]:
+                    found.append((stage, split))
+                    break
+        if found:
+            return found
+    return [(stage, table) for stage in final for table in view.tables(stage)]
+
+
+def structure_section(view: BuildView, card: TargetCard) -> Section:
+    """The tables users consume, their sizes and where their shards are; the split-size plot."""
+    tables = split_tables(view, card)
+    is_splits = bool(card.splits) and all(t in card.splits for _, t in tables)
+    rows = []
+    for stage, table in tables:
+        output = view.manifests[stage]["outputs"][table]
+        rel = view.dirs[stage].relative_to(view.out)
+        prefix = "" if len(view.manifests[stage]["outputs"]) == 1 else f"{table}/"
+        rows.append((table, stage, output["rows"], output["num_shards"], f"`{rel}/{prefix}part-*.parquet`"))
+    blocks: list[Block] = [
+        "Every table is a set of Parquet shards (zstd, sorted by a unique key, schema and fingerprint "
+        "in the file metadata), listed with their sha256 in the stage's `_MANIFEST.json`. Paths are "
+        "relative to the build directory. Load them with "
+        '`datasets.load_dataset("parquet", data_files=…)`, DuckDB `read_parquet` or Polars.',
+        md_table(["table", "stage", "rows", "shards", "files"], rows, "llrrl"),
+    ]
+    title = "Split sizes" if is_splits else "Table sizes"
+    horizontal = not is_splits and len(tables) > 4
+    chart = bar_chart(
+        "split_sizes.png",
+        f"{view.target}: {title.lower()}",
+        [(table if is_splits else f"{stage}.{table}", view.rows(stage, table)) for stage, table in tables],
+        xlabel="rows" if horizontal else "",
+        ylabel="" if horizontal else "rows",
+        horizontal=horizontal,
+    )
+    blocks.append(chart)
+    others = [s for s in view.order if s not in view.final]
+    if others:
+        blocks.append(
+            "Built on the way (intermediate stages, reused by other targets): "
+            + ", ".join(f"`{s}`" for s in others)
+            + "."
+        )
+    return Section("Dataset structure", tuple(blocks))
+
+
+def sources_section(view: BuildView) -> Section:
+    """The dumps the build read, identified by size and sha256 (not by path)."""
+    sources = view.sources()
+    if not sources:
+        return Section("Source dumps", ("This target reads no dump directly.",))
+    rows = [(name, f"`{s['path']}`", s["size"], f"`{s['sha256']}`") for name, s in sources.items()]
+    return Section(
+        "Source dumps",
+        (
+            "Sources enter every stage fingerprint by content (size and sha256), not by path: the "
+            "same dumps give the same fingerprints and shards on any machine.",
+            md_table(["source", "path (as given)", "bytes", "sha256"], rows, "llrl"),
+        ),
+    )
+
+
+def stages_table(view: BuildView) -> str:
+    """Stage, layer, version and fingerprint of every stage, upstream first."""
+    rows = []
+    for stage in view.order:
+        m = view.manifests[stage]
+        final = "yes" if stage in view.final else ""
+        rows.append(
+            (
+                f"`{stage}`",
+                m.get("layer", ""),
+                m["version"],
+                f"`{m['fingerprint'][:12]}`",
+                final,
+                m.get("description", ""),
+            )
+        )
+    return md_table(["stage", "layer", "version", "fingerprint", "final", "what it computes"], rows, "llrlll")
+
+
+def parameters_section(view: BuildView) -> Section:
+    """Every stage's parameters (all of them enter its fingerprint)."""
+    blocks: list[Block] = [
+        "Every parameter enters its stage's fingerprint; a stage directory is named "
+        "`v<version>-<fingerprint[:12]>`.",
+        stages_table(view),
+    ]
+    rows = []
+    for stage in view.order:
+        for key, value in sorted(view.manifests[stage]["params"].items()):
+            rows.append((f"`{stage}`", f"`{key}`", f"`{json.dumps(value, ensure_ascii=False)}`"))
+    if rows:
+        blocks.append(md_table(["stage", "parameter", "value"], rows))
+    return Section("Parameters", tuple(blocks))
+
+
+def stats_section(view: BuildView) -> Section:
+    """Counters by reason: first every drop, then each stage's full stats (collapsed)."""
+    drops = []
+    for stage in view.order:
+        for key, value in view.stats(stage).items():
+            if DROP_COUNTER.search(key) and isinstance(value, int | float):
+                drops.append((f"`{stage}`", f"`{key}`", value))
+    blocks: list[Block] = []
+    if drops:
+        blocks += [
+            "Rows lost on the way, by stage and reason:",
+            md_table(["stage", "reason", "count"], drops, "llr"),
+        ]
+    else:
+        blocks.append("No stage of this target dropped, rejected or removed anything.")
+    for stage in view.order:
+        stats = view.stats(stage)
+        if not stats:
+            continue
+        table = md_table(["counter", "value"], [(f"`{k}`", v) for k, v in stats.items()], "lr")
+        blocks.append(
+            f"<details><summary><code>{stage}</code>: all {len(stats)} counters</summary>"
+            f"\n\n{table}\n\n</details>"
+        )
+    return Section("Statistics by reason", tuple(blocks))
+
+
+def _cli_value(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(_cli_value(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def rebuild_command(view: BuildView, invocation: Invocation | None) -> tuple[str, bool]:
+    """The `entbench build` command line for this target, and whether it is the recorded one.
+
+    With the invocation recorded at build time this is that command. Otherwise it is rebuilt from
+    the manifests: every source as recorded and every parameter that differs from its default.
+    """
+    if invocation is not None:
+        args = ["entbench", "build", view.target]
+        if invocation.config is not None:
+            args += ["--config", invocation.config]
+        for source in invocation.sources:
+            args += ["--source", source]
+        for param in invocation.params:
+            args += ["--param", param]
+        args += ["--out", invocation.out]
+        return shlex.join(args), True
+    args = ["entbench", "build", view.target]
+    for name, info in view.sources().items():
+        args += ["--source", f"{name}={info['path']}"]
+    known = registry.stages()
+    for stage in view.order:
+        params = view.manifests[stage]["params"]
+        defaults: Mapping[str, Any] = {}
+        if stage in known:
+            defaults = known[stage].params_type().to_json()
+        for key, value in sorted(params.items()):
+            if key not in defaults or defaults[key] != value:
+                args += ["--param", f"{stage}.{key}={_cli_value(value)}"]
+    args += ["--out", str(view.out)]
+    return shlex.join(args), False
+
+
+def rebuild_section(view: BuildView, invocation: Invocation | None) -> Section:
+    """How to build exactly this again, and how to check that it is exactly this."""
+    command, recorded = rebuild_command(view, invocation)
+    note = (
+        "The command this build was made with:"
+        if recorded
+        else "Rebuilt from the manifests (every source as recorded, every non-default parameter; "
+        "relative source paths are relative to the config file or directory they were given in):"
+    )
+    return Section(
+        "How to rebuild",
+        (
+            note,
+            f"```sh\n{command}\n```",
+            "The build is deterministic: the same dumps and parameters give byte-identical shards for "
+            f"any `--workers`. Check a rebuild with `entbench verify {view.out}` (shards against their "
+            "manifests) and `entbench diff OLD_OUT NEW_OUT` (fingerprints, rows and shard hashes).",
+        ),
+    )
+
+
+def licence_section(view: BuildView) -> Section:
+    """Licence notes for the sources this target read."""
+    names = list(view.sources())
+    blocks: list[str] = []
+    if any(n.startswith("wikidata") for n in names):
+        blocks.append(WIKIDATA_LICENCE)
+    if any(n.startswith("wikipedia") for n in names):
+        blocks.append(WIKIPEDIA_LICENCE)
+    others = [n for n in names if not n.startswith(("wikidata", "wikipedia"))]
+    if others:
+        blocks.append(
+            "Other sources (" + ", ".join(f"`{n}`" for n in others) + "): see each source's own licence "
+            "(the bundled fixtures' are listed in `fixtures/NOTICE`)."
+        )
+    if not blocks:
+        blocks.append("This target reads no dump directly; its licence is that of its inputs.")
+    blocks.append("entbench itself is Apache-2.0; the licence of a built table is that of the data in it.")
+    return Section("Licence", tuple(blocks))
+
+
+def overview(view: BuildView, card: TargetCard) -> str:
+    """The card's title and opening paragraph."""
+    lines = [f"# {view.target}", ""]
+    if card.summary:
+        lines += [card.summary, ""]
+    if view.description:
+        lines += [f"Target `{view.target}`: {view.description}.", ""]
+    lines.append(
+        f"Built by entbench {__version__} from raw public dumps; every number "
+        "on this card is read from the build's manifests and shards."
+    )
+    return "\n".join(lines)
+
+
+def join_blocks(parts: Iterable[str]) -> str:
+    """Paragraphs separated by blank lines."""
+    return "\n\n".join(p.strip("\n") for p in parts if p)

@@ -1,0 +1,109 @@
+"""The leakage-audit section: what the target's `MemAuditStage`s found (spec §7).
+
+Mem-Exact (Ray Choudhury & Kalra 2023, §3; spec §7): an evaluation item is solved by memorisation
+when its span text(s) together with its exact label set occur in train. The audits of a target
+(e.g. WikiReading's valid and test against train, the question as the span and the answer set as
+the label) record the counts in their manifest stats; this section reports them next to Mem-Freq
+and Mem-Uniform. A benchmark with splits and no registered audit says so.
+"""
+
+from __future__ import annotations
+
+from entbench.builders import registry
+from entbench.builders.mem_audit import MemAuditStage
+from entbench.cards.build_view import BuildView
+from entbench.cards.charts import md_table
+from entbench.cards.model import Block, Chart, Section
+from entbench.filters.memorization import HEURISTICS, UNSEEN_LABEL
+
+LABELS = {"mem_exact": "Mem-Exact", "mem_freq": "Mem-Freq", "mem_uniform": "Mem-Uniform"}
+
+
+def _rows_solved(view: BuildView, stage: str) -> str:
+    """Evaluation rows with a copy solved by Mem-Exact, over all evaluation rows (`decisions`)."""
+    ((solved, rows),) = view.query(
+        "SELECT count(DISTINCT eval_index) FILTER (WHERE mem_exact), count(DISTINCT eval_index) FROM d",
+        {"d": (stage, "decisions")},
+    )
+    return f"{100 * int(solved) / int(rows):.2f}%" if rows else "–"
+
+
+def audits(view: BuildView) -> list[tuple[str, MemAuditStage]]:
+    """The target's memorisation-audit stages, in build order."""
+    known = registry.stages()
+    found = []
+    for name in view.order:
+        stage = known.get(name)
+        if isinstance(stage, MemAuditStage):
+            found.append((name, stage))
+    return found
+
+
+def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
+    """Per audit: evaluated items and the share each heuristic solves; None when not applicable."""
+    found = audits(view)
+    if not found:
+        if not has_splits:
+            return None
+        return Section(
+            "Leakage audit",
+            (
+                "No memorisation audit is registered for this target: register a "
+                "`MemAuditStage` per evaluation split (see `entbench.builders.mem_audit`) to report "
+                "Mem-Exact overlap with train here.",
+            ),
+        )
+    rows = []
+    for name, stage in found:
+        stats = view.stats(name)
+        rows.append(
+            (
+                f"`{name}`",
+                f"`{'.'.join(stage.evaluation)}`",
+                f"`{'.'.join(stage.train)}`",
+                " + ".join(f"`{c}`" for c in stage.span_columns) + f" → `{stage.label_column}`",
+                int(stats.get("eval_rows", 0)),
+                int(stats.get(f"dropped_{UNSEEN_LABEL}", 0)),
+                int(stats.get("test_items", 0)),
+                *(f"{float(stats.get(f'{h}_pct', 0.0)):.2f}%" for h in HEURISTICS),
+                _rows_solved(view, name),
+            )
+        )
+    blocks: list[Block] = [
+        "Share of evaluation items a train-memorising baseline solves (spec §7, Ray Choudhury & "
+        "Kalra 2023 §3). **Mem-Exact**: the item's span text(s) occur in train with exactly its "
+        "label set; Mem-Freq / Mem-Uniform: the most frequent / a uniformly drawn train label of "
+        "the span matches (seeded). As in the paper, rows whose label never occurs in train are "
+        "dropped first, so the three percentages are of the remaining items; the last column is "
+        "the share of all evaluation rows Mem-Exact solves.",
+        md_table(
+            [
+                "audit",
+                "evaluated",
+                "against",
+                "span → label",
+                "rows",
+                "label unseen in train",
+                "items",
+                *LABELS.values(),
+                "Mem-Exact of all rows",
+            ],
+            rows,
+            "llllrrrrrrr",
+        ),
+    ]
+    names = tuple(stage.evaluation[1] for _, stage in found)
+    series = tuple(
+        (LABELS[h], tuple(float(view.stats(n).get(f"{h}_pct", 0.0)) for n, _ in found)) for h in HEURISTICS
+    )
+    blocks.append(
+        Chart(
+            "leakage.png",
+            f"{view.target}: evaluation items solved by memorising train",
+            names,
+            series,
+            ylabel="% of evaluated items",
+        )
+    )
+    blocks.append("Per-item decisions: the `decisions` table of each audit stage (`entbench inspect`).")
+    return Section("Leakage audit", tuple(blocks))

@@ -1,0 +1,119 @@
+"""What a dataset card is made of: sections of Markdown text and chart specifications.
+
+Sections are plain data, built by functions that read a build (`cards.build_view`); turning them
+into a README and PNG files is the writer's job (`cards.writer`, `cards.plots`), so a section can
+be tested by its content and a chart that fails to draw never loses the text around it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+ChartStyle = Literal["bar", "barh", "hist"]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One PNG plot: bars per label, one series or several side by side.
+
+    `style`: "bar" (vertical bars), "barh" (horizontal bars, for long labels such as property
+    names, largest first from the top), "hist" (touching bars of an integer histogram).
+    """
+
+    file: str  # PNG file name inside the card directory
+    title: str
+    labels: tuple[str, ...]
+    series: tuple[tuple[str, tuple[float, ...]], ...]  # (legend name, one value per label)
+    xlabel: str = ""
+    ylabel: str = ""
+    style: ChartStyle = "bar"
+
+    def __post_init__(self) -> None:
+        if not self.file.endswith(".png") or "/" in self.file:
+            raise ValueError(f"chart file must be a bare .png name, got {self.file!r}")
+        for name, values in self.series:
+            if len(values) != len(self.labels):
+                raise ValueError(f"series {name!r}: {len(values)} values for {len(self.labels)} labels")
+
+    @property
+    def empty(self) -> bool:
+        """No label, or every value zero: nothing worth drawing."""
+        return not self.labels or all(v == 0 for _, values in self.series for v in values)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How a build was asked for (`entbench build` arguments), for the card's rebuild command.
+
+    `config` is None when the bundled fixture config was used; paths are as the user wrote them.
+    """
+
+    config: str | None
+    sources: tuple[str, ...]  # NAME=PATH overrides
+    params: tuple[str, ...]  # STAGE.KEY=VALUE overrides
+    out: str
+
+    def to_json(self) -> dict[str, object]:
+        """`card.json` form."""
+        return {
+            "config": self.config,
+            "sources": list(self.sources),
+            "params": list(self.params),
+            "out": self.out,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, object]) -> Invocation:
+        """Inverse of `to_json` (raises KeyError/TypeError on a malformed document)."""
+        config = doc["config"]
+        sources, params = doc["sources"], doc["params"]
+        if not isinstance(sources, list) or not isinstance(params, list):
+            raise TypeError("sources and params must be lists")
+        return cls(
+            config=None if config is None else str(config),
+            sources=tuple(str(s) for s in sources),
+            params=tuple(str(p) for p in params),
+            out=str(doc["out"]),
+        )
+
+
+Block = str | Chart  # Markdown text, or a chart to draw and embed at that place
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of the card (`## title`), in reading order."""
+
+    title: str
+    blocks: tuple[Block, ...] = ()
+
+    def charts(self) -> list[Chart]:
+        """The charts of this section, in order."""
+        return [b for b in self.blocks if isinstance(b, Chart)]
+
+
+@dataclass
+class CardResult:
+    """What writing a card produced, and what went wrong without stopping it."""
+
+    directory: str
+    readme: str
+    plots_written: list[str] = field(default_factory=list)
+    plots_skipped_empty: list[str] = field(default_factory=list)
+    plots_failed: dict[str, str] = field(default_factory=dict)  # file -> error
+    sections_failed: dict[str, str] = field(default_factory=dict)  # section -> error
+
+    @property
+    def failures(self) -> int:
+        """Plots and sections that raised (each is noted in the card and in card.json)."""
+        return len(self.plots_failed) + len(self.sections_failed)
+
+    def to_json(self) -> dict[str, object]:
+        """The counts recorded in `card.json` (file names relative to the card directory)."""
+        return {
+            "plots_written": sorted(self.plots_written),
+            "plots_skipped_empty": sorted(self.plots_skipped_empty),
+            "plots_failed": dict(sorted(self.plots_failed.items())),
+            "sections_failed": dict(sorted(self.sections_failed.items())),
+        }

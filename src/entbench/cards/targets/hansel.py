@@ -1,0 +1,99 @@
+"""The `hansel-train` card: mentions per split and the mention-length histogram (spec §5; Hansel
+§3.2, Table 1).
+
+Mention length is counted in Unicode code points, the unit of Hansel's `start`/`end` offsets
+(spec §5: `text[start:end] == mention`); DuckDB's `length` counts code points.
+"""
+
+from __future__ import annotations
+
+from entbench.cards.build_view import BuildView
+from entbench.cards.charts import int_bins, md_table
+from entbench.cards.model import Block, Chart, Section
+from entbench.cards.registry import register_card
+
+SPLITS = ("train", "validation")
+MENTION_COLUMNS = ("mention", "gold_id")
+DOCUMENT_COLUMNS = ("document_id", "page_id")
+#: Hansel Table 1: mentions, documents and distinct E_known entities of the released splits.
+PAPER_TABLE_1 = {"train": (9_890_000, 1_050_000, 541_000), "validation": (9_677, 1_000, 6_323)}
+
+
+def split_tables(view: BuildView) -> list[tuple[str, str, str]]:
+    """(split, stage, table) for each Hansel split present in the build, in split order."""
+    found = []
+    for split in SPLITS:
+        for stage in view.order:
+            output = view.manifests[stage]["outputs"].get(split)
+            if output is not None and all(
+                c in {f["name"] for f in output["schema"]} for c in MENTION_COLUMNS
+            ):
+                found.append((split, stage, split))
+                break
+    return found
+
+
+def hansel_section(view: BuildView) -> Section | None:
+    """Per split: mentions, documents, distinct gold entities; the mention-length histogram."""
+    tables = split_tables(view)
+    if not tables:
+        return None
+    rows = []
+    lengths: dict[str, dict[int, int]] = {}
+    for split, stage, table in tables:
+        names = {f["name"] for f in view.manifests[stage]["outputs"][table]["schema"]}
+        doc_column = next((c for c in DOCUMENT_COLUMNS if c in names), None)
+        docs = f"count(DISTINCT {doc_column})" if doc_column else "NULL"
+        ((mentions, documents, entities),) = view.query(
+            f"SELECT count(*), {docs}, count(DISTINCT gold_id) FROM t", {"t": (stage, table)}
+        )
+        paper = PAPER_TABLE_1.get(split)
+        rows.append(
+            (
+                split,
+                int(mentions),
+                "–" if documents is None else int(documents),
+                int(entities),
+                "–" if paper is None else f"{paper[0]:,} / {paper[1]:,} / {paper[2]:,}",
+            )
+        )
+        lengths[split] = {
+            int(n): int(c)
+            for n, c in view.query(
+                "SELECT length(mention) AS n, count(*) FROM t GROUP BY n", {"t": (stage, table)}
+            )
+        }
+    total: dict[int, int] = {}
+    for per_split in lengths.values():
+        for n, c in per_split.items():
+            total[n] = total.get(n, 0) + c
+    bins = int_bins(total, max_bins=30)
+    blocks: list[Block] = [
+        "Mentions are Wikipedia links to E_known entities in their paragraph, offsets in code points "
+        "(spec §5); the paper's figures are for the 2021-03-01 zhwiki dump.",
+        md_table(
+            ["split", "mentions", "documents", "gold entities", "paper (mentions / documents / entities)"],
+            rows,
+            "lrrrr",
+        ),
+        Chart(
+            "mention_lengths.png",
+            f"{view.target}: mention length (code points)",
+            bins.labels(),
+            tuple((split, bins.apply(lengths[split])) for split, _, _ in tables),
+            xlabel="mention length (Unicode code points)",
+            ylabel="mentions",
+        ),
+    ]
+    return Section("Hansel mentions", tuple(blocks))
+
+
+register_card(
+    "hansel-train",
+    sections=(hansel_section,),
+    splits=SPLITS,
+    summary=(
+        "Hansel training data (Xu et al. 2022, §3.2): Chinese Wikipedia links to known entities "
+        "(E_known), in their paragraph, with a held-out validation set of whole documents."
+    ),
+)

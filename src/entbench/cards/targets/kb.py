@@ -1,0 +1,114 @@
+"""The `kb` card: E_known / E_new and the coarse-type distribution (spec §2.2-2.4, Hansel §3.1).
+
+Coarse types (spec §2.3; Hansel Table 2): PER = Type(e, Q215627), LOC = Type(e, Q618123),
+ORG = Type(e, Q43229), EVENT = Type(e, Q1656682), else OTHER, one label per entity by precedence.
+"""
+
+from __future__ import annotations
+
+from entbench.cards.build_view import BuildView
+from entbench.cards.charts import fmt, md_table, percent
+from entbench.cards.model import Block, Chart, Section
+from entbench.cards.registry import register_card
+
+#: Hansel §3.1: "about 90%" of E_new entities have at least one TopSnak.
+HANSEL_TOPSNAK_COVERAGE = 0.90
+
+
+def coarse_order(view: BuildView, stage: str, present: set[str]) -> list[str]:
+    """Coarse labels in precedence order (from the stage's `precedence`/`other` params), then the rest."""
+    params = view.manifests[stage]["params"]
+    order = [str(p).split("=", 1)[0] for p in params.get("precedence", [])]
+    other = params.get("other")
+    if isinstance(other, str):
+        order.append(other)
+    return [c for c in order if c in present] + sorted(present - set(order))
+
+
+def kb_section(view: BuildView) -> Section | None:
+    """Coarse types of E_known and E_new (table and grouped bar chart), TopSnaks coverage."""
+    types_stage = view.find("coarse_types", columns=("qid", "coarse"))
+    if types_stage is None:
+        return None
+    diff_stage = view.find("kb_entities", columns=("qid", "in_known", "in_new"))
+    if diff_stage is not None:
+        rows = view.query(
+            "SELECT c.coarse, count(*) FILTER (WHERE e.in_known), count(*) FILTER (WHERE e.in_new) "
+            "FROM coarse c JOIN ents e ON c.qid = e.qid GROUP BY c.coarse",
+            {"coarse": (types_stage, "coarse_types"), "ents": (diff_stage, "kb_entities")},
+        )
+        counts = {str(c): (int(k), int(n)) for c, k, n in rows}
+        series_names = ("E_known", "E_new")
+    else:
+        rows = view.query(
+            "SELECT coarse, count(*) FROM coarse GROUP BY coarse", {"coarse": (types_stage, "coarse_types")}
+        )
+        counts = {str(c): (int(n), 0) for c, n in rows}
+        series_names = ("entities", "")
+    labels = coarse_order(view, types_stage, set(counts))
+    known_total = sum(k for k, _ in counts.values())
+    new_total = sum(n for _, n in counts.values())
+    blocks: list[Block] = []
+    if diff_stage is not None:
+        diff = view.stats(diff_stage)
+        blocks.append(
+            f"E_known (items of the old dump passing the Wikimedia-internal filter and the site "
+            f"constraint, spec §2.1-2.2): **{fmt(int(diff.get('known_entities', known_total)))}**; "
+            f"E_new (items of the new dump whose id is not in the old dump): "
+            f"**{fmt(int(diff.get('new_entities', new_total)))}**."
+        )
+    table_rows = [
+        (
+            label,
+            counts[label][0],
+            percent(counts[label][0] / known_total) if known_total else "–",
+            counts[label][1],
+            percent(counts[label][1] / new_total) if new_total else "–",
+        )
+        for label in labels
+    ]
+    header = ["coarse type", series_names[0], "share", series_names[1] or "–", "share"]
+    blocks.append(
+        "Coarse types (spec §2.3; Hansel Table 2): PER, LOC, ORG, EVENT by the P31/P279 closure to "
+        "Q215627, Q618123, Q43229, Q1656682, else OTHER; one label per entity by precedence."
+    )
+    blocks.append(md_table(header, table_rows, "lrrrr"))
+    conflicts = view.stats(types_stage).get("conflicts")
+    if conflicts is not None:
+        blocks.append(f"Entities reaching more than one root (labelled by precedence): {fmt(conflicts)}.")
+    series = tuple(
+        (name, tuple(float(counts[label][i]) for label in labels))
+        for i, name in enumerate(series_names)
+        if name
+    )
+    blocks.append(
+        Chart(
+            "coarse_types.png",
+            f"{view.target}: coarse-type distribution",
+            tuple(labels),
+            series,
+            xlabel="coarse type",
+            ylabel="entities",
+        )
+    )
+    snaks_stage = view.find("top_snaks")
+    if snaks_stage is not None:
+        snaks = view.stats(snaks_stage)
+        coverage = float(snaks.get("coverage_new", 0.0))
+        blocks.append(
+            f"TopSnaks (spec §2.4): {fmt(int(snaks.get('top_snaks', 0)))} snaks kept; E_new entities "
+            f"with at least one: {percent(coverage)} (Hansel §3.1 reports about "
+            f"{percent(HANSEL_TOPSNAK_COVERAGE, 0)})."
+        )
+    return Section("Knowledge base and coarse types", tuple(blocks))
+
+
+register_card(
+    "kb",
+    sections=(kb_section,),
+    summary=(
+        "The knowledge base behind Hansel (Xu et al. 2022, §3.1): Wikidata items minus "
+        "Wikimedia-internal ones, split into E_known (old dump) and E_new (added since), with "
+        "coarse types and TopSnaks fine types."
+    ),
+)

@@ -1,0 +1,201 @@
+"""Write `<out>/cards/<target>/`: `README.md` (a Hugging Face-style dataset card), its PNG plots
+and `card.json` (how the build was invoked, which plots were drawn, skipped or failed).
+
+The card is assembled in a temporary directory and swapped into place under the build directory's
+lock (`<out>/.lock`, the one `entbench build` holds), so a reader never sees half a card and a card
+is never written from a half-finished build. A chart or section that raises is replaced by a note
+in the card and counted in `card.json`: a plot never fails a build (`card_after_build`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from entbench.cards import generic
+from entbench.cards.build_view import BuildView
+from entbench.cards.leakage import leakage_section
+from entbench.cards.model import CardResult, Chart, Invocation, Section
+from entbench.cards.plots import draw
+from entbench.cards.registry import card_for
+
+CARDS_DIR = "cards"
+README = "README.md"
+CARD_JSON = "card.json"
+CARD_FORMAT = "entbench.card/1"
+
+Log = Callable[[str], None]
+
+
+def card_dir(out: str | Path, target: str) -> Path:
+    """Where the card of `target` lives in the build directory `out`."""
+    return Path(out) / CARDS_DIR / target
+
+
+def write_card(out: str | Path, target: str, *, invocation: Invocation | None = None) -> CardResult:
+    """(Re)generate the card of `target` from the build in `out`.
+
+    Without `invocation` the one recorded in an existing `card.json` is kept (so `entbench card`
+    keeps the exact rebuild command of the build); without either, the command is derived from the
+    manifests. Raises `UserError` when the target was not built in `out`.
+    """
+    root = Path(out)
+    view = BuildView(root, target)
+    try:
+        with _build_lock(root):
+            final = card_dir(root, target)
+            if invocation is None:
+                invocation = recorded_invocation(final)
+            tmp = final.parent / f".{target}.tmp-{os.getpid()}"
+            if tmp.exists():
+                shutil.rmtree(tmp)
+            tmp.mkdir(parents=True)
+            try:
+                result = CardResult(directory=str(final), readme=str(final / README))
+                text = _render(view, invocation, tmp, result)
+                (tmp / README).write_text(text, encoding="utf-8")
+                doc = {
+                    "format": CARD_FORMAT,
+                    "target": target,
+                    "invocation": None if invocation is None else invocation.to_json(),
+                    **result.to_json(),
+                }
+                (tmp / CARD_JSON).write_text(
+                    json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+                )
+                _swap(tmp, final)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        view.close()
+    return result
+
+
+def card_after_build(
+    out: str | Path, target: str, invocation: Invocation | None, log: Log | None = None
+) -> CardResult | None:
+    """Write the card at the end of `entbench build`; never raises (the build itself succeeded).
+
+    Failures are reported on the log and counted in `card.json`; the card can be regenerated with
+    `entbench card TARGET --from OUT`.
+    """
+    say = log or (lambda msg: print(msg, file=sys.stderr))
+    try:
+        result = write_card(out, target, invocation=invocation)
+    except Exception as exc:  # a card must never fail a finished build
+        say(
+            f"{target}: card not written ({type(exc).__name__}: {exc}); "
+            f"run `entbench card {target} --from {out}`"
+        )
+        return None
+    if result.failures:
+        failed = ", ".join([*result.plots_failed, *result.sections_failed])
+        say(f"{target}: card {result.readme} written with {result.failures} failure(s): {failed}")
+    else:
+        say(f"{target}: card {result.readme} ({len(result.plots_written)} plot(s))")
+    return result
+
+
+def recorded_invocation(directory: Path) -> Invocation | None:
+    """The build invocation kept in an existing card's `card.json`, if readable."""
+    path = directory / CARD_JSON
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return None if doc.get("invocation") is None else Invocation.from_json(doc["invocation"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+# --- assembly --------------------------------------------------------------------------------------
+def _sections(view: BuildView, invocation: Invocation | None, result: CardResult) -> list[Section]:
+    card = card_for(view.target)
+    builders: list[tuple[str, Callable[[], Section | None]]] = [
+        ("Dataset structure", lambda: generic.structure_section(view, card)),
+        *((getattr(fn, "__name__", "section"), _bind(fn, view)) for fn in card.sections),
+        ("Leakage audit", lambda: leakage_section(view, has_splits=bool(card.splits))),
+        ("Source dumps", lambda: generic.sources_section(view)),
+        ("Parameters", lambda: generic.parameters_section(view)),
+        ("Statistics by reason", lambda: generic.stats_section(view)),
+        ("How to rebuild", lambda: generic.rebuild_section(view, invocation)),
+        ("Licence", lambda: generic.licence_section(view)),
+    ]
+    sections: list[Section] = []
+    for name, build in builders:
+        try:
+            section = build()
+        except Exception as exc:  # one broken section must not lose the card
+            result.sections_failed[name] = f"{type(exc).__name__}: {exc}"
+            section = Section(
+                name, (f"*This section could not be generated ({type(exc).__name__}: {exc}).*",)
+            )
+        if section is not None:
+            sections.append(section)
+    return sections
+
+
+def _bind(fn: Callable[[BuildView], Section | None], view: BuildView) -> Callable[[], Section | None]:
+    return lambda: fn(view)
+
+
+def _render(view: BuildView, invocation: Invocation | None, directory: Path, result: CardResult) -> str:
+    card = card_for(view.target)
+    parts = [generic.front_matter(view, card), generic.overview(view, card)]
+    for section in _sections(view, invocation, result):
+        parts.append(f"## {section.title}")
+        for block in section.blocks:
+            parts.append(_chart(block, directory, result) if isinstance(block, Chart) else block)
+    parts.append("## About this card")
+    parts.append(_about(view, result))
+    return generic.join_blocks(parts) + "\n"
+
+
+def _chart(chart: Chart, directory: Path, result: CardResult) -> str:
+    if chart.empty:
+        result.plots_skipped_empty.append(chart.file)
+        return f"*No data to plot for “{chart.title}” (`{chart.file}` not drawn).*"
+    try:
+        draw(chart, directory / chart.file)
+    except Exception as exc:  # a plot must never fail the card or the build
+        result.plots_failed[chart.file] = f"{type(exc).__name__}: {exc}"
+        return f"*Plot `{chart.file}` failed ({type(exc).__name__}: {exc}); counted in `card.json`.*"
+    result.plots_written.append(chart.file)
+    return f"![{chart.title}]({chart.file})"
+
+
+def _about(view: BuildView, result: CardResult) -> str:
+    lines = [
+        f"Generated by entbench from `{view.out}/targets/{view.target}.json` and the manifests it names; "
+        f"regenerate it with `entbench card {view.target} --from {view.out}`.",
+        f"Plots drawn: {len(result.plots_written)}; without data: {len(result.plots_skipped_empty)}; "
+        f"failed: {len(result.plots_failed)}; sections failed: {len(result.sections_failed)} "
+        f"(details in `{CARD_JSON}`).",
+    ]
+    return "\n\n".join(lines)
+
+
+# --- files -----------------------------------------------------------------------------------------
+def _swap(tmp: Path, final: Path) -> None:
+    """Put the finished card in place of the old one (both renames within `cards/`)."""
+    old = final.parent / f".{final.name}.old-{os.getpid()}"
+    if final.exists():
+        os.rename(final, old)
+    os.rename(tmp, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _build_lock(out: Path) -> Iterator[None]:
+    """The lock `entbench build` holds on `<out>/.lock`: cards and builds of one directory take turns."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,0 +1,77 @@
+"""The pure card helpers: histogram bins, Markdown tables, heading demotion, size buckets."""
+
+from __future__ import annotations
+
+import pytest
+
+from entbench.cards.charts import (
+    demote_headings,
+    fmt,
+    int_bins,
+    integer_histogram,
+    md_table,
+    size_category,
+    top_items,
+)
+from entbench.cards.model import Chart
+
+
+def test_small_ranges_get_one_bar_per_value_with_gaps_filled() -> None:
+    labels, values = integer_histogram({1: 5, 3: 2})
+    assert labels == ("1", "2", "3")
+    assert values == (5.0, 0.0, 2.0)
+
+
+def test_long_tails_go_to_an_open_last_bin_and_nothing_is_lost() -> None:
+    # 1,000 short values and one very long one: the tail must not stretch the bins.
+    counts = dict.fromkeys(range(1, 101), 10)
+    counts[5000] = 1
+    bins = int_bins(counts, max_bins=20)
+    labels, values = bins.labels(), bins.apply(counts)
+    assert len(labels) == 20 and labels[-1].startswith("≥")
+    assert sum(values) == sum(counts.values())
+    assert values[-1] >= 1  # the 5000 is in the open bin
+    assert bins.open_from is not None and bins.open_from <= 5000
+    assert labels[0] == f"1–{bins.width}"
+
+
+def test_same_bins_apply_to_every_series() -> None:
+    total = dict.fromkeys(range(0, 200), 3)
+    bins = int_bins(total, max_bins=10)
+    part = bins.apply({0: 1, 199: 1})
+    assert len(part) == len(bins.labels()) and part[0] == 1 and part[-1] == 1
+
+
+def test_markdown_tables_escape_cells_and_format_numbers() -> None:
+    table = md_table(["mention", "count"], [("a|b", 12345), ("x\ny", 0.5)], "lr")
+    assert table.splitlines() == [
+        "| mention | count |",
+        "|---|---:|",
+        "| a\\|b | 12,345 |",
+        "| x y | 0.5 |",
+    ]
+    assert fmt(True) == "true" and fmt([1, "a"]) == '[1, "a"]'
+
+
+def test_headings_are_demoted_outside_code_fences() -> None:
+    text = "## WikiReading\n```\n# not a heading\n```\n### Sub"
+    assert demote_headings(text) == "### WikiReading\n```\n# not a heading\n```\n#### Sub"
+
+
+def test_size_categories_and_top_items() -> None:
+    assert [size_category(n) for n in (0, 999, 1000, 10**6, 10**9)] == [
+        "n<1K",
+        "n<1K",
+        "1K<n<10K",
+        "1M<n<10M",
+        "n>1B",
+    ]
+    assert top_items([("b", 2), ("a", 2), ("c", 5)], 2) == [("c", 5), ("a", 2)]
+
+
+def test_charts_reject_mismatched_series() -> None:
+    with pytest.raises(ValueError, match="values for"):
+        Chart("x.png", "x", ("a", "b"), (("s", (1.0,)),))
+    with pytest.raises(ValueError, match=r"\.png"):
+        Chart("../x.svg", "x", (), ())
+    assert Chart("x.png", "x", ("a",), (("s", (0.0,)),)).empty
