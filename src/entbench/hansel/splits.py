@@ -1,0 +1,58 @@
+"""Hansel's validation split and record numbering (spec §5; Hansel §3.2).
+
+"We hold out 1K full documents (9.7K mentions) as the validation set" (Hansel §3.2). Spec §5:
+validation = N whole documents chosen by a stable hash of the page id, disjoint from train.
+Here the N documents are those with the smallest `xxh64(str(page_id), seed)` among the documents
+that have at least one mention (ties, which need equal 64-bit hashes, by page id); a document
+without mentions adds nothing to either split. With fewer eligible documents than N, all of them
+are validation.
+
+Record ids are `hansel-<split>-N`, N counting from 0 in page-id order, then link order within a
+page, so they do not depend on how many shards or workers built them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import xxhash
+
+TRAIN, VALIDATION = "train", "validation"
+SPLITS = (TRAIN, VALIDATION)
+
+
+def document_hash(page_id: int, seed: int) -> int:
+    """The stable hash that orders documents for the validation draw."""
+    return xxhash.xxh64_intdigest(str(page_id).encode("ascii"), seed=seed)
+
+
+def validation_documents(mentions_by_page: Mapping[int, int], n: int, seed: int) -> frozenset[int]:
+    """The `n` documents with mentions whose hash is smallest (all of them if fewer)."""
+    if n < 0:
+        raise ValueError("the number of validation documents must be >= 0")
+    eligible = sorted(
+        (document_hash(page_id, seed), page_id) for page_id, count in mentions_by_page.items() if count > 0
+    )
+    return frozenset(page_id for _, page_id in eligible[:n])
+
+
+def first_indices(
+    mentions_by_page: Mapping[int, int], validation: Iterable[int]
+) -> dict[int, tuple[str, int]]:
+    """Per page with mentions: its split and the N of its first record (page-id order per split)."""
+    held_out = frozenset(validation)
+    next_index = {TRAIN: 0, VALIDATION: 0}
+    out: dict[int, tuple[str, int]] = {}
+    for page_id in sorted(mentions_by_page):
+        count = mentions_by_page[page_id]
+        if count <= 0:
+            continue
+        split = VALIDATION if page_id in held_out else TRAIN
+        out[page_id] = (split, next_index[split])
+        next_index[split] += count
+    return out
+
+
+def record_id(split: str, index: int) -> str:
+    """`hansel-train-17`, `hansel-validation-0`, `hansel-fewshot-3`."""
+    return f"hansel-{split}-{index}"
