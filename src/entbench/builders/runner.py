@@ -166,6 +166,7 @@ class Builder:
     def run(self, plan: StagePlan, executor: Executor, *, force: bool = False) -> UpstreamOutput:
         """Run one planned stage, unless an identical complete output already exists."""
         name = plan.stage.stage_name
+        self._remove_stale_trash(plan)
         if plan.final_dir.exists():
             if force:
                 shutil.rmtree(plan.final_dir)
@@ -371,6 +372,10 @@ class Builder:
             path = plan.work_dir / name
             if path.exists():
                 os.rename(path, trash / name)
+        # Temp files of a killed earlier run (`.<name>.tmp-<pid>`, never renamed into place) must
+        # not reach the output directory: they are not in the manifest and may be large.
+        for tmp in plan.work_dir.rglob(".*.tmp-*"):
+            tmp.unlink()
         if plan.final_dir.exists():
             shutil.rmtree(plan.final_dir)
         os.rename(plan.work_dir, plan.final_dir)
@@ -378,9 +383,27 @@ class Builder:
         with contextlib.suppress(OSError):
             plan.work_dir.parent.rmdir()
 
+    def _remove_stale_trash(self, plan: StagePlan) -> None:
+        """Delete what a build killed while promoting this stage left aside (`.trash-*`); under the
+        build lock no live build owns them. The run may otherwise find the stage up to date and
+        never reach `_promote`, leaving a copy of the whole map spill behind."""
+        incomplete = plan.work_dir.parent
+        if not incomplete.is_dir():
+            return
+        for stale in incomplete.glob(f".trash-{plan.work_dir.name}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            incomplete.rmdir()
+
     def _demote(self, plan: StagePlan) -> None:
         """Turn a damaged complete directory back into a resumable incomplete one."""
-        manifest = load_manifest(plan.final_dir)
+        try:
+            manifest = load_manifest(plan.final_dir)
+        except UserError:
+            # An unreadable manifest vouches for no shard: rebuild the stage from scratch (a user
+            # error here would leave the build stuck on a damaged directory).
+            shutil.rmtree(plan.final_dir)
+            return
         if plan.work_dir.exists():
             shutil.rmtree(plan.work_dir)
         plan.work_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -52,9 +52,10 @@ def write_card(out: str | Path, target: str, *, invocation: Invocation | None = 
             final = card_dir(root, target)
             if invocation is None:
                 invocation = recorded_invocation(final)
+            # Left by a card writer killed half-way (we hold the lock: nobody else owns them).
+            for stale in [*final.parent.glob(f".{target}.tmp-*"), *final.parent.glob(f".{target}.old-*")]:
+                shutil.rmtree(stale, ignore_errors=True)
             tmp = final.parent / f".{target}.tmp-{os.getpid()}"
-            if tmp.exists():
-                shutil.rmtree(tmp)
             tmp.mkdir(parents=True)
             try:
                 result = CardResult(directory=str(final), readme=str(final / README))

@@ -1,0 +1,77 @@
+"""Two builds into one `--out`: the lock file (`<out>/.lock`, `Builder._lock`) makes them take
+turns, so neither corrupts the other's stages and both finish with the bytes of solo builds."""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from entbench.builders.inspect import verify_build
+from tests.faults.fault_support import REPO, WIKIDATA_ARGS, quiet_build, snapshot
+
+ENTRY = "from entbench.cli.main import main; main()"
+
+
+def start(target: str, out: Path, log: Path) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-c", ENTRY, "build", target, "--out", str(out), "--no-progress", *WIKIDATA_ARGS]
+    with open(log, "wb") as stderr:
+        return subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
+
+
+def wait_for(predicate: object, timeout: float = 120) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(predicate) and predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.fixture(scope="module")
+def references(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    refs = {}
+    for target in ("wikidata", "kb"):
+        out = tmp_path_factory.mktemp(f"solo-{target}")
+        quiet_build(target, out)
+        refs[target] = snapshot(out)
+    return refs
+
+
+def test_a_build_waits_for_the_lock_holder(tmp_path: Path, references: dict[str, dict[str, str]]) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    log = tmp_path / "build.log"
+    with open(out / ".lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another build is running
+        proc = start("wikidata", out, log)
+        try:
+            assert wait_for(lambda: b"waiting for another build holding" in log.read_bytes()), log.read_text()
+            time.sleep(0.5)
+            assert proc.poll() is None
+            assert not (out / "normalized").exists()  # it touched no stage while waiting
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    assert proc.wait(timeout=120) == 0, log.read_text()
+    assert snapshot(out) == references["wikidata"]
+
+
+def test_two_concurrent_builds_into_one_out(tmp_path: Path, references: dict[str, dict[str, str]]) -> None:
+    out = tmp_path / "out"
+    procs = [start(target, out, tmp_path / f"{target}.log") for target in ("kb", "wikidata")]
+    codes = [p.wait(timeout=300) for p in procs]
+    assert codes == [0, 0], [(tmp_path / f"{t}.log").read_text()[-2000:] for t in ("kb", "wikidata")]
+    report = verify_build(out)
+    assert not report.problem
+    both = snapshot(out)
+    for target in ("kb", "wikidata"):
+        assert {k: v for k, v in both.items() if k in references[target]} == references[target]
+    assert set(both) == set(references["kb"]) | set(references["wikidata"])
+    assert (out / "cards" / "kb" / "README.md").is_file() and (
+        out / "cards" / "wikidata" / "README.md"
+    ).is_file()
+    assert not [p for p in (out / "cards").iterdir() if p.name.startswith(".")]

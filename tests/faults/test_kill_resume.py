@@ -1,0 +1,109 @@
+"""SIGKILL a real `entbench build` at many points of a multi-shard build, resume, compare bytes.
+
+The reference is an uninterrupted build of the same target; after each kill the next build must
+produce exactly its files (shards, manifests, extra files, target listings), and between the two
+nothing half-written may look complete.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults.fault_support import (
+    REPO,
+    assert_nothing_half_done_looks_complete,
+    quiet_build,
+    run_killed,
+    snapshot,
+)
+
+#: (when, file name part, n): the n-th rename of a file whose name contains the part.
+WIKIDATA_POINTS = [
+    "after:rejects.jsonl:1",  # map task 0 spilled its rows, its completion record not written
+    "after:done.json:2",  # two of four map tasks done
+    "before:_TASKS.json:1",  # every map task done, the map phase not yet recorded
+    "after:.parquet:3",  # shard 0: three of its five tables written, no shard marker
+    "after:part-00001.json:1",  # shards 0 and 1 complete
+    "before:_MANIFEST.json:1",  # every shard done, no manifest
+    "after:_MANIFEST.json:1",  # manifest written, not yet renamed into place
+    "after:_shards:1",  # half-way through promotion (work files moved aside)
+    "after:v1-:1",  # stage in place, target listing not written, trash not deleted
+]
+KB_POINTS = [
+    "after:v1-:1",  # the first of the two scans finished
+    "after:.parquet:14",  # inside the second scan's shards
+    "before:_MANIFEST.json:4",  # the first DuckDB stage's shards written
+]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    refs = {}
+    for target in ("wikidata", "kb"):
+        out = tmp_path_factory.mktemp(f"ref-{target}")
+        quiet_build(target, out)
+        refs[target] = snapshot(out)
+    return refs
+
+
+def kill_then_resume(
+    tmp_path: Path, target: str, point: str, reference: dict[str, str], workers: int
+) -> None:
+    out = tmp_path / "out"
+    killed = run_killed(point, out, target)
+    assert killed.returncode == -signal.SIGKILL, (point, killed.returncode, killed.stderr[-2000:])
+    assert_nothing_half_done_looks_complete(out)
+    assert snapshot(out) != reference  # the kill happened before the end
+    log: list[str] = []
+    quiet_build(target, out, workers=workers, log=log)
+    assert snapshot(out) == reference
+    assert not list(out.glob("*/*/.incomplete")), "resume left unfinished work behind"
+
+
+@pytest.mark.parametrize("point", WIKIDATA_POINTS)
+def test_kill_wikidata_build_then_resume(
+    point: str, tmp_path: Path, reference: dict[str, dict[str, str]]
+) -> None:
+    workers = 2 if point == "after:part-00001.json:1" else 1
+    kill_then_resume(tmp_path, "wikidata", point, reference["wikidata"], workers)
+
+
+@pytest.mark.parametrize("point", KB_POINTS)
+def test_kill_multi_stage_kb_build_then_resume(
+    point: str, tmp_path: Path, reference: dict[str, dict[str, str]]
+) -> None:
+    kill_then_resume(tmp_path, "kb", point, reference["kb"], 1)
+
+
+def test_sigkill_of_the_process_group_with_two_workers(
+    tmp_path: Path, reference: dict[str, dict[str, str]]
+) -> None:
+    """An outside SIGKILL of the build and its worker processes, as soon as map work is done."""
+    out = tmp_path / "out"
+    entry = "from entbench.cli.main import main; main()"
+    args = [sys.executable, "-c", entry, "build", "wikidata", "--out", str(out)]
+    args += ["--no-progress", "--chunk-mb", "1", "--workers", "2"]
+    proc = subprocess.Popen(
+        args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(out.glob("normalized/wikidata/.incomplete/v*/_map/*.done.json")):
+                break
+            time.sleep(0.005)
+        assert proc.poll() is None, "the build finished before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert_nothing_half_done_looks_complete(out)
+    quiet_build("wikidata", out, workers=1)
+    assert snapshot(out) == reference["wikidata"]
