@@ -45,5 +45,8 @@ bench: install
 wikireading: install
 	$(BIN)/entbench build wikireading --out $(OUT)
 
+hansel: install
+	$(BIN)/entbench build hansel-train --out $(OUT)
+
 clean:
 	rm -rf $(OUT) .pytest_cache .mypy_cache .ruff_cache

@@ -18,6 +18,7 @@ STAGE_MODULES = (
     "entbench.builders.mention_stats",
     "entbench.builders.kb",
     "entbench.builders.wikireading",
+    "entbench.builders.hansel",
     "entbench.builders.wikient",
 )
 

@@ -60,3 +60,7 @@ def wikireading(
     click.echo(f"wikireading ({fmt}) -> {result.out}: {counts}")
     for name in result.files:
         click.echo(f"  {name}")
+
+
+# Targets that keep their export command in a module of their own register it on import.
+from entbench.cli import export_hansel  # noqa: E402, F401

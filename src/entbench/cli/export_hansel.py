@@ -1,0 +1,32 @@
+"""`entbench export hansel-train --from BUILD_OUT --format jsonl --out DIR` (spec §5)."""
+
+from __future__ import annotations
+
+import click
+
+from entbench.cli.export_cmd import FROM_HELP, export
+from entbench.cli.main import verbose_option
+
+
+@export.command("hansel-train")
+@click.option("--from", "build_out", required=True, type=click.Path(file_okay=False), help=FROM_HELP)
+@click.option(
+    "--format",
+    "fmt",
+    default="jsonl",
+    show_default=True,
+    type=click.Choice(["jsonl"]),
+    help="jsonl: train.jsonl and validation.jsonl, one record per line with the official keys "
+    "id, text, start, end, mention, gold_id (UTF-8, no ASCII escaping).",
+)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
+@verbose_option
+def hansel_train(build_out: str, fmt: str, out: str) -> None:
+    """Export the Hansel train/validation sets of a build (`entbench build hansel-train`)."""
+    from entbench.builders.hansel_export import export_hansel_train
+
+    result = export_hansel_train(build_out=build_out, fmt=fmt, out=out)
+    counts = ", ".join(f"{split} {n:,}" for split, n in result.counts.items())
+    click.echo(f"hansel-train ({fmt}) -> {result.out}: {counts}")
+    for name in result.files:
+        click.echo(f"  {name}")

@@ -1,0 +1,87 @@
+"""`entbench export hansel-train --format jsonl`: the official record format (spec §5)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from entbench.hansel.records import record_line
+from tests.builders.hansel_support import PAIR, build, rows
+
+OFFICIAL = Path(__file__).resolve().parents[2] / "fixtures" / "zh-text" / "hansel.readme-example.jsonl"
+
+
+@pytest.fixture(scope="module")
+def build_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the fixture world's build directory (so this module's builds change nothing shared)."""
+    world = build()["hansel"].parents[2]
+    out = tmp_path_factory.mktemp("export") / "build"
+    shutil.copytree(world, out)
+    return out
+
+
+def build_and_export(run_cli: Callable[..., Any], build_out: Path, dest: Path, *params: str) -> Any:
+    args = ["build", "hansel-train", "--out", str(build_out)]
+    for source in PAIR:
+        args += ["--source", source]
+    for param in params:
+        args += ["--param", param]
+    assert run_cli(args).exit_code == 0
+    return run_cli(
+        ["export", "hansel-train", "--from", str(build_out), "--format", "jsonl", "--out", str(dest)]
+    )
+
+
+def keys_in_order(line: str) -> list[str]:
+    pairs: list[tuple[str, Any]] = json.loads(line, object_pairs_hook=list)
+    return [k for k, _ in pairs]
+
+
+def test_export_writes_the_official_format(
+    run_cli: Callable[..., Any], build_out: Path, tmp_path: Path
+) -> None:
+    result = build_and_export(run_cli, build_out, tmp_path / "jsonl")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "jsonl").iterdir()) == ["train.jsonl", "validation.jsonl"]
+    official_keys = keys_in_order(OFFICIAL.read_text(encoding="utf-8").splitlines()[0])
+    stage = build()["hansel"]
+    for split in ("train", "validation"):
+        raw = (tmp_path / "jsonl" / f"{split}.jsonl").read_bytes()
+        text = raw.decode("utf-8")
+        assert "\\u" not in text and any("\u4e00" <= ch <= "\u9fff" for ch in text)  # raw UTF-8
+        lines = text.split("\n")
+        assert lines[-1] == ""  # one object per line, newline-terminated
+        lines = lines[:-1]
+        table = sorted(rows(stage, split), key=lambda r: r["example_index"])
+        assert len(lines) == len(table) > 0
+        for n, (line, row) in enumerate(zip(lines, table, strict=True)):
+            assert keys_in_order(line) == official_keys
+            record = json.loads(line)
+            assert record["id"] == f"hansel-{split}-{n}"
+            assert record["text"][record["start"] : record["end"]] == record["mention"]
+            assert line == record_line(row)
+        assert f"{split} {len(lines):,}" in result.output
+
+
+def test_export_does_not_depend_on_the_shard_count(
+    run_cli: Callable[..., Any], build_out: Path, tmp_path: Path
+) -> None:
+    two = build_and_export(run_cli, build_out, tmp_path / "a")
+    three = build_and_export(run_cli, build_out, tmp_path / "b", "hansel.num_shards=3")
+    assert two.exit_code == three.exit_code == 0
+    for name in ("train.jsonl", "validation.jsonl"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_user_errors(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    missing = run_cli(["export", "hansel-train", "--from", str(tmp_path), "--out", str(tmp_path / "x")])
+    assert missing.exit_code == 2 and "no hansel-train build found" in missing.output
+    fmt = run_cli(
+        ["export", "hansel-train", "--from", str(tmp_path), "--format", "csv", "--out", str(tmp_path)]
+    )
+    assert fmt.exit_code == 2
