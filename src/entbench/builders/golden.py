@@ -22,7 +22,14 @@ from entbench.builders.config import default_config_path
 from entbench.builders.manifest import load_manifest
 
 #: Targets built on the fixtures, in build order (later ones reuse the stages of earlier ones).
-GOLDEN_TARGETS: tuple[str, ...] = ("wikidata", "kb", "wikireading")
+GOLDEN_TARGETS: tuple[str, ...] = (
+    "wikidata",
+    "kb",
+    "wikireading",
+    "hansel-train",
+    "hansel-fewshot",
+    "hansel-zeroshot",
+)
 
 
 def golden_dir() -> Path:
