@@ -115,7 +115,7 @@ def test_every_link_is_an_instance_or_a_counted_drop(built: dict[str, Path]) -> 
 
 
 def test_lowercasing_is_a_parameter(built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> None:
-    out = built["wikient"].parents[3]
+    out = built["wikient"].parents[2]
     cased = build("wikient", out=out, params=["wikient.lowercase=false"], progress=False, log=quiet)
     assert cased["wikient"] != built["wikient"]  # a different fingerprint, both kept
     descriptions = {d["page_id"]: d["description"] for d in rows(built["wikient_descriptions"])}

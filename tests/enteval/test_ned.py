@@ -21,7 +21,7 @@ def mentions() -> list[ned.AidaMention]:
 def test_aida_mentions_splits_and_nil() -> None:
     found = mentions()
     assert [(m.split, m.mention, m.gold) for m in found][:6] == [
-        ("train", "Queen", "Queen (chess)"),
+        ("train", "queen", "Queen (chess)"),
         ("train", "London", "London"),
         ("train", "UK", "United Kingdom"),
         ("train", "France", "France"),
@@ -31,7 +31,7 @@ def test_aida_mentions_splits_and_nil() -> None:
     united = [m for m in found if m.mention == "United Kingdom"]
     assert [(m.split, m.sentence[m.start : m.end]) for m in united] == [("testa", ("United", "Kingdom"))]
     assert {m.split for m in found} == {"train", "testa", "testb"}
-    assert len(found) == 16
+    assert len(found) == 17
 
 
 def test_gold_title_from_url_or_yago_name() -> None:

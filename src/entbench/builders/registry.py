@@ -20,6 +20,7 @@ STAGE_MODULES = (
     "entbench.builders.wikireading",
     "entbench.builders.hansel",
     "entbench.builders.wikient",
+    "entbench.builders.enteval_tasks",
 )
 
 

@@ -63,4 +63,4 @@ def wikireading(
 
 
 # Targets that keep their export command in a module of their own register it on import.
-from entbench.cli import export_hansel  # noqa: E402, F401
+from entbench.cli import export_enteval, export_hansel  # noqa: E402, F401

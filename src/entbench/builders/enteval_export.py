@@ -1,0 +1,122 @@
+"""`entbench export enteval`: WikiEnt as tab-separated text, or the EntEval task directory.
+
+* `wikient-tsv` (from a `wikient` build): `wikient.tsv`, one instance per line, no header, seven
+  tab-separated fields in the order of the issue and of `schemas.enteval.WIKIENT`:
+
+      sentence  mention_start  mention_end  mention  target_qid  target_title  description
+
+  `sentence` and `description` are word tokens joined by one space (so `sentence.split()` gives
+  the tokens the offsets count, end exclusive); `target_qid` is empty when the linked article has
+  no Wikidata item. No field holds a tab or a line break. Rows are in shard order, then in
+  (page_id, link_ordinal) order, so identical builds give identical files.
+* `tasks` (from an `enteval-tasks` build): the built tasks' files, laid out as the EntEval loaders'
+  `task_path` expects (`KORE/all.txt`, `CAP/same/train.txt`, …), and `TASKS.tsv` listing every task
+  as built or skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from entbench.builders.manifest import load_manifest, upstream_from_manifest
+from entbench.builders.stage import UpstreamOutput
+from entbench.enteval.tsv import FieldError, check_field
+from entbench.errors import DataError, UserError
+
+FORMATS = ("wikient-tsv", "tasks")
+WIKIENT_FILE = "wikient.tsv"
+WIKIENT_COLUMNS = (
+    "sentence",
+    "mention_start",
+    "mention_end",
+    "mention",
+    "target_qid",
+    "target_title",
+    "description",
+)
+
+
+@dataclass
+class ExportResult:
+    """What an export wrote."""
+
+    out: Path
+    counts: dict[str, int] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+
+def locate(build_out: str | Path, target: str, stage: str) -> UpstreamOutput:
+    """A finished stage of a build directory, found through `targets/<target>.json`."""
+    base = Path(build_out)
+    target_file = base / "targets" / f"{target}.json"
+    if not target_file.is_file():
+        raise UserError(f"{base}: no {target} build found (run `entbench build {target} --out {base}` first)")
+    try:
+        directory = base / json.loads(target_file.read_text(encoding="utf-8"))["stages"][stage]
+    except (ValueError, KeyError) as exc:
+        raise UserError(f"{target_file}: not a {target} target record ({exc})") from exc
+    load_manifest(directory)
+    return upstream_from_manifest(directory)
+
+
+def wikient_line(row: dict[str, object]) -> str:
+    """One TSV line of a WikiEnt row (`target_qid` may be empty; every other field is not)."""
+    fields = [str(row[c]) if row[c] is not None else "" for c in WIKIENT_COLUMNS]
+    for name, value in zip(WIKIENT_COLUMNS, fields, strict=True):
+        if name != "target_qid" or value:
+            check_field(value)
+    return "\t".join(fields)
+
+
+def export_wikient(*, build_out: str | Path, out: str | Path) -> ExportResult:
+    """Write `wikient.tsv` from a `wikient` build."""
+    stage = locate(build_out, "wikient", "wikient")
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    result = ExportResult(target)
+    path = target / WIKIENT_FILE
+    tmp = path.with_name(path.name + ".tmp")
+    rows = 0
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        for shard in stage.files("wikient"):
+            for batch in pq.ParquetFile(shard).iter_batches(columns=list(WIKIENT_COLUMNS), batch_size=4096):
+                for row in batch.to_pylist():
+                    try:
+                        f.write(wikient_line(row) + "\n")
+                    except FieldError as exc:
+                        raise DataError(f"row {rows}: {exc}", path=shard) from exc
+                    rows += 1
+    tmp.replace(path)
+    result.counts["instances"] = rows
+    result.files.append(WIKIENT_FILE)
+    return result
+
+
+def export_tasks(*, build_out: str | Path, out: str | Path) -> ExportResult:
+    """Copy the EntEval task directory of an `enteval-tasks` build, plus `TASKS.tsv`."""
+    from entbench.builders.enteval_tasks import TASK_DIR
+
+    stage = locate(build_out, "enteval-tasks", "enteval_tasks")
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    result = ExportResult(target)
+    manifest = load_manifest(Path(stage.directory))
+    for name in sorted(manifest.get("files", {})):
+        if not name.startswith(TASK_DIR + "/"):
+            continue
+        relative = name[len(TASK_DIR) + 1 :]
+        (target / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(stage.directory) / name, target / relative)
+        result.files.append(relative)
+    listing = ["task\tstatus\tlines\tfiles"]
+    for row in pq.read_table(stage.files("tasks")[0]).to_pylist():
+        listing.append(f"{row['task']}\t{row['status']}\t{row['lines']}\t{','.join(row['files'])}")
+        result.counts[str(row["task"])] = int(row["lines"])
+    (target / "TASKS.tsv").write_text("\n".join(listing) + "\n", encoding="utf-8")
+    result.files.append("TASKS.tsv")
+    return result

@@ -1,0 +1,33 @@
+"""`entbench export enteval --from BUILD_OUT --format wikient-tsv|tasks --out DIR`."""
+
+from __future__ import annotations
+
+import click
+
+from entbench.cli.export_cmd import FROM_HELP, export
+from entbench.cli.main import verbose_option
+
+
+@export.command("enteval")
+@click.option("--from", "build_out", required=True, type=click.Path(file_okay=False), help=FROM_HELP)
+@click.option(
+    "--format",
+    "fmt",
+    default="wikient-tsv",
+    show_default=True,
+    type=click.Choice(["wikient-tsv", "tasks"]),
+    help="wikient-tsv: WikiEnt as wikient.tsv (sentence, mention_start, mention_end, mention, "
+    "target_qid, target_title, description; tab-separated, no header) from `entbench build wikient`; "
+    "tasks: the EntEval loaders' task directory from `entbench build enteval-tasks`.",
+)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
+@verbose_option
+def enteval(build_out: str, fmt: str, out: str) -> None:
+    """Export WikiEnt or the EntEval task files of a build."""
+    from entbench.builders.enteval_export import export_tasks, export_wikient
+
+    result = (export_wikient if fmt == "wikient-tsv" else export_tasks)(build_out=build_out, out=out)
+    counts = ", ".join(f"{name} {n:,}" for name, n in result.counts.items())
+    click.echo(f"enteval ({fmt}) -> {result.out}: {counts}")
+    for name in result.files:
+        click.echo(f"  {name}")

@@ -1,0 +1,80 @@
+"""`entbench export enteval`: the WikiEnt TSV and the EntEval task directory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import Result
+
+from entbench.builders.api import build
+from entbench.builders.enteval_export import WIKIENT_COLUMNS
+
+RunCli = Callable[[list[str]], Result]
+
+
+def quiet(_message: str) -> None:
+    """Swallow the builder's log lines."""
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path) -> Path:
+    """WikiEnt on the constructed world (it has QIDs), and the task files on the bundled config."""
+    base = tmp_path_factory.mktemp("enteval-export")
+    world = f"wikipedia={fixtures_dir / 'enteval' / 'enwiki-constructed.xml'}"
+    build("wikient", out=base / "world", sources=[world], progress=False, log=quiet)
+    build("enteval-tasks", out=base / "tasks", progress=False, log=quiet)
+    return base
+
+
+def test_wikient_tsv(out: Path, tmp_path: Path, run_cli: RunCli) -> None:
+    result = run_cli(["export", "enteval", "--from", str(out / "world"), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    lines = (tmp_path / "wikient.tsv").read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == ""  # every line ends with "\n"
+    fields = [line.split("\t") for line in lines[:-1]]
+    assert {len(f) for f in fields} == {7}
+    stage = sorted((out / "world" / "benchmarks" / "wikient").glob("v1-*"))[0]
+    expected = [
+        [str(r[c]) if r[c] is not None else "" for c in WIKIENT_COLUMNS]
+        for f in sorted(stage.glob("*.parquet"))
+        for r in pq.read_table(f).to_pylist()
+    ]
+    assert fields == expected and len(fields) > 0
+    assert f"instances {len(fields)}" in result.output
+    for sentence, start, end, mention, qid, title, description in fields:
+        words = sentence.split()
+        assert " ".join(words) == sentence and "".join(words[int(start) : int(end)]) == "".join(
+            mention.split()
+        )
+        assert qid == "" or qid.startswith("Q")
+        assert title and len(description.split()) <= 100
+    assert any(f[4] == "Q145" and f[5] == "United Kingdom" for f in fields)
+    assert any(f[4] == "" for f in fields)  # the disambiguation page "Queen" has no item
+
+
+def test_tasks_directory(out: Path, tmp_path: Path, run_cli: RunCli) -> None:
+    result = run_cli(
+        ["export", "enteval", "--from", str(out / "tasks"), "--format", "tasks", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    built = sorted((out / "tasks" / "benchmarks" / "enteval_tasks").glob("v1-*"))[0] / "enteval"
+    copied = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    originals = sorted(p.relative_to(built) for p in built.rglob("*") if p.is_file())
+    assert copied == sorted([*originals, Path("TASKS.tsv")])
+    for name in originals:
+        assert (tmp_path / name).read_bytes() == (built / name).read_bytes()
+    listing = (tmp_path / "TASKS.tsv").read_text(encoding="utf-8").splitlines()
+    assert listing[0] == "task\tstatus\tlines\tfiles" and len(listing) == 8
+    assert all(row.split("\t")[1] == "built" for row in listing[1:])
+
+
+def test_missing_build_is_a_user_error(tmp_path: Path, run_cli: RunCli) -> None:
+    result = run_cli(["export", "enteval", "--from", str(tmp_path), "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "no wikient build found" in result.output
+    result = run_cli(
+        ["export", "enteval", "--from", str(tmp_path), "--format", "tasks", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2 and "no enteval-tasks build found" in result.output
