@@ -137,7 +137,11 @@ def write_parquet(
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with pq.ParquetWriter(str(tmp), schema_with_meta, **PARQUET_OPTIONS) as writer:
-            writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            # An empty shard is a footer with the schema and no row group: a zero-row row group
+            # breaks readers that size batches by the first row group (Hugging Face `datasets`:
+            # "BatchSize must be greater than 0").
+            if table.num_rows:
+                writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
         _fsync(tmp)
         os.replace(tmp, path)
     finally:
