@@ -29,6 +29,8 @@ GOLDEN_TARGETS: tuple[str, ...] = (
     "hansel-train",
     "hansel-fewshot",
     "hansel-zeroshot",
+    "wikient",
+    "enteval-tasks",
 )
 
 
