@@ -183,6 +183,7 @@ def main() -> None:
     xml_mb = paths["xml"].stat().st_size / (1 << 20)
     chosen = [m for m in MEASUREMENTS if not args.only or m[0] in args.only.split(",")]
     runs: dict[str, list[dict[str, Any]]] = {m[0]: [] for m in chosen}
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         for _ in range(args.repeat):
             for name, kind, workers in chosen:
@@ -211,7 +212,12 @@ def main() -> None:
         "format": "entbench.bench-wikipedia/1",
         "date": datetime.date.today().isoformat(),
         "command": " ".join(["python", "bench/wikipedia/run.py", *sys.argv[1:]]),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            # other users' jobs share the cores: the 1-minute load before and after the run
+            "load_average_1m": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        },
         "dump": {
             "xml_mb": round(xml_mb, 1),
             **{k: summary[k] for k in ("pages", "redirects", "article_links")},
@@ -239,7 +245,9 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"Synthetic enwiki dump: {dump['xml_mb']} MB XML, {dump['pages']} pages "
         f"({dump['redirects']} redirects), {dump['article_links']} article links; "
-        f"medians of {report['repeat']}; `{report['command']}`",
+        f"medians of {report['repeat']}; `{report['command']}`; "
+        f"{report['machine']['cpus']} cores, 1-min load average {report['machine']['load_average_1m']} "
+        "before/after (other jobs share the cores)",
         "",
         "| measurement | input | workers | s | pages/s | MB/s XML | × mwxml-only | peak RSS MiB |",
         "|---|---|---|---|---|---|---|---|",
