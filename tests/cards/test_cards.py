@@ -21,7 +21,9 @@ from click.testing import Result
 from entbench.builders.manifest import load_manifest
 from entbench.cards import writer
 from entbench.cards.build_view import BuildView
+from entbench.cards.charts import int_bins
 from entbench.cards.targets.alias_table import alias_section
+from entbench.cards.targets.hansel import hansel_section
 from entbench.cards.targets.wikireading import wikireading_section
 from tests.builders.wikireading_support import world_build
 from tests.cards.card_support import assert_real_png, build, seed_scans
@@ -268,3 +270,61 @@ def test_alias_card_ambiguity_matches_the_alias_table(scans: Path) -> None:
         assert_real_png(card / name)
     readme = (card / "README.md").read_text()
     assert f"| {len(mentions):,} | {sum(mentions.values()):,} |" in readme
+
+
+# --- hansel ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def hansel(tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path) -> tuple[Path, dict[str, Path]]:
+    """hansel-train and hansel-zeroshot on the Hansel fixtures (their Wikidata pair, see
+    fixtures/hansel/PROVENANCE.md), built into one directory."""
+    out = tmp_path_factory.mktemp("hansel")
+    pair = [f"wikidata_{v}={fixtures_dir / 'hansel' / f'wikidata-{v}.json.gz'}" for v in ("old", "new")]
+    dirs = build("hansel-train", out, sources=pair)
+    dirs.update(build("hansel-zeroshot", out, sources=pair))
+    return out, dirs
+
+
+def test_hansel_train_card_plots_and_counts(hansel: tuple[Path, dict[str, Path]]) -> None:
+    out, dirs = hansel
+    card = out / "cards" / "hansel-train"
+    for name in ("mention_lengths.png", "split_sizes.png", "leakage.png"):
+        assert_real_png(card / name)
+    readme = (card / "README.md").read_text()
+    lengths: dict[str, Counter[int]] = {}
+    for split in ("train", "validation"):
+        mentions = [str(m) for m in column(dirs["hansel"], split, "mention")]
+        pages = set(column(dirs["hansel"], split, "page_id"))
+        gold = set(column(dirs["hansel"], split, "gold_id"))
+        assert mentions
+        assert f"| {split} | {len(mentions):,} | {len(pages):,} | {len(gold):,} |" in readme
+        lengths[split] = Counter(len(m) for m in mentions)  # code points, as Hansel's offsets
+    view = BuildView(out, "hansel-train")
+    try:
+        section = hansel_section(view)
+    finally:
+        view.close()
+    assert section is not None
+    (chart,) = section.charts()
+    bins = int_bins(lengths["train"] + lengths["validation"], max_bins=30)
+    assert chart.labels == bins.labels()
+    assert dict(chart.series) == {split: bins.apply(counts) for split, counts in lengths.items()}
+    assert "`hansel_mem_audit` | `hansel.validation` | `hansel.train` | `mention` → `gold_id`" in readme
+
+
+def test_hansel_zeroshot_card_counts_coarse_types(hansel: tuple[Path, dict[str, Path]]) -> None:
+    out, dirs = hansel
+    card = out / "cards" / "hansel-zeroshot"
+    assert_real_png(card / "zeroshot_coarse_types.png")
+    pool = Counter(
+        zip(
+            column(dirs["hansel_zeroshot"], "zeroshot_pool", "coarse"),
+            column(dirs["hansel_zeroshot"], "zeroshot_pool", "criterion"),
+            strict=True,
+        )
+    )
+    readme = (card / "README.md").read_text()
+    criteria = sorted({k for _, k in pool})
+    for coarse in {c for c, _ in pool}:
+        cells = " | ".join(f"{pool.get((coarse, k), 0):,}" for k in criteria)
+        assert f"| {coarse} | {cells} |" in readme
+    assert "| zeroshot_pool | hansel_zeroshot |" in readme  # the audit's decisions are no split

@@ -357,7 +357,7 @@ def render_text(report: dict[str, Any], *, width: int = 120) -> str:
             f"{', '.join(info['sort_by'])}",
         ]
         schema_rows = [(f["name"], f["type"], "" if f["nullable"] else "not null") for f in info["schema"]]
-        type_width = max(20, width - 4 - max(len(f["name"]) for f in info["schema"]) - 14)
+        type_width = min(72, max(20, width - 4 - max(len(f["name"]) for f in info["schema"]) - 14))
         lines += [
             indent * 2 + line for line in grid(["column", "type", ""], schema_rows, max_cell=type_width)
         ]

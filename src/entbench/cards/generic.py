@@ -13,6 +13,7 @@ from entbench import __version__
 from entbench.builders import registry
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, md_table, size_category
+from entbench.cards.leakage import audits
 from entbench.cards.model import Block, Invocation, Section
 from entbench.cards.registry import TargetCard
 
@@ -83,7 +84,8 @@ def split_tables(view: BuildView, card: TargetCard) -> list[tuple[str, str]]:
                     break
         if found:
             return found
-    return [(stage, table) for stage in final for table in view.tables(stage)]
+    audited = {name for name, _ in audits(view)}  # their decisions are the leakage section's
+    return [(stage, table) for stage in final if stage not in audited for table in view.tables(stage)]
 
 
 def structure_section(view: BuildView, card: TargetCard) -> Section:

@@ -1,5 +1,5 @@
-"""The `hansel-train` card: mentions per split and the mention-length histogram (spec §5; Hansel
-§3.2, Table 1).
+"""The Hansel cards: `hansel-train` (mentions per split, mention-length histogram; spec §5, Hansel
+§3.2, Table 1) and `hansel-zeroshot` (coarse types of the pool; Hansel §3.4).
 
 Mention length is counted in Unicode code points, the unit of Hansel's `start`/`end` offsets
 (spec §5: `text[start:end] == mention`); DuckDB's `length` counts code points.
@@ -13,10 +13,11 @@ from entbench.cards.model import Block, Chart, Section
 from entbench.cards.registry import register_card
 
 SPLITS = ("train", "validation")
+COARSE_ORDER = ("PER", "LOC", "ORG", "EVENT", "OTHER")
 MENTION_COLUMNS = ("mention", "gold_id")
 DOCUMENT_COLUMNS = ("document_id", "page_id")
-#: Hansel Table 1: mentions, documents and distinct E_known entities of the released splits.
-PAPER_TABLE_1 = {"train": (9_890_000, 1_050_000, 541_000), "validation": (9_677, 1_000, 6_323)}
+#: Hansel Table 1 as printed: mentions, documents and distinct E_known entities of the splits.
+PAPER_TABLE_1 = {"train": ("9.89M", "1.05M", "541K"), "validation": ("9,677", "1,000", "6,323")}
 
 
 def split_tables(view: BuildView) -> list[tuple[str, str, str]]:
@@ -54,7 +55,7 @@ def hansel_section(view: BuildView) -> Section | None:
                 int(mentions),
                 "–" if documents is None else int(documents),
                 int(entities),
-                "–" if paper is None else f"{paper[0]:,} / {paper[1]:,} / {paper[2]:,}",
+                "–" if paper is None else " / ".join(paper),
             )
         )
         lengths[split] = {
@@ -88,6 +89,55 @@ def hansel_section(view: BuildView) -> Section | None:
     return Section("Hansel mentions", tuple(blocks))
 
 
+def zeroshot_section(view: BuildView) -> Section | None:
+    """The zero-shot pool's coarse types, by how each entity was drawn (Hansel §3.4, spec §5)."""
+    stage = view.find("zeroshot_pool", columns=("qid", "coarse", "criterion"))
+    if stage is None:
+        return None
+    rows = view.query(
+        "SELECT coarse, criterion, count(*) FROM pool GROUP BY coarse, criterion",
+        {"pool": (stage, "zeroshot_pool")},
+    )
+    counts = {(str(c), str(k)): int(n) for c, k, n in rows}
+    order = [c for c in COARSE_ORDER if any(key[0] == c for key in counts)]
+    order += sorted({c for c, _ in counts} - set(order))
+    criteria = sorted({k for _, k in counts})
+    table = [
+        (c, *(counts.get((c, k), 0) for k in criteria), sum(counts.get((c, k), 0) for k in criteria))
+        for c in order
+    ]
+    return Section(
+        "Zero-shot pool",
+        (
+            "E_new entities for annotators (Hansel §3.4): half drawn uniformly, half balanced over "
+            "coarse types (spec §5); the stage's stats give the quota and availability per type.",
+            md_table(["coarse type", *criteria, "total"], table, "l" + "r" * (len(criteria) + 1)),
+            Chart(
+                "zeroshot_coarse_types.png",
+                f"{view.target}: coarse types of the pool",
+                tuple(order),
+                tuple((k, tuple(float(counts.get((c, k), 0)) for c in order)) for k in criteria),
+                xlabel="coarse type",
+                ylabel="entities",
+            ),
+        ),
+    )
+
+
+register_card(
+    "hansel-zeroshot",
+    sections=(zeroshot_section,),
+    splits=("zeroshot_pool",),
+    summary="Hansel zero-shot pool (Xu et al. 2022, §3.4): emerging entities (E_new) for annotation.",
+)
+register_card(
+    "hansel-fewshot",
+    splits=("fewshot_candidates",),
+    summary=(
+        "Hansel few-shot candidates (Xu et al. 2022, §3.3, appendix A): alias-table matches over a raw "
+        "corpus, sampled uniformly over phrases and over ambiguous phrases, for annotation."
+    ),
+)
 register_card(
     "hansel-train",
     sections=(hansel_section,),
