@@ -34,6 +34,11 @@ _BUILT: dict[tuple[Any, ...], dict[str, Path]] = {}
 _OUTS: dict[tuple[Any, ...], Path] = {}
 
 
+def out_dir(sources: Sequence[str] = PAIR, workers: int = 1) -> Path:
+    """The shared output directory of builds with these sources and worker count."""
+    return _OUTS.setdefault((tuple(sources), workers), _ROOT / f"w{workers}-{len(_OUTS)}")
+
+
 def build(
     targets: Sequence[str] = TARGETS,
     *,
@@ -45,7 +50,7 @@ def build(
     """Build `targets` (cached per arguments); stage name -> output directory of every stage."""
     key = (tuple(targets), tuple(sources), tuple(params), workers, out)
     if key not in _BUILT:
-        directory = out or _OUTS.setdefault((tuple(sources), workers), _ROOT / f"w{workers}-{len(_OUTS)}")
+        directory = out or out_dir(sources, workers)
         dirs: dict[str, Path] = {}
         for target in targets:
             dirs.update(

@@ -14,7 +14,7 @@ from entbench.builders.manifest import load_manifest
 from entbench.filters.mentions import t2s
 from entbench.hansel.splits import document_hash
 from entbench.schemas.hansel import LINK_STATUSES
-from tests.builders.hansel_support import build, rows, zhwiki_sitelinks
+from tests.builders.hansel_support import build, out_dir, rows, zhwiki_sitelinks
 from tests.builders.kb_support import shard_hashes
 
 E_NEW_PAGE = 39  # 民族: its item is only in the new dump (fixtures/hansel/PROVENANCE.md)
@@ -196,12 +196,35 @@ def test_shards_are_byte_identical_for_two_workers(dirs: dict[str, Path], tmp_pa
         assert load_manifest(dirs[stage])["fingerprint"] == load_manifest(two[stage])["fingerprint"]
 
 
-def test_make_hansel_command_on_the_bundled_config(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+def test_make_hansel_command_on_the_bundled_config(run_cli: Callable[..., Any]) -> None:
     # `make hansel` runs exactly this: the bundled config (the kb's real Wikidata pair).
-    result = run_cli(["build", "hansel-train", "--out", str(tmp_path)])
+    result = run_cli(["build", "hansel-train", "--out", str(out_dir(sources=()))])
     assert result.exit_code == 0, result.output
-    built = build(("hansel-train",), sources=(), out=tmp_path)
+    built = build(("hansel-train",), sources=())
     records = rows(built["hansel"], "train") + rows(built["hansel"], "validation")
     known = {r["qid"] for r in rows(built["entity_diff"], "kb_entities") if r["in_known"]}
     assert {r["gold_id"] for r in records} <= known
     assert records and all(r["text"][r["start"] : r["end"]] == r["mention"] for r in records)
+
+
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [
+        ("hansel.context=document", "context must be one of paragraph, sentence, window"),
+        ("hansel.validation_docs=-1", "validation_docs must be >= 0"),
+        ("hansel_fewshot.min_known_candidates=0", "min_known_candidates must be >= 1"),
+        ("hansel_fewshot.max_p_unlinked=1.5", "max_p_unlinked must be within"),
+        ("hansel_zeroshot.size=-3", "size must be >= 0"),
+    ],
+)
+def test_bad_parameters_are_user_errors(
+    param: str, message: str, tmp_path: Path, run_cli: Callable[..., Any]
+) -> None:
+    stage = param.partition(".")[0]
+    target = {
+        "hansel": "hansel-train",
+        "hansel_fewshot": "hansel-fewshot",
+        "hansel_zeroshot": "hansel-zeroshot",
+    }[stage]
+    result = run_cli(["build", target, "--param", param, "--out", str(tmp_path)])
+    assert result.exit_code == 2 and message in result.output

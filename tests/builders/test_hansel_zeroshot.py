@@ -95,9 +95,9 @@ def test_no_pool_entity_is_a_training_gold() -> None:
     assert audit["leakage_rows"] == 20
 
 
-def test_real_new_entity_of_the_bundled_config(tmp_path: Path) -> None:
+def test_real_new_entity_of_the_bundled_config() -> None:
     # The kb's real pair: Q3454165 (Kevin Bacon) is E_new there, with a real description and alias.
-    dirs = build(("hansel-zeroshot",), sources=(), out=tmp_path)
+    dirs = build(("hansel-zeroshot",), sources=())
     by_qid = {r["qid"]: r for r in pool(dirs)}
     doc = read_dump(NEW_DUMP).entities  # the bundled config's wikidata_new
     bacon = by_qid["Q3454165"]

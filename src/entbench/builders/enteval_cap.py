@@ -79,8 +79,16 @@ class CapStage(TaskStage):
         }
         vectors = read_vectors(self.read(p, "vectors"), wanted)
 
+        means: dict[tuple[str, ...], np.ndarray | None] = {}  # a mention's words recur in many pairs
+
+        def mean(words: list[str]) -> np.ndarray | None:
+            key = tuple(words)
+            if key not in means:
+                means[key] = average(words, vectors)
+            return means[key]
+
         def similarity(first: list[str], second: list[str]) -> float | None:
-            a, b = average(first, vectors), average(second, vectors)
+            a, b = mean(first), mean(second)
             return None if a is None or b is None else cosine(a, b)
 
         output = TaskOutput()

@@ -179,7 +179,11 @@ class Describer:
                 exact = {
                     str(key): TitleTarget(int(pid), str(title), int(hops)) for key, pid, title, hops in rows
                 }
-            articles = con.execute("SELECT title, page_id FROM articles").fetchall()
+            # Every article title is needed only when some name has no exact or redirect match.
+            everything_exact = all(title_key(n) in exact for n in wanted)
+            articles = (
+                [] if everything_exact else con.execute("SELECT title, page_id FROM articles").fetchall()
+            )
             matcher = TitleMatcher(
                 exact, ((str(t), int(p)) for t, p in articles), min_score=min_score, scorer=scorer
             )

@@ -148,9 +148,21 @@ class PairStats:
     duplicate_spans: int = 0
 
 
-def _safe(words: Sequence[str], start: int, end: int) -> tuple[list[str], int, int]:
-    before, inside, after = safe_words(words[:start]), safe_words(words[start:end]), safe_words(words[end:])
-    return [*before, *inside, *after], len(before), len(before) + len(inside)
+class _Context:
+    """A pair context's loader-safe words, shared by all its pairs, and where each token went."""
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        self.starts: list[int] = []
+        words: list[str] = []
+        for token in tokens:
+            self.starts.append(len(words))
+            words.extend(safe_words([token]))
+        self.starts.append(len(words))
+        self.words = tuple(words)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Token offsets [start, end) in the safe words (a token holding whitespace became several)."""
+        return self.starts[start], self.starts[end]
 
 
 def make_pairs(doc: PrecoDoc, stats: PairStats) -> list[MentionPair]:
@@ -166,6 +178,7 @@ def make_pairs(doc: PrecoDoc, stats: PairStats) -> list[MentionPair]:
     for span in sorted(cluster_of):
         by_sentence.setdefault(span[0], []).append(span)
     pairs: list[MentionPair] = []
+    contexts: dict[tuple[str, int], _Context] = {}
 
     def text(span: Span) -> str:
         return " ".join(doc.sentences[span[0]][span[1] : span[2]]).lower()
@@ -174,16 +187,23 @@ def make_pairs(doc: PrecoDoc, stats: PairStats) -> list[MentionPair]:
         if text(a) in PRONOUNS and text(b) in PRONOUNS:
             stats.both_pronouns += 1
             return
-        sentence_a = list(doc.sentences[a[0]])
-        offset = 0 if kind == "same" else len(sentence_a)
-        words = sentence_a if kind == "same" else [*sentence_a, *doc.sentences[b[0]]]
-        # Token offsets after loader-safety (a PreCo token holding whitespace becomes several words).
-        safe_a = _safe(words, a[1], a[2])
-        safe_b = _safe(words, offset + b[1], offset + b[2])
+        key = (kind, a[0])
+        if key not in contexts:
+            tokens = doc.sentences[a[0]] if kind == "same" else (*doc.sentences[a[0]], *doc.sentences[b[0]])
+            contexts[key] = _Context(tokens)
+        context = contexts[key]
+        offset = 0 if kind == "same" else len(doc.sentences[a[0]])
         label = int(cluster_of[a] == cluster_of[b])
         pairs.append(
             MentionPair(
-                kind, doc.id, a, b, label, tuple(safe_a[0]), (safe_a[1], safe_a[2]), (safe_b[1], safe_b[2])
+                kind,
+                doc.id,
+                a,
+                b,
+                label,
+                context.words,
+                context.span(a[1], a[2]),
+                context.span(offset + b[1], offset + b[2]),
             )
         )
 
