@@ -146,17 +146,7 @@ def structural_mutations(draw: st.DrawFn) -> bytes:
         key = path[-1]
         action = draw(st.sampled_from(("replace", "drop", "rename")))
         if action == "replace":
-            value = draw(JSON_VALUES)
-            if (
-                key == "type"
-                and len(path) >= 2
-                and path[-2] == "datavalue"
-                and isinstance(value, list | dict)
-            ):
-                # A known crash, pinned by `test_datavalue_type_that_is_not_a_string_is_rejected`
-                # (strict xfail): kept out of the random search so CI stays green until it is fixed.
-                value = json.dumps(value)
-            parent[key] = value
+            parent[key] = draw(JSON_VALUES)
         elif action == "drop" or isinstance(parent, list):
             del parent[key]
         else:
@@ -172,19 +162,15 @@ SETTINGS = settings(
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="readers/wikidata_entities.py `_repair_datavalues` looks a datavalue's `type` up in a set; "
-    "a list or dict there raises TypeError (the scan task crashes) instead of a `schema_mismatch` "
-    "reject. Found by the structural fuzzer below; reported to the reader's owner.",
-)
-def test_datavalue_type_that_is_not_a_string_is_rejected() -> None:
+@pytest.mark.parametrize("bad_type", [[], ["string"], {}, {"a": 1}, 5, True])
+def test_datavalue_type_that_is_not_a_string_is_rejected(bad_type: Any) -> None:
+    """Found by the structural fuzzer: a list/dict `type` once raised TypeError in the slow path's
+    set lookup (crashing the scan task); any non-string type is now a `schema_mismatch` reject."""
     line = next(line for line in real_lines() if b'"type":"wikibase-entityid"' in line)
     doc = json.loads(line)
     claims = doc.get("claims") or next(iter(doc["entities"].values()))["claims"]
     statement = next(iter(claims.values()))[0]
-    statement["mainsnak"]["datavalue"]["type"] = []
+    statement["mainsnak"]["datavalue"]["type"] = bad_type
     assert scan_line(json.dumps(doc).encode()) == "schema_mismatch"
 
 

@@ -314,8 +314,15 @@ def _repair_datavalues(obj: dict[str, Any]) -> int:
                         if not isinstance(snak, dict):
                             continue
                         dv = snak.get("datavalue")
-                        if isinstance(dv, dict) and dv.get("type") not in KNOWN_VALUE_TYPES:
-                            snak["unsupported_type"] = str(dv.get("type"))
+                        if not isinstance(dv, dict):
+                            continue
+                        vtype = dv.get("type")
+                        # A list or dict cannot be looked up in a set (TypeError); any non-string
+                        # tag is left for msgspec.convert, which rejects it as `schema_mismatch`.
+                        if vtype is not None and not isinstance(vtype, str):
+                            continue
+                        if vtype not in KNOWN_VALUE_TYPES:
+                            snak["unsupported_type"] = str(vtype)
                             snak["datavalue"] = None
                             count += 1
     return count
