@@ -12,7 +12,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench.builders.api import build
-from entbench.readers.mediawiki_xml import iter_pages, split_header, trim_to_pages
+from entbench.builders.wikipedia_scan import EXPANSION, _multistream_tasks
+from entbench.readers.mediawiki_xml import (
+    iter_pages,
+    multistream_index_path,
+    read_stream_offsets,
+    split_header,
+    trim_to_pages,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikipedia"
 EN_2016 = FIXTURES / "enwiki-201605.pages-articles1.head-part.xml.bz2"
@@ -147,6 +154,26 @@ def test_parallel_input_formats_give_the_same_shards(tmp_path: Path, en_build: P
                 .replace_schema_metadata(None)
                 .equals(pq.read_table(reference).replace_schema_metadata(None))
             )
+
+
+def test_multistream_scans_in_parallel_with_the_same_bytes(tmp_path: Path) -> None:
+    """Two workers each decompress their own bz2 streams (located through the index file) and
+    write exactly the shards one worker writes."""
+    _, multi = _plain_and_multistream(tmp_path)
+    index = multistream_index_path(str(multi))
+    assert index is not None
+    # --chunk-mb 1 groups the streams into tasks of about 1 MiB / EXPANSION["bz2"] compressed bytes
+    tasks = list(
+        _multistream_tasks(
+            read_stream_offsets(index, str(multi)), multi.stat().st_size, (1 << 20) // EXPANSION["bz2"], {}
+        )
+    )
+    assert len(tasks) >= 2  # so two workers do take different streams
+    one = run(tmp_path / "w1", sources=(f"wikipedia={multi}",), chunk_mb=1, workers=1)
+    two = run(tmp_path / "w2", sources=(f"wikipedia={multi}",), chunk_mb=1, workers=2)
+    assert json.loads((two / "_RUN.json").read_text())["workers"] == 2
+    assert json.loads((two / "_MANIFEST.json").read_text())["stats"]["pages_seen"] == 84
+    assert shard_hashes(two) == shard_hashes(one)
 
 
 def test_not_a_wikipedia_dump_is_a_clear_error(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
