@@ -137,6 +137,36 @@ def test_chinese_alias_table(out: Path) -> None:
     built = check(dirs, MentionNormalizer("hansel", chinese=True))
     assert {(r["mention"], r["qid"]) for r in built} >= {("柏林", "Q64"), ("伦敦", "Q84"), ("法国", "Q142")}
     assert json.loads((dirs["alias_table"] / "normalization.json").read_text())["chinese"] is True
+    # every page title is an alias of its own entity, under its normalised (Simplified) form
+    norm = MentionNormalizer("hansel", chinese=True)
+    by_key = {(r["mention"], r["qid"]): r for r in built}
+    titles = {r["title"]: r for r in rows(dirs["title_qid"], "title_qid")}
+    checked = 0
+    for page in rows(dirs["wikipedia"], "pages"):
+        entity = titles[page["title"]]
+        if page["ns"] == 0 and not page["is_redirect"] and entity["qid"] and not entity["is_disambiguation"]:
+            assert by_key[(norm(page["title"]), entity["qid"])]["title_flag"]
+            checked += 1
+    assert checked >= 1
+
+
+def test_alias_table_kb_over_the_same_dump_is_the_same_table(out: Path) -> None:
+    """`alias-table-kb` resolves titles through `wikidata_new` (a build with a kb): over the bundled
+    config, where `wikidata` and `wikidata_new` are the same real dump, it must give the rows of
+    `alias-table`, and it satisfies the same invariants (Σ P(e|m) = 1, components add up)."""
+    plain = build_alias(out, EN_DBPEDIA)
+    kb = build(
+        "alias-table-kb", out=out, sources=(f"wikipedia={EN_DBPEDIA}",), progress=False, log=lambda m: None
+    )
+    remapped = {
+        "wikipedia": kb["wikipedia"],
+        "title_qid": kb["title_qid_kb"],
+        "alias_table": kb["alias_table_kb"],
+    }
+    built = check(remapped, MentionNormalizer("hansel"))
+    assert len(built) > 5
+    for stage in ("alias_table", "mention_stats"):
+        assert rows(kb[f"{stage}_kb"], stage) == rows(plain[stage], stage)
 
 
 def _page(title: str, page_id: int, text: str, redirect: str | None = None) -> str:
