@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol
 
+from entbench.builders.process import without_pandas
 from entbench.builders.progress import QueueDrain, StageBar
 
 TaskFn = Callable[..., Any]
@@ -21,6 +22,7 @@ _worker_queue: Any = None
 
 def _init_worker(queue: Any) -> None:
     global _worker_queue  # noqa: PLW0603 - one queue per worker process, set once at start
+    without_pandas()
     _worker_queue = queue
 
 

@@ -51,8 +51,10 @@ from entbench.schemas import wikidata as schema
 
 #: Estimated decompressed/compressed size ratio, for choosing a shard count before reading.
 EXPANSION = {"none": 1, "gzip": 7, "bz2": 9}
-#: Target decompressed JSON bytes per output shard when `num_shards` is 0 (auto).
-AUTO_SHARD_INPUT_BYTES = 512 << 20
+#: Target decompressed JSON bytes per output shard when `num_shards` is 0 (auto). Small enough that
+#: a shard's reduce (all its rows in memory, sorted) stays well inside a worker's memory budget and
+#: that a dump of a few hundred MB already has shards for two workers to reduce in parallel.
+AUTO_SHARD_INPUT_BYTES = 256 << 20
 HEAD_BYTES = 200
 
 
@@ -118,7 +120,7 @@ class WikidataScan(Stage):
         return result
 
     def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
-        """`num_shards` if given, else about one shard per 512 MB of decompressed JSON."""
+        """`num_shards` if given, else about one shard per 256 MB of decompressed JSON."""
         requested = getattr(params, "num_shards", 0)
         if requested:
             return int(requested)

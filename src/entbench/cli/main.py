@@ -85,6 +85,9 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    from entbench.builders.process import without_pandas
+
+    without_pandas()
     from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
 
     cli(prog_name="entbench")

@@ -1,0 +1,45 @@
+"""The prefetching iterator hands over exactly the producer's items, errors and end."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from entbench.readers.prefetch import Prefetched
+
+
+def test_items_arrive_in_order_and_complete() -> None:
+    assert list(Prefetched(iter(range(1000)), depth=3)) == list(range(1000))
+
+
+def test_producer_error_arrives_after_the_items_before_it() -> None:
+    def source() -> Iterator[int]:
+        yield 1
+        yield 2
+        raise EOFError("stream ended early")
+
+    seen: list[int] = []
+    with pytest.raises(EOFError, match="stream ended early"):
+        for item in Prefetched(source()):
+            seen.append(item)
+    assert seen == [1, 2]
+
+
+def test_stopping_early_closes_the_producer_and_its_thread() -> None:
+    closed = threading.Event()
+
+    def source() -> Iterator[int]:
+        try:
+            yield from range(10_000)
+        finally:
+            closed.set()
+
+    prefetched = Prefetched(source(), depth=2)
+    for item in prefetched:
+        if item == 5:
+            break
+    prefetched.close()
+    assert closed.is_set()
+    assert not any(t.name == "entbench-prefetch" and t.is_alive() for t in threading.enumerate())
