@@ -5,6 +5,10 @@ BIN := $(VENV)/bin
 OUT ?= entbench-out
 # Targets `make run` builds on the bundled fixture dumps.
 RUN_TARGETS ?= wikidata kb alias-table wikireading
+# WikiReading's fixture world (fixtures/wikireading/PROVENANCE.md): the config's own wikidata and
+# wikipedia dumps share no item-article pair. The golden fixtures use the same files (GOLDEN_SOURCES).
+WIKIREADING_SOURCES := --source wikidata=fixtures/wikireading/wikidata.json.gz \
+	--source wikipedia=fixtures/wikireading/enwiki.xml.bz2
 
 .PHONY: install run test lint typecheck pytest fixtures fixtures-check bench hansel wikireading clean
 
@@ -18,7 +22,8 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 
 run: install
 	@for target in $(RUN_TARGETS); do \
-		$(BIN)/entbench build $$target --out $(OUT) || exit 1; \
+		extra=""; [ $$target = wikireading ] && extra="$(WIKIREADING_SOURCES)"; \
+		$(BIN)/entbench build $$target $$extra --out $(OUT) || exit 1; \
 	done
 
 test: install lint typecheck pytest fixtures-check
@@ -43,7 +48,7 @@ bench: install
 	$(BIN)/python bench/run.py
 
 wikireading: install
-	$(BIN)/entbench build wikireading --out $(OUT)
+	$(BIN)/entbench build wikireading $(WIKIREADING_SOURCES) --out $(OUT)
 
 hansel: install
 	$(BIN)/entbench build hansel-train --out $(OUT)
