@@ -55,6 +55,8 @@ class Spec:
     input: str  # "gz" or "json"
     scanner: str | None = None
     workers: int = 0
+    #: Pin the process tree to one CPU (os.sched_setaffinity), so no helper thread gets a second core.
+    one_cpu: bool = False
 
 
 SPECS: tuple[Spec, ...] = (
@@ -64,11 +66,21 @@ SPECS: tuple[Spec, ...] = (
     Spec("stdlib_gz", "stdlib gzip + json.loads + truthy in dicts", "gz", scanner="stdlib"),
     Spec("qwikidata_gz", "qwikidata WikidataJsonDump + get_truthy_claim_groups", "gz", scanner="qwikidata"),
     Spec("entbench_w1_gz", "entbench build wikidata, 1 worker", "gz", workers=1),
+    Spec(
+        "entbench_w1_gz_1cpu",
+        "entbench build wikidata, 1 worker, pinned to one CPU",
+        "gz",
+        workers=1,
+        one_cpu=True,
+    ),
     Spec("entbench_w1_json", "entbench build wikidata, 1 worker", "json", workers=1),
     Spec("entbench_w2_json", "entbench build wikidata, 2 workers", "json", workers=2),
     Spec("entbench_w2_gz", "entbench build wikidata, 2 workers", "gz", workers=2),
 )
 QUICK_SKIP = frozenset(["entbench_w2_gz"])
+#: In --quick mode the slow baselines scan only this share of the dump's entities (their rate per
+#: entity does not depend on how many they scan), which keeps the quick run under a minute.
+QUICK_PREFIX = {"stdlib_gz": 4, "qwikidata_gz": 4}
 
 
 def log(msg: str) -> None:
@@ -117,6 +129,8 @@ LAUNCHER = """
 import os, sys
 pid = os.fork()
 if pid == 0:
+    if os.environ.get("ENTBENCH_BENCH_ONE_CPU"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     os.execv(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as f:
@@ -125,8 +139,8 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def run_process(cmd: list[str]) -> tuple[float, int, str, str, int]:
-    """Run `cmd`; returns wall seconds, peak RSS bytes, stdout, stderr and the exit code."""
+def run_process(cmd: list[str], *, one_cpu: bool = False) -> tuple[float, int, str, str, int]:
+    """Run `cmd` (on one CPU if asked); returns wall s, peak RSS bytes, stdout, stderr, exit code."""
     with (
         tempfile.TemporaryFile() as out,
         tempfile.TemporaryFile() as err,
@@ -140,6 +154,7 @@ def run_process(cmd: list[str]) -> tuple[float, int, str, str, int]:
             stderr=err,
             cwd=REPO,
             check=False,
+            env={**os.environ, "ENTBENCH_BENCH_ONE_CPU": "1"} if one_cpu else None,
         )
         wall = time.perf_counter() - start
         out.seek(0)
@@ -177,18 +192,24 @@ def entbench_command(dump: str, out: Path, workers: int, chunk_mb: int) -> list[
     ]
 
 
-def measure(spec: Spec, dump: dict[str, Any], out_root: Path, chunk_mb: int) -> dict[str, Any]:
-    """One fresh-process run of `spec`; raises if the process fails."""
+def measure(
+    spec: Spec, dump: dict[str, Any], out_root: Path, chunk_mb: int, max_entities: int | None = None
+) -> dict[str, Any]:
+    """One fresh-process run of `spec` (a baseline may stop after `max_entities`); raises on failure."""
     path = dump["gz_path"] if spec.input == "gz" else dump["json_path"]
     if spec.scanner is not None:
         cmd = [sys.executable, str(BENCH_DIR / "scanners.py"), spec.scanner, path]  # an absolute path
         cmd += ["--languages", ",".join(LANGUAGES), "--sites", ",".join(SITES)]
+        if max_entities is not None:
+            cmd += ["--max-entities", str(max_entities)]
     else:
         cmd = entbench_command(path, out_root / spec.name, spec.workers, chunk_mb)
-    wall, rss, stdout, stderr, code = run_process(cmd)
+    wall, rss, stdout, stderr, code = run_process(cmd, one_cpu=spec.one_cpu)
     if code != 0:
         raise RuntimeError(f"{spec.name} failed (exit {code}): {' '.join(cmd)}\n{stderr[-2000:]}")
     sample: dict[str, Any] = {"wall_seconds": wall, "peak_rss_bytes": rss}
+    if max_entities is not None:
+        sample["prefix_of"] = dump["entities"]
     if spec.scanner is not None:
         result = json.loads(stdout.strip().splitlines()[-1])
         sample["seconds"] = result["seconds"]
@@ -233,6 +254,8 @@ def check_work(size: str, samples: dict[str, list[dict[str, Any]]], entities: in
     reference: tuple[str, dict[str, int]] | None = None
     for name, runs in samples.items():
         work = runs[-1]["work"]
+        if runs[-1].get("prefix_of") is not None:
+            continue  # a baseline that scanned a prefix of the dump (--quick): its rate is what counts
         if name != "decompress_gz" and work["entities"] != entities:
             problems.append(f"{size} {name}: {work['entities']} entities, the dump has {entities}")
         if work.get("errors"):
@@ -261,19 +284,31 @@ def prewarm_source_hash(dump: dict[str, Any], out_root: Path, specs: list[Spec])
 
 
 def run_size(
-    size: str, dump: dict[str, Any], specs: list[Spec], repeat: int, work: Path, chunk_mb: int
+    size: str,
+    dump: dict[str, Any],
+    specs: list[Spec],
+    repeat: int,
+    work: Path,
+    chunk_mb: int,
+    prefixes: dict[str, int] | None = None,
 ) -> tuple[dict[str, Any], list[str], float]:
-    """All measurements on one dump, round-robin over `repeat` rounds; also the source-hash time."""
+    """All measurements on one dump, round-robin over `repeat` rounds; also the source-hash time.
+
+    `prefixes` maps a baseline to a divisor: it scans only the first entities/divisor entities.
+    """
+    prefixes = prefixes or {}
     out_root = work / f"out-{size}"  # `work` is this run's own directory
     hash_seconds = prewarm_source_hash(dump, out_root, specs)
     samples: dict[str, list[dict[str, Any]]] = {s.name: [] for s in specs}
     for round_ in range(1, repeat + 1):
         for spec in specs:
-            sample = measure(spec, dump, out_root, chunk_mb)
+            divisor = prefixes.get(spec.name)
+            max_entities = dump["entities"] // divisor if divisor else None
+            sample = measure(spec, dump, out_root, chunk_mb, max_entities)
             samples[spec.name].append(sample)
             log(
                 f"[{size} {round_}/{repeat}] {spec.name:17s} {sample['seconds']:8.2f} s "
-                f"({dump['entities'] / sample['seconds']:9,.0f} entities/s, "
+                f"({sample['work']['entities'] / sample['seconds']:9,.0f} entities/s, "
                 f"wall {sample['wall_seconds']:.2f} s, "
                 f"peak RSS {sample['peak_rss_bytes'] / 1e6:,.0f} MB)"
             )
@@ -388,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     for size, dump in dumps.items():
         repeat = args.repeat if size == "N" else args.repeat_big
         measurements[size], size_problems, hash_seconds[size] = run_size(
-            size, dump, specs, repeat, run_dir, args.chunk_mb
+            size, dump, specs, repeat, run_dir, args.chunk_mb, QUICK_PREFIX if args.quick else None
         )
         problems += size_problems
     if not args.keep:

@@ -110,7 +110,9 @@ def _snak_value(snak: dict[str, Any]) -> Any:
     return value
 
 
-def scan_stdlib(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) -> Work:
+def scan_stdlib(
+    path: str, languages: tuple[str, ...], sites: tuple[str, ...], max_entities: int | None = None
+) -> Work:
     """stdlib `gzip` + `json.loads` per line, truthy selection and value extraction on dicts."""
     import gzip
 
@@ -121,6 +123,8 @@ def scan_stdlib(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) -
             line = raw.rstrip(b",\n")
             if len(line) < 3:
                 continue
+            if work.entities == max_entities:
+                break
             entity = json.loads(line)
             work.entities += 1
             for key in ("labels", "descriptions"):
@@ -143,7 +147,9 @@ def scan_stdlib(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) -
     return work
 
 
-def scan_qwikidata(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) -> Work:
+def scan_qwikidata(
+    path: str, languages: tuple[str, ...], sites: tuple[str, ...], max_entities: int | None = None
+) -> Work:
     """qwikidata's dump iterator and entity classes; entities it cannot load are counted as errors."""
     from qwikidata.entity import WikidataItem, WikidataLexeme, WikidataProperty
     from qwikidata.json_dump import WikidataJsonDump
@@ -151,6 +157,8 @@ def scan_qwikidata(path: str, languages: tuple[str, ...], sites: tuple[str, ...]
     classes: dict[str, Any] = {"item": WikidataItem, "property": WikidataProperty, "lexeme": WikidataLexeme}
     work = Work()
     for entity_dict in WikidataJsonDump(path):
+        if work.entities == max_entities:
+            break
         work.entities += 1
         try:
             entity = classes[entity_dict["type"]](entity_dict)
@@ -184,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dump")
     parser.add_argument("--languages", default="en,zh")
     parser.add_argument("--sites", default="enwiki,zhwiki")
+    parser.add_argument(
+        "--max-entities", type=int, default=None, help="stop after this many entities (stdlib, qwikidata)"
+    )
     args = parser.parse_args(argv)
     languages = tuple(g for g in args.languages.split(",") if g)
     sites = tuple(s for s in args.sites.split(",") if s)
@@ -198,9 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.kind == "limit":
         work = scan_limit(args.dump, languages, sites)
     elif args.kind == "stdlib":
-        work = scan_stdlib(args.dump, languages, sites)
+        work = scan_stdlib(args.dump, languages, sites, args.max_entities)
     else:
-        work = scan_qwikidata(args.dump, languages, sites)
+        work = scan_qwikidata(args.dump, languages, sites, args.max_entities)
     seconds = time.perf_counter() - start
     result = {"kind": args.kind, "seconds": round(seconds, 4), **work.__dict__}
     print(json.dumps(result, sort_keys=True))
