@@ -50,8 +50,15 @@ bench: install
 wikireading: install
 	$(BIN)/entbench build wikireading $(WIKIREADING_SOURCES) --out $(OUT)
 
+# The three Hansel targets on the zhwiki fixture world (fixtures/hansel/PROVENANCE.md: a Wikidata
+# pair giving QIDs to its pages' titles and link targets), then the training set as official jsonl.
+HANSEL_SOURCES := --source wikidata_old=fixtures/hansel/wikidata-old.json.gz \
+	--source wikidata_new=fixtures/hansel/wikidata-new.json.gz
 hansel: install
-	$(BIN)/entbench build hansel-train --out $(OUT)
+	$(BIN)/entbench build hansel-train $(HANSEL_SOURCES) --out $(OUT)
+	$(BIN)/entbench build hansel-fewshot $(HANSEL_SOURCES) --out $(OUT)
+	$(BIN)/entbench build hansel-zeroshot $(HANSEL_SOURCES) --out $(OUT)
+	$(BIN)/entbench export hansel-train --from $(OUT) --format jsonl --out $(OUT)/export/hansel
 
 clean:
 	rm -rf $(OUT) .pytest_cache .mypy_cache .ruff_cache
