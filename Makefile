@@ -5,10 +5,6 @@ BIN := $(VENV)/bin
 OUT ?= entbench-out
 # Targets `make run` builds on the bundled fixture dumps.
 RUN_TARGETS ?= wikidata kb alias-table wikireading
-# WikiReading's fixture world (fixtures/wikireading/PROVENANCE.md): the config's own wikidata and
-# wikipedia dumps share no item-article pair. The golden fixtures use the same files (GOLDEN_SOURCES).
-WIKIREADING_SOURCES := --source wikidata=fixtures/wikireading/wikidata.json.gz \
-	--source wikipedia=fixtures/wikireading/enwiki.xml.bz2
 
 .PHONY: install run test lint typecheck pytest fixtures fixtures-check bench hansel wikireading clean
 
@@ -22,8 +18,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 
 run: install
 	@for target in $(RUN_TARGETS); do \
-		extra=""; [ $$target = wikireading ] && extra="$(WIKIREADING_SOURCES)"; \
-		$(BIN)/entbench build $$target $$extra --out $(OUT) || exit 1; \
+		$(BIN)/entbench build $$target --out $(OUT) || exit 1; \
 	done
 
 test: install lint typecheck pytest fixtures-check
@@ -48,7 +43,7 @@ bench: install
 	$(BIN)/python bench/run.py
 
 wikireading: install
-	$(BIN)/entbench build wikireading $(WIKIREADING_SOURCES) --out $(OUT)
+	$(BIN)/entbench build wikireading --out $(OUT)
 
 # The three Hansel targets on the zhwiki fixture world (fixtures/hansel/PROVENANCE.md: a Wikidata
 # pair giving QIDs to its pages' titles and link targets), then the training set as official jsonl.

@@ -1,10 +1,8 @@
 """`entbench build wikireading` end to end.
 
-On the shared fixture dumps (Q64 ↔ enwiki *Berlin*) the join works but no instance survives:
-Berlin's properties and value items have no label in the fixture dump, and every other item lacks a
-fixture article. Every row is accounted for under a reason. (The WikiReading fixture world, which
-adds the real labels, is tested in `test_wikireading_fixture_world.py`.) A generated world (see
-`wikireading_support`)
+On the real fixtures (Q64 ↔ enwiki *Berlin*) the join works but no instance survives: Berlin's
+properties and value items have no label in the fixture dump, and every other item lacks a fixture
+article. Every row is accounted for under a reason. A generated world (see `wikireading_support`)
 then checks a non-empty build: determinism across worker counts, disjoint splits, the held-out
 properties of `property-holdout`, truncation and the statistics table.
 """
@@ -101,8 +99,7 @@ def test_real_fixtures_join_q64_with_berlin(berlin_build: dict[str, Path]) -> No
 
 
 def test_bundled_config_builds(tmp_path: Path) -> None:
-    # The bundled config's own sources (`make wikireading` passes the fixture world's instead):
-    # its enwiki fixture has none of the fixture items' articles.
+    # `make wikireading`: the bundled enwiki fixture has none of the fixture items' articles.
     dirs = build("wikireading", tmp_path / "out")
     assert set(WR_STAGES) <= set(dirs)
     instances = stats(dirs["wikireading_instances"])

@@ -1,14 +1,11 @@
 """Helpers for the WikiReading tests: real fixture data, and a generated world for full builds.
 
-The real fixtures give every value kind of spec §6 on real statements, and Q64 ↔ enwiki *Berlin*.
-Built on the shared fixture dumps (`real_scans`) no instance survives: Berlin is the only fixture
-item with a fixture article, and the fixture dump has no label for its properties and most value
-items. The real WikiReading fixture world (`fixtures/wikireading/`, the sources `make wikireading`
-and the golden fixtures use; tests in `test_wikireading_fixture_world.py`) adds the real English
-labels as label-only documents and yields 51 real instances — but of one document, so one split.
-So the end-to-end tests that need every split (determinism across worker counts, splits,
-statistics, exports) run on a world generated here: a Wikidata dump and an enwiki dump in the real
-layouts (the XML header is the real fixture's), seeded, a few hundred items.
+The real fixtures give every value kind of spec §6 on real statements, and Q64 ↔ enwiki *Berlin*,
+but no WikiReading instance survives on them: apart from Berlin no fixture item has a fixture
+article, and Berlin's properties and value items (P31, Q183 Germany, Q11573 metre, …) have no
+label in the fixture dump. So the end-to-end tests of a non-empty build (determinism across
+worker counts, splits, statistics, exports) run on a world generated here: a Wikidata dump and an
+enwiki dump in the real layouts (the XML header is the real fixture's), seeded, a few hundred items.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Golden fixture shards: `make fixtures` records them, `make fixtures-check` (CI) proves them unchanged.
 
 For every target buildable on the bundled fixtures, `fixtures/golden/<target>.json` lists each
-stage's fingerprint and the sha256 and row count of every shard (a target listed in
-`GOLDEN_SOURCES` is built with those fixture files as its sources). `check` rebuilds everything from
+stage's fingerprint and the sha256 and row count of every shard. `check` rebuilds everything from
 scratch in a temporary directory and fails, naming each differing shard, if any byte changed. A
 change that is meant to alter outputs (or a dependency upgrade that does) is committed together
 with the regenerated golden files, in a commit of its own.
@@ -35,24 +34,6 @@ GOLDEN_TARGETS: tuple[str, ...] = (
 )
 
 
-#: Sources a golden target is built with instead of the bundled config's, relative to the fixtures
-#: directory. WikiReading needs items whose enwiki articles are in the enwiki dump; the config's
-#: `wikidata`/`wikipedia` have none, so it uses the world of fixtures/wikireading/PROVENANCE.md
-#: (`make wikireading` passes the same --source flags).
-GOLDEN_SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
-    "wikireading": (
-        ("wikidata", "wikireading/wikidata.json.gz"),
-        ("wikipedia", "wikireading/enwiki.xml.bz2"),
-    ),
-}
-
-
-def golden_sources(target: str) -> list[str]:
-    """The `NAME=PATH` source overrides `target` is built with on the fixtures (absolute paths)."""
-    root = default_config_path().parent
-    return [f"{name}={root / rel}" for name, rel in GOLDEN_SOURCES.get(target, ())]
-
-
 def golden_dir() -> Path:
     """`fixtures/golden/` next to the bundled config."""
     return default_config_path().parent / "golden"
@@ -62,14 +43,7 @@ def snapshot(out: Path, workers: int = 1) -> dict[str, dict[str, Any]]:
     """Build every golden target into `out`; target -> stage -> fingerprint and shard hashes."""
     result: dict[str, dict[str, Any]] = {}
     for target in GOLDEN_TARGETS:
-        dirs = api.build(
-            target,
-            sources=golden_sources(target),
-            out=out,
-            workers=workers,
-            progress=False,
-            log=lambda _m: None,
-        )
+        dirs = api.build(target, out=out, workers=workers, progress=False, log=lambda _m: None)
         stages: dict[str, Any] = {}
         for stage, directory in sorted(dirs.items()):
             manifest = load_manifest(directory)
