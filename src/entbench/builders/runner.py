@@ -26,7 +26,7 @@ import platform
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -218,25 +218,35 @@ class Builder:
             enabled=self.options.progress,
         )
 
-        def pending() -> Iterator[tuple[Any, ...]]:
-            for task in stage.map_tasks(ctx):
-                task_ids.append(task.task_id)
-                done = read_done(map_dir, task.task_id)
-                if done is not None:
-                    records[task.task_id] = done
-                    stage.on_map_done(ctx, done, bar.update)
-                    continue
-                yield (stage, ctx, task, schemas, str(map_dir))
+        def pending() -> Generator[tuple[Any, ...], None, None]:
+            planned = stage.map_tasks(ctx)
+            try:
+                for task in planned:
+                    task_ids.append(task.task_id)
+                    done = read_done(map_dir, task.task_id)
+                    if done is not None:
+                        records[task.task_id] = done
+                        stage.on_map_done(ctx, done, bar.update)
+                        continue
+                    yield (stage, ctx, task, schemas, str(map_dir))
+            finally:
+                # A planner may hold a decompressor with threads (rapidgzip): stop it now, not at
+                # interpreter exit, where a running decoder thread aborts the process.
+                close = getattr(planned, "close", None)
+                if close is not None:
+                    close()
 
         stats = Stats()
+        tasks = pending()
         try:
-            for done in executor.run(_map_task, pending(), bar):
+            for done in executor.run(_map_task, tasks, bar):
                 records[done["task"]] = done
                 stats_so_far = Stats()
                 for record in records.values():
                     stats_so_far.merge(record["stats"])
                 stage.check_map_stats(ctx, stats_so_far, map_dir)
         finally:
+            tasks.close()
             bar.close()
         if len(set(task_ids)) != len(task_ids):
             raise RuntimeError(f"{stage.stage_name}: map task ids are not unique")

@@ -1,8 +1,9 @@
 """The Wikidata dump scan: JSON dump -> normalized `entities`, `aliases`, `truthy_claims`, `sitelinks`,
 `redirects` (spec §1), sharded by entity id.
 
-Map tasks are byte ranges (uncompressed input) or line-aligned blocks of the decompressed stream
-(`.gz`, `.bz2`); each decodes its lines with the typed partial decoder and routes rows to shards.
+Map tasks are byte ranges (uncompressed input), ranges of the decompressed stream (`.gz` with a
+saved rapidgzip index, several workers) or line-aligned blocks of the decompressed stream (`.gz`,
+`.bz2`); each decodes its lines with the typed partial decoder and routes rows to shards.
 Reducers drop superseded duplicates of an id (a dump of revisions can hold several), keeping the
 highest `lastrevid` (then the later line). Every line ends up as rows, a redirect, or a reject
 with its byte offset in `rejects.jsonl`.
@@ -40,11 +41,13 @@ from entbench.readers.dumps import (
     StreamTruncated,
     byte_ranges,
     detect_compression,
-    iter_blocks,
+    iter_decompressed_blocks,
     iter_lines,
-    open_decompressed,
+    load_gzip_index,
+    read_indexed_range,
     read_range,
     sniff_json_dump,
+    worth_indexing,
 )
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
@@ -134,7 +137,8 @@ class WikidataScan(Stage):
         return ctx.sources[self.sources[0]].size
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """Byte ranges of an uncompressed dump, or blocks of the decompressed stream."""
+        """Byte ranges of an uncompressed dump or, for `.gz` with a saved seek index and several
+        workers, ranges of the decompressed stream; otherwise blocks of the decompressed stream."""
         src = ctx.sources[self.sources[0]]
         fmt = sniff_json_dump(src.path)
         chunk = ctx.options.chunk_bytes
@@ -142,14 +146,35 @@ class WikidataScan(Stage):
             for start, end in byte_ranges(src.size, chunk):
                 yield MapTask(f"r{start:015d}", {"start": start, "end": end})
             return
-        stream = open_decompressed(src.path, fmt.compression)
-        raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
+        index_sha256 = None
+        if fmt.compression == "gzip" and ctx.options.workers > 1 and worth_indexing(src.size, chunk):
+            # A run that began on sequential blocks finishes on them (its spills are reused).
+            if not any((Path(ctx.workdir) / "_map").glob("b*.done.json")):
+                gz_index = load_gzip_index(src.path, src.sha256)
+                if gz_index is not None:
+                    for start, end, compressed in gz_index.ranges(src.size, chunk):
+                        range_meta = {
+                            "start": start,
+                            "end": end,
+                            "index": gz_index.path,
+                            "index_offset": gz_index.data_offset,
+                            "compressed_delta": compressed,
+                        }
+                        yield MapTask(f"g{start:015d}", range_meta)
+                    return
+            index_sha256 = src.sha256  # no usable index: this full read leaves one
         consumed = 0
         index = 0
+        blocks = iter_decompressed_blocks(
+            src.path,
+            fmt.compression,
+            chunk,
+            threads=max(1, ctx.options.workers),
+            index_sha256=index_sha256,
+        )
         try:
             try:
-                for offset, block in iter_blocks(stream, chunk):
-                    position = _compressed_position(raw, consumed)
+                for offset, block, position in blocks:
                     meta: dict[str, Any] = {"offset": offset, "compressed_delta": max(0, position - consumed)}
                     consumed = max(consumed, position)
                     yield MapTask(f"b{index:08d}", meta, block)
@@ -163,7 +188,7 @@ class WikidataScan(Stage):
                 }
                 yield MapTask(f"b{index:08d}", meta)
         finally:
-            stream.close()
+            blocks.close()
 
     def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
         """Advance the bar over tasks finished by an earlier run."""
@@ -202,6 +227,15 @@ class WikidataScan(Stage):
         if task.payload is not None:
             base, block = int(task.meta["offset"]), task.payload
             report_bytes = False
+        elif "index" in task.meta:
+            base, block = read_indexed_range(
+                src.path,
+                str(task.meta["index"]),
+                int(task.meta["index_offset"]),
+                int(task.meta["start"]),
+                int(task.meta["end"]),
+            )
+            report_bytes = False  # progress counts compressed bytes: `compressed_delta` at the end
         else:
             base, block = read_range(src.path, int(task.meta["start"]), int(task.meta["end"]))
             report_bytes = True
@@ -321,13 +355,6 @@ class WikidataScan(Stage):
         if stats.get("framing_open") and not stats.get("framing_close"):
             extra["missing_closing_bracket"] = 1
         return extra
-
-
-def _compressed_position(raw: Any, fallback: int) -> int:
-    try:
-        return int(raw.tell()) if raw is not None else fallback
-    except (OSError, ValueError):
-        return fallback
 
 
 def _reject(label: str, offset: int, reason: str, detail: str, line: bytes) -> dict[str, Any]:

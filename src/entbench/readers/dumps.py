@@ -5,18 +5,35 @@ ends, `]` last line) or not framed at all. Only this module touches compressed b
 
 * uncompressed input is split into byte ranges that workers read independently (a line belongs
   to the range its first byte falls in);
-* `.gz` is decompressed with isal (4-10x faster than zlib here) and `.bz2` with rapidgzip's bz2
-  reader, sequentially, into line-aligned blocks that workers parse in parallel.
+* `.gz` is decompressed with isal (4-10x faster than zlib here) and `.bz2` with rapidgzip's
+  parallel bz2 reader (one thread per worker), sequentially, into line-aligned blocks that workers
+  parse in parallel;
+* with several workers, a `.gz` dump is read once through rapidgzip, which leaves a seek index
+  (`<dump>.rapidgzip-index`, or in the cache directory when the dump's directory is read-only).
+  Later runs split the *decompressed* stream at the index's checkpoints and every worker
+  decompresses its own ranges, so decompression runs in parallel too.
+
+rapidgzip is only trusted with healthy streams: it can end a truncated `.gz` early without an error
+or fail having returned less than is decodable. Any sign of damage (an error, or an end before the
+last compressed byte) makes the reader finish the stream with isal / stdlib bz2 from the start
+(skipping the blocks already handed out), so a damaged file gives the same blocks and the same
+`StreamTruncated` offset whatever the worker count.
 """
 
 from __future__ import annotations
 
+import atexit
 import bz2
+import contextlib
+import io
+import json
 import os
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, cast
+from pathlib import Path
+from typing import Any, BinaryIO, cast
 
 from entbench.errors import DataError
 
@@ -186,3 +203,384 @@ def read_range(path: str, start: int, end: int) -> tuple[int, bytes]:
 def file_size(path: str) -> int:
     """Size of a file in bytes."""
     return os.stat(path).st_size
+
+
+# --- compressed streams: sequential blocks, rapidgzip with an isal/stdlib fallback --------------
+INDEX_SUFFIX = ".rapidgzip-index"
+_INDEX_MAGIC = b"entbench-rapidgzip-index/1\n"
+#: Index checkpoints every this many decompressed bytes at most: each one keeps a compressed 32 KiB
+#: window in every worker's memory (~2-5 KB), so a 1.5 TB dump at 32 MiB costs ~50k windows.
+INDEX_MAX_SPACING = 32 << 20
+INDEX_MIN_SPACING = 512 << 10
+#: Expected decompressed/compressed ratio of a JSON dump, to skip indexing dumps of one task.
+_GZIP_EXPANSION = 7
+
+
+class _Damaged(Exception):
+    """rapidgzip hit an error or ended before the last compressed byte: finish with the fallback."""
+
+
+class _CheckedRapidReader:
+    """A rapidgzip reader whose `read(n)` returns n bytes until the end and raises `_Damaged`
+    (never returns EOF) when the stream is not intact, so `iter_blocks` cannot yield a cut tail."""
+
+    def __init__(self, reader: Any, tell_compressed_bits: Callable[[], int], size: int) -> None:
+        self.reader = reader
+        self._tell_bits = tell_compressed_bits
+        self._size = size
+
+    def read(self, n: int) -> bytes:
+        out = bytearray()
+        while len(out) < n:
+            try:
+                chunk = self.reader.read(n - len(out))
+            except Exception as exc:  # rapidgzip raises RuntimeError, ValueError, ...
+                raise _Damaged(str(exc) or type(exc).__name__) from exc
+            if not chunk:
+                if (self._tell_bits() + 7) // 8 != self._size:
+                    raise _Damaged("rapidgzip stopped before the last compressed byte")
+                break
+            out += chunk
+        return bytes(out)
+
+    def compressed_position(self) -> int:
+        """Compressed bytes consumed so far (for the progress bar)."""
+        return min(self._size, self._tell_bits() // 8)
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+def _raw_position(stream: Any) -> Callable[[], int]:
+    """How far into the compressed file an isal/bz2/plain stream has read (best effort)."""
+    raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None) or stream
+
+    def position() -> int:
+        try:
+            return int(raw.tell())
+        except (OSError, ValueError, AttributeError):
+            return 0
+
+    return position
+
+
+def index_spacing(block_bytes: int) -> int:
+    """Decompressed bytes between two checkpoints of an index built for tasks of `block_bytes`."""
+    return min(INDEX_MAX_SPACING, max(INDEX_MIN_SPACING, block_bytes // 2))
+
+
+def iter_decompressed_blocks(
+    path: str,
+    compression: str,
+    block_bytes: int,
+    *,
+    threads: int = 1,
+    index_sha256: str | None = None,
+) -> Generator[tuple[int, bytes, int], None, None]:
+    """Line-aligned blocks `(offset, block, compressed_position)` of a compressed dump, read in order.
+
+    `.bz2` goes through rapidgzip's bz2 reader with `threads` threads; `.gz` through isal, or,
+    when `index_sha256` is given (several workers), through rapidgzip, whose seek index is saved
+    once the whole stream has been read cleanly (see `save_gzip_index`). Raises `StreamTruncated`
+    like `iter_blocks`, with the same offset and after the same blocks whichever decoder ran.
+    """
+    global _bz2_warned  # noqa: PLW0603 - warn once per process
+    use_rapid = compression == "bz2" or (compression == "gzip" and index_sha256 is not None)
+    if not use_rapid:
+        stream = open_decompressed(path, compression)
+        position = _raw_position(stream)
+        try:
+            for offset, block in iter_blocks(stream, block_bytes):
+                yield offset, block, position()
+        finally:
+            stream.close()
+        return
+    import rapidgzip
+
+    size = os.path.getsize(path)
+    if compression == "bz2" and not _bz2_warned and size > BZ2_WARN_BYTES:
+        print(
+            "entbench: note: bz2 decompresses ~20x slower than gzip per core; "
+            "for a big dump prefer the .gz one",
+            file=sys.stderr,
+        )
+        _bz2_warned = True
+    reader: _CheckedRapidReader
+    if compression == "gzip":
+        gz = rapidgzip.RapidgzipFile(path, parallelization=threads, chunk_size=index_spacing(block_bytes))
+        reader = _CheckedRapidReader(gz, gz.tell_compressed, size)
+    else:
+        bz = rapidgzip.IndexedBzip2File(path, parallelization=threads)
+        reader = _CheckedRapidReader(bz, bz.raw.bz2reader.tell_compressed, size)
+    next_offset = 0
+    damaged = False
+    try:
+        try:
+            for offset, block in iter_blocks(cast(BinaryIO, reader), block_bytes):
+                yield offset, block, reader.compressed_position()
+                next_offset = offset + len(block)
+        except _Damaged:
+            damaged = True
+        if not damaged and compression == "gzip" and index_sha256 is not None:
+            save_gzip_index(reader.reader, path, index_sha256, next_offset)
+    finally:
+        reader.close()
+    if not damaged:
+        return
+    # The sequential decoders read the whole stream again and report the damage exactly as they
+    # do on their own; the blocks rapidgzip already handed out are the same and are skipped.
+    stream = open_decompressed(path, compression)
+    position = _raw_position(stream)
+    try:
+        for offset, block in iter_blocks(stream, block_bytes):
+            if offset + len(block) <= next_offset:
+                continue
+            if offset != next_offset:
+                raise RuntimeError(f"{path}: decoders disagree on block boundaries at {next_offset}")
+            yield offset, block, position()
+            next_offset = offset + len(block)
+    except StreamTruncated as exc:
+        if exc.offset < next_offset:  # rapidgzip decoded past the point isal/bz2 can read to
+            raise RuntimeError(f"{path}: decoders disagree on the readable length") from exc
+        raise
+    finally:
+        stream.close()
+
+
+# --- the .gz seek index -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GzipIndex:
+    """A validated rapidgzip index of one `.gz` dump (checkpoints: compressed bit offset ->
+    decompressed offset, ascending)."""
+
+    path: str
+    data_offset: int  # where rapidgzip's own bytes start in the index file
+    decompressed_size: int
+    checkpoints: tuple[tuple[int, int], ...]
+
+    def ranges(self, compressed_size: int, target_bytes: int) -> list[tuple[int, int, int]]:
+        """Decompressed ranges `(start, end, compressed_bytes)` that start and end on checkpoints
+        (a worker never decompresses anything twice) and hold about `target_bytes` each; the
+        compressed sizes add up to the file size."""
+        starts = sorted({d for _bits, d in self.checkpoints if d < self.decompressed_size} | {0})
+        bits_at = {d: b for b, d in self.checkpoints}
+        result: list[tuple[int, int, int]] = []
+        begin = 0
+        for cut in [*starts[1:], self.decompressed_size]:
+            if cut - begin < target_bytes and cut != self.decompressed_size:
+                continue
+            first = 0 if begin == 0 else bits_at[begin] // 8
+            last = compressed_size if cut == self.decompressed_size else bits_at[cut] // 8
+            result.append((begin, cut, last - first))
+            begin = cut
+        return result or [(0, 0, compressed_size)]
+
+
+def index_candidates(dump_path: str, sha256: str, cache_dir: Path | None = None) -> list[Path]:
+    """Where a dump's index may live: beside the dump, else in the per-user cache by content."""
+    if cache_dir is None:
+        from entbench.builders.sources import default_cache_dir
+
+        cache_dir = default_cache_dir()
+    return [Path(dump_path + INDEX_SUFFIX), cache_dir / "rapidgzip-index" / f"{sha256}{INDEX_SUFFIX}"]
+
+
+def worth_indexing(compressed_size: int, block_bytes: int) -> bool:
+    """An index only pays when the dump is expected to make at least two tasks."""
+    return compressed_size * _GZIP_EXPANSION >= 2 * block_bytes
+
+
+def save_gzip_index(
+    reader: Any, dump_path: str, sha256: str, decompressed_size: int, cache_dir: Path | None = None
+) -> Path | None:
+    """Write the index of a fully read `RapidgzipFile` atomically beside the dump (or in the cache
+    when that directory is not writable); None when neither place can be written."""
+    st = os.stat(dump_path)
+    checkpoints = sorted((int(b), int(d)) for b, d in reader.block_offsets().items())
+    header = json.dumps(
+        {
+            "dump_size": st.st_size,
+            "dump_mtime_ns": st.st_mtime_ns,
+            "sha256": sha256,
+            "decompressed_size": decompressed_size,
+            "checkpoints": checkpoints,
+        },
+        separators=(",", ":"),
+    ).encode("utf-8")
+    import rapidgzip
+
+    for location in index_candidates(dump_path, sha256, cache_dir):
+        tmp = location.with_name(f".{location.name}.tmp-{os.getpid()}")
+        raw = location.with_name(f".{location.name}.raw-{os.getpid()}")
+        try:
+            location.parent.mkdir(parents=True, exist_ok=True)
+            reader.export_index(str(raw), rapidgzip.IndexFormat.GZTOOL)  # windows zlib-compressed
+            with open(tmp, "wb") as out, open(raw, "rb") as src:
+                out.write(_INDEX_MAGIC + header + b"\n")
+                while chunk := src.read(1 << 22):
+                    out.write(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, location)
+            return location
+        except OSError:
+            continue
+        finally:
+            for leftover in (tmp, raw):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+    return None
+
+
+def load_gzip_index(dump_path: str, sha256: str, cache_dir: Path | None = None) -> GzipIndex | None:
+    """The dump's saved index if it matches the dump (size, mtime beside it, sha256) and rapidgzip
+    imports it; a stale or damaged index is ignored (and rewritten by the next full read)."""
+    st = os.stat(dump_path)
+    for n, location in enumerate(index_candidates(dump_path, sha256, cache_dir)):
+        header, data_offset = _read_index_header(location)
+        if header is None:
+            continue
+        try:
+            fresh = (
+                header["dump_size"] == st.st_size
+                and header["sha256"] == sha256
+                and (n > 0 or header["dump_mtime_ns"] == st.st_mtime_ns)
+            )
+            checkpoints = tuple((int(b), int(d)) for b, d in header["checkpoints"])
+            index = GzipIndex(str(location), data_offset, int(header["decompressed_size"]), checkpoints)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if not fresh:
+            continue
+        try:
+            with contextlib.closing(_open_indexed(dump_path, index.path, index.data_offset)) as reader:
+                imported = len(reader.block_offsets())
+        except Exception:  # any import failure means: do not trust this file
+            continue
+        if imported == len(checkpoints):
+            return index
+    return None
+
+
+def _read_index_header(location: Path) -> tuple[dict[str, Any] | None, int]:
+    try:
+        with open(location, "rb") as f:
+            if f.read(len(_INDEX_MAGIC)) != _INDEX_MAGIC:
+                return None, 0
+            line = f.readline()
+            header = json.loads(line)
+            return (header if isinstance(header, dict) else None), len(_INDEX_MAGIC) + len(line)
+    except (OSError, ValueError):
+        return None, 0
+
+
+class _OffsetFile(io.RawIOBase):
+    """The index file seen from `base` on, for rapidgzip's `import_index` (it seeks absolutely)."""
+
+    def __init__(self, handle: io.BufferedReader, base: int) -> None:
+        super().__init__()
+        self._f = handle
+        self._base = base
+        handle.seek(base)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        return self._f.readinto(buffer)
+
+    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_SET:
+            return self._f.seek(self._base + pos) - self._base
+        return self._f.seek(pos, whence) - self._base
+
+    def tell(self) -> int:
+        return self._f.tell() - self._base
+
+    def write(self, data: Any) -> int:  # rapidgzip only accepts objects that have `write`
+        raise io.UnsupportedOperation("read-only")
+
+
+def _open_indexed(dump_path: str, index_path: str, data_offset: int) -> Any:
+    import rapidgzip
+
+    reader = rapidgzip.RapidgzipFile(dump_path, parallelization=1)
+    try:
+        with open(index_path, "rb") as handle:
+            reader.import_index(_OffsetFile(handle, data_offset))
+    except BaseException:
+        reader.close()
+        raise
+    return reader
+
+
+# A worker keeps its indexed reader across tasks: importing the index of a 1.5 TB dump takes
+# longer than decompressing one task's range. One reader per process, closed at exit.
+_indexed_lock = threading.Lock()
+_indexed_reader: tuple[tuple[str, str], Any] | None = None
+
+
+def _close_indexed_reader() -> None:
+    global _indexed_reader  # noqa: PLW0603 - the per-process cache
+    with _indexed_lock:
+        if _indexed_reader is not None:
+            _indexed_reader[1].close()
+            _indexed_reader = None
+
+
+atexit.register(_close_indexed_reader)
+
+
+def read_indexed_range(
+    dump_path: str, index_path: str, data_offset: int, start: int, end: int
+) -> tuple[int, bytes]:
+    """The lines of a `.gz` dump whose preceding newline lies in [start, end) of the decompressed
+    stream (the first line belongs to the range at 0), and the offset of the first.
+
+    Unlike `read_range` the byte before `start` is never needed, so a range starting on an index
+    checkpoint decompresses nothing before it."""
+    global _indexed_reader  # noqa: PLW0603 - the per-process cache
+    key = (dump_path, index_path)
+    with _indexed_lock:
+        if _indexed_reader is None or _indexed_reader[0] != key:
+            if _indexed_reader is not None:
+                _indexed_reader[1].close()
+                _indexed_reader = None
+            _indexed_reader = (key, _open_indexed(dump_path, index_path, data_offset))
+        reader = _indexed_reader[1]
+        reader.seek(start)
+        data = _read_exactly(reader, end - start)
+        begin = start
+        if start > 0:
+            newline = data.find(b"\n")
+            if newline < 0:
+                return end, b""  # the line in progress runs past the range: no line starts here
+            begin = start + newline + 1
+            data = data[newline + 1 :]
+        if len(data) < end - begin:
+            return begin, data  # end of stream
+        # Finish the line in progress at `end` (or the one starting right at it).
+        tail: list[bytes] = []
+        while True:
+            chunk = _read_exactly(reader, 1 << 20)
+            cut = chunk.find(b"\n")
+            if cut >= 0:
+                tail.append(chunk[: cut + 1])
+                break
+            tail.append(chunk)
+            if len(chunk) < 1 << 20:
+                break
+    return begin, data + b"".join(tail)
+
+
+def _read_exactly(reader: Any, n: int) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        chunk = reader.read(n - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return bytes(out)
