@@ -64,7 +64,7 @@ def shard_hashes(stage_dir: Path) -> dict[str, str]:
 # --- the raw dumps, read independently --------------------------------------------------------
 def dump_lines(path: Path) -> list[str]:
     """Entity lines of a dump (array framing and trailing commas removed)."""
-    opener = bz2.open if path.suffix == ".bz2" else gzip.open
+    opener = {".bz2": bz2.open, ".gz": gzip.open}.get(path.suffix, open)
     with opener(path, "rt", encoding="utf-8") as handle:
         lines = [line.strip() for line in handle]
     return [line.rstrip(",") for line in lines if line and line not in ("[", "]")]

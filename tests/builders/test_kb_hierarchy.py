@@ -14,6 +14,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from entbench.builders.manifest import load_manifest
 from entbench.filters.internal import HANSEL_CLASSES, MGENRE_NOPAGE
 from entbench.typesys.coarse import DEFAULT_PRECEDENCE, coarse_label, combination, parse_precedence
 from tests.builders.kb_support import (
@@ -34,6 +35,7 @@ PRECEDENCE = parse_precedence(DEFAULT_PRECEDENCE)
 ROOTS = tuple(r.qid for r in PRECEDENCE)
 ON_HIERARCHY = [f"wikidata_old={HIERARCHY_DUMP}", f"wikidata_new={HIERARCHY_DUMP}"]
 NO_SITE = "internal_filter.site="
+SCANS = ("wikidata_old", "wikidata_new")
 
 
 def removed_reference(classes: tuple[str, ...], transitive: bool) -> set[str]:
@@ -189,3 +191,36 @@ def test_snapshot_entities_typed_through_the_real_hierarchy(composed: dict[str, 
     assert got["Q35"]["roots"] == ["Q618123"]
     s = stats(composed["coarse_types"])
     assert (s["conflicts"], s["conflict_LOC+ORG"], s["coarse_OTHER"]) == (8, 8, 21)
+
+
+def test_filter_on_the_snapshot_pair_with_the_real_hierarchy(out: Path, composed: dict[str, Path]) -> None:
+    # The real snapshot pair, each dump extended with the hierarchy's entities (the `composed`
+    # dumps), without a site constraint: the filter removes exactly the items whose truthy P31 or
+    # P279 reaches a filter class (networkx over each composed dump's own P279 edges, read with
+    # stdlib json) and keeps every other item, the snapshot's real entities included.
+    old_path, new_path = (Path(load_manifest(composed[s])["sources"][s]["path"]) for s in SCANS)
+    dirs = build_kb(out, sources=[f"wikidata_old={old_path}", f"wikidata_new={new_path}"], params=[NO_SITE])
+    removed = rows(dirs["internal_filter"], "removed")
+    kept = rows(dirs["internal_filter"], "kept")
+    for snapshot, path in (("old", old_path), ("new", new_path)):
+        dump = read_dump(path)
+        graph = nx.DiGraph()
+        for qid, doc in dump.items().items():
+            graph.add_edges_from((qid, parent) for parent in truthy_items(doc, "P279"))
+        members = set(HANSEL_CLASSES)
+        for cls in HANSEL_CLASSES:
+            if cls in graph:
+                members |= nx.ancestors(graph, cls)  # every class with a P279 path to cls
+        internal = {
+            qid
+            for qid, doc in dump.items().items()
+            if (truthy_items(doc, "P31") | truthy_items(doc, "P279")) & members
+        }
+        got_removed = {r["qid"] for r in removed if r["snapshot"] == snapshot and r["reason"] != "not_item"}
+        got_kept = {r["qid"] for r in kept if r["snapshot"] == snapshot}
+        assert got_removed == internal
+        assert got_kept == set(dump.items()) - internal
+        # The hierarchy's 62 internal items, and none of the snapshot's real items.
+        assert len(internal) == 62 and not internal & set(
+            read_dump(OLD_DUMP if snapshot == "old" else NEW_DUMP).items()
+        )
