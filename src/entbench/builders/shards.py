@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
+from entbench.errors import UserError
 from entbench.schemas.base import schema_hash, schema_to_json
 
 #: Writer options are part of the output format: changing any of them changes every shard's bytes.
@@ -119,12 +123,17 @@ def _adjacent_duplicates(table: pa.Table, keys: Sequence[str]) -> int:
 
 def write_parquet(
     table: pa.Table,
-    path: Path,
+    path: Path | str,
     *,
     schema: pa.Schema,
     metadata: dict[str, str],
 ) -> WrittenShard:
-    """Write `table` atomically (temp file, fsync, rename) with the fixed options and key-value metadata."""
+    """Write `table` atomically (temp file, fsync, rename) with the fixed options and key-value metadata.
+
+    `path` may also be an fsspec URL (`file://…`, `memory://…`, `s3://…` with its fsspec driver
+    installed): the shard is then written through fsspec under a temp name and moved into place,
+    with the same bytes as a local write.
+    """
     schema_with_meta = schema.with_metadata(
         {
             **metadata,
@@ -133,6 +142,9 @@ def write_parquet(
         }
     )
     table = table.replace_schema_metadata(schema_with_meta.metadata)
+    if is_url(path):
+        return _write_parquet_fsspec(table, str(path), schema_with_meta)
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -150,6 +162,68 @@ def write_parquet(
     return WrittenShard(
         file=path.name, rows=table.num_rows, bytes=path.stat().st_size, sha256=file_sha256(path)
     )
+
+
+def is_url(path: Path | str) -> bool:
+    """Whether `path` is a URL with a scheme (`file://`, `s3://`, …) rather than a local path."""
+    return isinstance(path, str) and "://" in path
+
+
+class _HashingSink:
+    """A write-only file object that hashes and counts what passes through it."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._hash = hashlib.sha256()
+        self.size = 0
+        self.closed = False
+
+    def write(self, data: bytes) -> int:
+        self._hash.update(data)
+        self.size += len(data)
+        self._raw.write(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.size
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def close(self) -> None:
+        self.closed = True
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def _write_parquet_fsspec(table: pa.Table, url: str, schema_with_meta: pa.Schema) -> WrittenShard:
+    try:
+        from fsspec.core import url_to_fs
+    except ImportError as exc:  # fsspec comes with the dask extra
+        raise UserError(f"writing to {url} needs fsspec: pip install 'entbench[dask]'") from exc
+    fs, target = url_to_fs(url)
+    parent, _, name = target.rpartition("/")
+    fs.makedirs(parent, exist_ok=True)
+    tmp = f"{parent}/.{name}.tmp-{os.getpid()}"
+    try:
+        with fs.open(tmp, "wb") as raw:
+            sink = _HashingSink(raw)
+            with pq.ParquetWriter(sink, schema_with_meta, **PARQUET_OPTIONS) as writer:
+                if table.num_rows:  # no zero-row row group: see write_parquet
+                    writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            raw.flush()
+            fileno = getattr(raw, "fileno", None)
+            if fileno is not None:  # a local file: make it durable before the rename
+                with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+                    os.fsync(fileno())
+        # A rename on file systems; object stores copy then delete, and the object only ever
+        # appears whole under its final name.
+        fs.mv(tmp, target)
+    finally:
+        if fs.exists(tmp):
+            fs.rm(tmp)
+    return WrittenShard(file=name, rows=table.num_rows, bytes=sink.size, sha256=sink.hexdigest())
 
 
 def file_sha256(path: Path | str, chunk: int = 1 << 22) -> str:
