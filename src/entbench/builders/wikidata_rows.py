@@ -125,19 +125,26 @@ def _with_exceptions(base: Any, n: int, exceptions: dict[int, str]) -> pa.Array:
     array = pa.array(base, pa.string()) if not isinstance(base, pa.Array) else base.cast(pa.string())
     if not exceptions:
         return array
-    values = array.to_pylist()
-    for pos, value in exceptions.items():
-        values[pos] = value
-    return pa.array(values, pa.string())
+    positions = sorted(exceptions)
+    mask = np.zeros(n, dtype=bool)
+    mask[positions] = True
+    replacements = pa.array([exceptions[p] for p in positions], pa.string())
+    return pc.replace_with_mask(array, pa.array(mask), replacements)
 
 
 def _fill_numeric_ids(ids: Sequence[Any], values: list[tuple[Any, ...]]) -> Sequence[Any]:
     """Entity references written with only `numeric-id` (2014-2016 dumps) get their id rebuilt."""
     if None not in ids:
         return ids
-    return [
-        i if i is not None else ref_id(EntityRef(None, v[1], v[2])) for i, v in zip(ids, values, strict=True)
-    ]
+    filled = list(ids)
+    position = -1
+    try:
+        while True:  # list.index scans in C: only the (rare) missing ids cost Python work
+            position = filled.index(None, position + 1)
+            _, numeric_id, entity_type = values[position]
+            filled[position] = ref_id(EntityRef(None, numeric_id, entity_type))
+    except ValueError:
+        return filled
 
 
 def _typed_array(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
@@ -168,16 +175,18 @@ class ClaimRows:
     __slots__ = (
         "groups",
         "main",
+        "ordinals",
         "qualifier_groups",
         "qualifier_offsets",
         "qualifier_valid",
         "qualifiers",
-        "rows",
+        "statement_ids",
     )
 
     def __init__(self) -> None:
         self.groups: list[tuple[str, str, str, str | None, int, int, int]] = []
-        self.rows: list[tuple[int, str | None]] = []  # (ordinal, statement id)
+        self.ordinals: list[int] = []  # per statement: its position among the property's statements
+        self.statement_ids: list[str | None] = []
         self.main = SnakColumns(per_snak_datatype=False)
         self.qualifiers = SnakColumns(per_snak_datatype=True)
         self.qualifier_groups: list[tuple[str, int]] = []  # (qualifier property, number of snaks)
@@ -185,13 +194,12 @@ class ClaimRows:
         self.qualifier_valid: list[bool] = []
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self.ordinals)
 
     def table(self) -> tuple[pa.Table, np.ndarray]:
         """The rows as a `truthy_claims` table plus the `_offset` column, and each row's shard."""
         subject, prop, rank, datatype, offsets, shards, counts = zip(*self.groups, strict=True)
         expand = _repeat_index(counts)
-        ordinal, sid = zip(*self.rows, strict=True)
         if self.qualifier_groups:
             qprops, qcounts = zip(*self.qualifier_groups, strict=True)
             qualifier_property = pa.array(qprops, pa.string()).take(_repeat_index(qcounts))
@@ -209,8 +217,8 @@ class ClaimRows:
         arrays = [
             pa.array(subject, pa.string()).take(expand),
             pa.array(prop, pa.string()).take(expand),
-            pa.array(ordinal, pa.int32()),
-            pa.array(sid, pa.string()),
+            pa.array(self.ordinals, pa.int32()),
+            pa.array(self.statement_ids, pa.string()),
             pa.array(rank, pa.string()).take(expand),
             *self.main.arrays(datatype=pa.array(datatype, pa.string()).take(expand)),
             qualifiers,
@@ -311,7 +319,8 @@ class ScanRows:
         considered truthy." (Wikibase RDF dump format documentation)
         """
         groups = out.groups
-        rows = out.rows
+        ordinals = out.ordinals
+        statement_ids = out.statement_ids
         main = out.main
         main_kinds = main.kinds
         qualifier_columns = out.qualifiers
@@ -336,8 +345,9 @@ class ScanRows:
                     datatype = snak.datatype
                 count += 1
                 # The main snak, inlined from SnakColumns.add (this loop runs once per statement).
-                pos = len(rows)
-                rows.append((i, st.id))
+                pos = len(ordinals)
+                ordinals.append(i)
+                statement_ids.append(st.id)
                 if snak.snaktype != "value":
                     main.odd_snaktypes[pos] = snak.snaktype
                 dv = snak.datavalue
@@ -361,7 +371,7 @@ class ScanRows:
                     qualifier_offsets.append(qualifier_offsets[-1])
             if count:
                 groups.append((ident, prop, best, datatype, offset, shard, count))
-        main.n = len(rows)
+        main.n = len(ordinals)
 
     def add_redirect(self, from_id: str, to_id: str, offset: int) -> None:
         """Record `from_id` -> `to_id` (routed by `from_id`)."""
