@@ -190,3 +190,24 @@ def test_bad_corpus_lines_are_data_errors(
     with pytest.raises(DataError, match=message) as info:
         build(("hansel-fewshot",), sources=(*PAIR, f"corpus={corpus}"), out=out)
     assert str(corpus) in str(info.value)
+
+
+def test_the_example_of_a_phrase_is_a_random_occurrence(dirs: dict[str, Path]) -> None:
+    # Appendix A: "randomly select one example per phrase". Each record is one of its phrase's
+    # matches; over the phrases matched more than once, the drawn match is not always the first
+    # (or always the last) one in corpus order, as it would be without the draw.
+    params = ("hansel_fewshot.min_known_candidates=1", "hansel_fewshot.size=40")
+    built = build(("hansel-fewshot",), params=params)
+    matches: dict[str, list[tuple[str, int]]] = {}
+    for m in rows(built["hansel_corpus"], "matches"):
+        matches.setdefault(m["key"], []).append((m["doc_id"], m["start"]))
+    positions = []
+    for r in rows(built["hansel_fewshot"], "fewshot_candidates"):
+        spots = sorted(matches[r["key"]])
+        assert len(spots) == r["occurrences"]
+        picked = (r["doc_id"], r["doc_start"] + r["start"])
+        assert picked in spots, r["key"]
+        if len(spots) > 1:
+            positions.append((spots.index(picked), len(spots)))
+    assert len(positions) >= 5
+    assert any(i > 0 for i, _ in positions) and any(i < n - 1 for i, n in positions)
