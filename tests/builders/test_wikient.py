@@ -87,6 +87,15 @@ def test_descriptions_are_the_first_100_tokens_from_the_first_sentence(built: di
         assert words[: len(first_sentence)] == first_sentence[: len(words)]
     for instance in rows(built["wikient"]):
         assert instance["description"] == descriptions[instance["target_page_id"]]["description"].lower()
+    # Pinned on the real 2016 lead sentences (the tokenizer splits "self-governed" at its hyphens).
+    by_title = {d["title"]: d["description"] for d in descriptions.values()}
+    assert by_title["Anarchism"].startswith(
+        "Anarchism is a political philosophy that advocates self - governed societies based on "
+        "voluntary institutions . "
+    )
+    assert by_title["Ayn Rand"].startswith(
+        "Ayn Rand (; born Alisa Zinov'yevna Rosenbaum , ; – March 6 , 1982 )"
+    )
 
 
 def test_every_link_is_an_instance_or_a_counted_drop(built: dict[str, Path]) -> None:
@@ -178,3 +187,27 @@ def test_drop_reasons_on_a_constructed_world(
     assert strict_stats["dropped_target_disambiguation"] == 1
     assert strict_stats["instances"] == len(instances) - 1
     assert all(i["target_qid"] for i in rows(strict["wikient"]))
+
+
+def test_no_instance_at_all_is_an_empty_build_with_every_link_counted(
+    built: dict[str, Path], fixtures_dir: Path
+) -> None:
+    """The real DBpedia minidump (2019-2021 enwiki pages) links to none of its own articles: its
+    links are red links or reach items whose pages are elsewhere. Every reducer then gets no
+    instance, which once crashed the stage (an empty, untyped filter mask)."""
+    out = built["wikient"].parents[3]  # the same --out: the wikidata scan is reused
+    source = f"wikipedia={fixtures_dir / 'wikipedia' / 'enwiki.dbpedia-minidump.part.xml.bz2'}"
+    dirs = build("wikient", out=out, sources=[source], progress=False, log=quiet)
+    stats = manifest(dirs["wikient"])["stats"]
+    assert rows(dirs["wikient"]) == [] and stats["instances"] == 0
+    assert len(list(dirs["wikient"].glob("part-*.parquet"))) == 2  # both shards written, empty
+    assert stats["links_read"] == len(rows(dirs["wikipedia"], "links")) > 0
+    assert stats["dropped_unresolved_red_link"] > 0
+    assert stats["dropped_target_not_in_dump"] > 0  # e.g. London (Q84): an item, no page here
+    assert sum(v for k, v in stats.items() if k.startswith("dropped_")) == stats["links_read"]
+    berlin = [d for d in rows(dirs["wikient_descriptions"]) if d["title"] == "Berlin"]
+    # Its lead sentence as the real article has it (the pronunciation templates render to nothing).
+    assert [
+        d["description"].startswith("Berlin ( , ) is the capital and largest city of Germany ")
+        for d in berlin
+    ] == [True]

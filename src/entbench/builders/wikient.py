@@ -231,7 +231,9 @@ class WikiEnt(Stage):
         for target in instances.column("target_page_id").to_pylist():
             text = descriptions.get(target)
             texts.append(text.lower() if text is not None and params.lowercase else text)
-        described = pa.array([t is not None for t in texts])
+        # Typed: a reducer whose bucket got no instance has an empty list, which pyarrow would
+        # infer as the null type and refuse as a filter mask.
+        described = pa.array([t is not None for t in texts], pa.bool_())
         # The map side checked every target has a description; this guards a changed upstream.
         stats.add("dropped_description_missing", len(texts) - pc.sum(described).as_py() if texts else 0)
         table = instances.append_column("description", pa.array(texts, pa.string())).filter(described)
