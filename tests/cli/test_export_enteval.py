@@ -52,7 +52,10 @@ def test_wikient_tsv(out: Path, tmp_path: Path, run_cli: RunCli) -> None:
         assert qid == "" or qid.startswith("Q")
         assert title and len(description.split()) <= 100
     assert any(f[4] == "Q145" and f[5] == "United Kingdom" for f in fields)
-    assert any(f[4] == "" for f in fields)  # the disambiguation page "Queen" has no item
+    # The disambiguation page "Queen" has no item: resolved to an article, kept, and reported.
+    assert [f[5] for f in fields if f[4] == ""] == ["Queen"]
+    assert "without_target_qid 1" in result.output
+    assert "note: 1 of " in result.output and "no item of the wikidata dump has a sitelink" in result.output
 
 
 def test_tasks_directory(out: Path, tmp_path: Path, run_cli: RunCli) -> None:

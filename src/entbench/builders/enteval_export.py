@@ -48,6 +48,8 @@ class ExportResult:
     out: Path
     counts: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    #: Lines for the person reading the command's output (what a count means).
+    notes: list[str] = field(default_factory=list)
 
 
 def locate(build_out: str | Path, target: str, stage: str) -> UpstreamOutput:
@@ -81,7 +83,7 @@ def export_wikient(*, build_out: str | Path, out: str | Path) -> ExportResult:
     result = ExportResult(target)
     path = target / WIKIENT_FILE
     tmp = path.with_name(path.name + ".tmp")
-    rows = 0
+    rows = without_qid = 0
     with open(tmp, "w", encoding="utf-8", newline="\n") as f:
         for shard in stage.files("wikient"):
             for batch in pq.ParquetFile(shard).iter_batches(columns=list(WIKIENT_COLUMNS), batch_size=4096):
@@ -91,8 +93,19 @@ def export_wikient(*, build_out: str | Path, out: str | Path) -> ExportResult:
                     except FieldError as exc:
                         raise DataError(f"row {rows}: {exc}", path=shard) from exc
                     rows += 1
+                    without_qid += row["target_qid"] is None
     tmp.replace(path)
     result.counts["instances"] = rows
+    result.counts["without_target_qid"] = without_qid
+    if without_qid:
+        # An empty target_qid is not an unresolved link (those are dropped and counted in the
+        # manifest): the link reached an article with text whose page has no item with a sitelink
+        # in the build's `wikidata` source. Say so, since a column of empty QIDs looks like a bug.
+        result.notes.append(
+            f"{without_qid:,} of {rows:,} instances have an empty target_qid: their article is in the "
+            "wikipedia dump but no item of the wikidata dump has a sitelink to it "
+            "(build with `--param wikient.require_qid=true` to drop them)"
+        )
     result.files.append(WIKIENT_FILE)
     return result
 

@@ -29,5 +29,7 @@ def enteval(build_out: str, fmt: str, out: str) -> None:
     result = (export_wikient if fmt == "wikient-tsv" else export_tasks)(build_out=build_out, out=out)
     counts = ", ".join(f"{name} {n:,}" for name, n in result.counts.items())
     click.echo(f"enteval ({fmt}) -> {result.out}: {counts}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
     for name in result.files:
         click.echo(f"  {name}")
