@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -121,9 +122,34 @@ def test_running_twice_gives_identical_files(tmp_path: Path, run_cli: RunCli, mo
     args = ("--input-format", "conllu-upos", "--mode", mode)
     small(run_cli, tmp_path / "a", SMALL_TRAIN, SMALL_TEST, *args)
     first = digests(tmp_path / "a")
-    assert len(first) == 2 + 2 + 3 * 3  # report, stats, test, unseen_label, 3 files per heuristic
+    assert len(first) == 2 + 2 + 3 * 3 + 1  # report, stats, test, unseen_label, 3 per heuristic, card
     small(run_cli, tmp_path / "a", SMALL_TRAIN, SMALL_TEST, *args)
     assert digests(tmp_path / "a") == first
+
+
+def test_the_card_holds_the_leakage_audit_and_a_command_that_rewrites_it(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """Edge probing has no build target: `OUT/README.md` is its card, with the Mem-Exact overlap."""
+    out = tmp_path / "out"
+    small(run_cli, out, SMALL_TRAIN, SMALL_TEST, "--input-format", "conllu-deprel")
+    report = json.loads((out / "report.json").read_text())
+    stats = json.loads((out / "stats.json").read_text())
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "## Leakage audit" in card and "Mode `eptest`" in card
+    for key, title in (("mem_exact", "Mem-Exact"), ("mem_freq", "Mem-Freq"), ("mem_uniform", "Mem-Uniform")):
+        row = f"| {title} | {stats['removed'][key]:,} | {report['n_test']:,} | {report[key]:.2f}% |"
+        assert row in card
+    assert stats["removed"]["mem_exact"] > 0  # v2.2 dev and v2.16 dev share many (word, relation) pairs
+    assert f"the {stats['unseen_label_drops']:,} test items whose label never occurs" in card
+    for split, path in (("train", SMALL_TRAIN), ("test", SMALL_TEST)):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert f"| {split} | `{path}` | {path.stat().st_size:,} | `{digest}` |" in card
+    # The card's command writes the same files again (the card included).
+    [command] = [line for line in card.splitlines() if line.startswith("entbench filter mem ")]
+    before = digests(out)
+    assert run_cli(shlex.split(command)[1:]).exit_code == 0
+    assert digests(out) == before
 
 
 def test_gzipped_jiant_input_gives_the_conllu_decisions(tmp_path: Path, run_cli: RunCli) -> None:

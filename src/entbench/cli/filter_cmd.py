@@ -47,8 +47,9 @@ def filter_group() -> None:
 def mem(train: str, test: str, input_format: str, mode: str, out: str, seed: int, negative_seed: int) -> None:
     """Share of TEST items Mem-Exact, Mem-Freq and Mem-Uniform solve from TRAIN; write filtered sets.
 
-    Writes OUT/report.json, OUT/stats.json, OUT/test.parquet, OUT/unseen_label.parquet and, per
-    heuristic, OUT/<heuristic>/{filtered.parquet,filtered.jsonl,removed.parquet}.
+    Writes OUT/report.json, OUT/stats.json, OUT/test.parquet, OUT/unseen_label.parquet, per
+    heuristic OUT/<heuristic>/{filtered.parquet,filtered.jsonl,removed.parquet}, and OUT/README.md
+    (the audit's card: shares, inputs with sha256, parameters, rebuild command).
     """
     from entbench.builders.mem_audit import run_filter_mem
 
