@@ -67,11 +67,11 @@ def test_verify_checks_target_listings_and_reports_incomplete_stages(out: Path, 
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     report = verify_build(copy)
-    assert not report.problem and report.files_checked == 21 and not report.incomplete
+    assert not report.problem and report.files_checked == 25 and not report.incomplete
     # a stage listed by targets/*.json whose manifest is gone is named, not silently skipped
     (stage(copy) / "_MANIFEST.json").unlink()
     report = verify_build(copy)
-    assert report.problem.startswith("stage wikidata listed in wikidata.json: normalized/wikidata/v1-")
+    assert report.problem.startswith("stage wikidata listed in wikidata.json: normalized/wikidata/v2-")
     assert report.problem.endswith("has no manifest")
     # an unfinished stage is listed (the next build resumes it), not failed
     shutil.rmtree(copy)

@@ -239,12 +239,6 @@ def with_hidden_nopage_statements(path: Path) -> Path:
     return path
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="mGENRE reads P31/P279 of every rank; the scan writes truthy statements only "
-    "(spec §1), so a NOPAGE class in a deprecated or outranked statement is invisible to "
-    "internal_filter until the scan also writes the non-truthy P31/P279 item values",
-)
 def test_mgenre_preset_sees_nopage_classes_in_every_rank(out: Path, tmp_path: Path) -> None:
     new_path = with_hidden_nopage_statements(tmp_path / "new.json.gz")
     derived = read_dump(new_path)
@@ -259,7 +253,7 @@ def test_mgenre_preset_sees_nopage_classes_in_every_rank(out: Path, tmp_path: Pa
         params=["internal_filter.preset=mgenre", "wikidata_old.sites=*", "wikidata_new.sites=*"],
     )
     kept = {r["qid"] for r in rows(dirs["internal_filter"], "kept") if r["snapshot"] == "new"}
-    # Fails while it reverts to truthy statements: Berlin and Scotland are then kept.
+    # With truthy statements only (ranks=truthy), Berlin and Scotland would be kept.
     assert kept == mgenre_kept(derived)
 
 

@@ -110,8 +110,34 @@ def test_uncompressed_byte_ranges_match_compressed_stream(tmp_path: Path) -> Non
     # 1 MB ranges split the 4 MB dump mid-line: every line must still be read exactly once.
     # (Bytes differ only because the source identity is stamped into each file's fingerprint.)
     from_ranges = build(tmp_path / "b", plain, workers=2, chunk_mb=1)
-    for table in ("entities", "aliases", "truthy_claims", "sitelinks", "redirects"):
+    for table in ("entities", "aliases", "truthy_claims", "outranked_type_claims", "sitelinks", "redirects"):
         assert read_table(from_bz2, table) == read_table(from_ranges, table)
+
+
+@pytest.mark.parametrize("dump", ["entities-old.json.bz2", "entities-new.json.bz2"])
+def test_outranked_type_claims_are_every_non_truthy_p31_p279(tmp_path: Path, dump: str) -> None:
+    # Reference from the raw JSON with the stdlib: per entity and property, the statements whose
+    # rank is not the best non-deprecated rank (spec §1), with their item value where there is one.
+    expected = set()
+    with bz2.open(FIXTURES / dump, "rt", encoding="utf-8") as f:
+        for raw in f:
+            line = raw.strip().rstrip(",")
+            if len(line) < 3:
+                continue
+            entity = json.loads(line)
+            for prop in ("P31", "P279"):
+                statements = (entity.get("claims") or {}).get(prop, [])
+                best = "preferred" if any(s["rank"] == "preferred" for s in statements) else "normal"
+                for i, st in enumerate(statements):
+                    if st["rank"] != best:
+                        value = (st["mainsnak"].get("datavalue") or {}).get("value")
+                        item = value.get("id") if isinstance(value, dict) else None
+                        expected.add((entity["id"], prop, i, st["rank"], item))
+    stage = build(tmp_path / "out", FIXTURES / dump)
+    rows = read_table(stage, "outranked_type_claims")
+    assert {(r["subject"], r["property"], r["ordinal"], r["rank"], r["item"]) for r in rows} == expected
+    assert len(rows) == len(expected)
+    assert expected  # the real dumps have outranked P31 statements (e.g. Berlin's deprecated one)
 
 
 def test_rerun_of_a_complete_build_does_nothing(tmp_path: Path) -> None:
@@ -161,7 +187,7 @@ def test_killed_build_resumes_to_identical_bytes(tmp_path: Path, monkeypatch: py
     incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
     done = sorted(p.name for p in (incomplete / "_shards").iterdir())
     assert done == ["part-00000.json", "part-00001.json"]
-    assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v1-*"))
+    assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v2-*"))
     monkeypatch.setattr(runner, "_shard_task", original)
     resumed = build(tmp_path / "out", source)
     assert shard_hashes(resumed) == reference
@@ -175,7 +201,7 @@ def test_parquet_files_carry_stage_fingerprint_and_schema(tmp_path: Path) -> Non
     assert meta[b"entbench.fingerprint"].decode() == manifest["fingerprint"]
     assert meta[b"entbench.table"] == b"entities"
     assert json.loads(meta[b"entbench.schema"])[0] == {"name": "id", "type": "string", "nullable": False}
-    assert stage.name == f"v1-{manifest['fingerprint'][:12]}"
+    assert stage.name == f"v2-{manifest['fingerprint'][:12]}"
 
 
 def test_params_change_the_fingerprint_and_the_schema(tmp_path: Path) -> None:

@@ -29,16 +29,16 @@ WIKIDATA_POINTS = [
     "after:rejects.jsonl:1",  # map task 0 spilled its rows, its completion record not written
     "after:done.json:2",  # two of four map tasks done
     "before:_TASKS.json:1",  # every map task done, the map phase not yet recorded
-    "after:.parquet:3",  # shard 0: three of its five tables written, no shard marker
+    "after:.parquet:3",  # shard 0: three of its six tables written, no shard marker
     "after:part-00001.json:1",  # shards 0 and 1 complete
     "before:_MANIFEST.json:1",  # every shard done, no manifest
     "after:_MANIFEST.json:1",  # manifest written, not yet renamed into place
     "after:_shards:1",  # half-way through promotion (work files moved aside)
-    "after:v1-:1",  # stage in place, target listing not written, trash not deleted
+    "after:v2-:1",  # stage in place, target listing not written, trash not deleted
 ]
 KB_POINTS = [
-    "after:v1-:1",  # the first of the two scans finished
-    "after:.parquet:14",  # inside the second scan's shards
+    "after:v2-:1",  # the first of the two scans finished
+    "after:.parquet:30",  # inside the second scan's shards (4 shards x 6 tables each)
     "before:_MANIFEST.json:4",  # the first DuckDB stage's shards written
 ]
 

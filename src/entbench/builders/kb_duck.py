@@ -33,6 +33,7 @@ SNAPSHOT_STAGES: dict[str, str] = {OLD: "wikidata_old", NEW: "wikidata_new"}
 NORMALIZED_VIEWS: dict[str, str] = {
     "entities": "entities",
     "claims": "truthy_claims",
+    "outranked": "outranked_type_claims",
     "sitelinks": "sitelinks",
     "redirects": "redirects",
 }

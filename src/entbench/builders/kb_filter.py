@@ -38,6 +38,7 @@ class InternalFilterParams(Params):
 
     `site`: a site id, a glob over site ids (`*wiki`: any key ending in "wiki", as mGENRE), or ''
     for no site constraint. `site_from`: `new` (the new dump's sitelinks for both dumps) or `own`.
+    `ranks`: `truthy` (P31/P279 truthy statements) or `all` (every rank, as mGENRE).
     """
 
     PRESETS: ClassVar[dict[str, dict[str, object]]] = internal.PRESETS
@@ -47,10 +48,14 @@ class InternalFilterParams(Params):
     transitive: bool = True
     site: str = "zhwiki"
     site_from: str = "new"
+    ranks: str = "truthy"
     num_shards: int = 1
 
     def __post_init__(self) -> None:
-        kb_params_check(self, {"preset": tuple(internal.PRESETS), "site_from": internal.SITE_FROM})
+        kb_params_check(
+            self,
+            {"preset": tuple(internal.PRESETS), "site_from": internal.SITE_FROM, "ranks": internal.RANKS},
+        )
         check_qids(self.classes, "classes")
         internal.check_site(self.site)
         if self.num_shards < 0:
@@ -97,14 +102,21 @@ class InternalFilter(QueryStage):
         """Decisions for both dumps; kept rows and class-based removals as two tables."""
         params = ctx.params
         assert isinstance(params, InternalFilterParams)
-        register_snapshots(con, ctx, ("entities", "claims", "sitelinks"))
+        views = ("entities", "claims", "sitelinks") + (("outranked",) if params.ranks == "all" else ())
+        register_snapshots(con, ctx, views)
         stats = Stats()
         for snapshot in SNAPSHOT_STAGES:
             # P31/P279 item values once: the closure and the membership test both read them.
-            con.execute(
-                f"CREATE TEMP TABLE {snapshot}_type_claims AS SELECT subject, property, item "
-                f"FROM {snapshot}_claims WHERE property IN ('P31', 'P279') AND item IS NOT NULL"
+            type_claims = (
+                f"SELECT subject, property, item FROM {snapshot}_claims "
+                "WHERE property IN ('P31', 'P279') AND item IS NOT NULL"
             )
+            if params.ranks == "all":
+                type_claims += (
+                    f" UNION ALL SELECT subject, property, item FROM {snapshot}_outranked "
+                    "WHERE item IS NOT NULL"
+                )
+            con.execute(f"CREATE TEMP TABLE {snapshot}_type_claims AS {type_claims}")
             if params.transitive:
                 con.execute(
                     f"CREATE TEMP TABLE {snapshot}_p279 AS {p279_edges_sql(f'{snapshot}_type_claims')}"

@@ -50,6 +50,8 @@ _VALUE_TYPE_NAMES = pa.array([None, *(name for name, _ in _KINDS.values())], pa.
 _URI_COLUMNS = frozenset(["time_calendar", "unit", "globe"])  # URIs reduced to their last segment (a QID)
 _URI_PREFIX = r"^https?://.*/"
 _FIELD_TYPES = {f.name: f.type for f in schema.SNAK_VALUE_FIELDS}
+#: Properties whose outranked statements are kept too (`outranked_type_claims`).
+TYPE_PROPERTIES = frozenset(["P31", "P279"])
 
 
 class SnakColumns:
@@ -256,6 +258,7 @@ class ScanRows:
         self.aliases: list[tuple[Any, ...]] = []
         self.claims = ClaimRows()
         self.sitelinks: list[tuple[Any, ...]] = []
+        self.outranked: list[tuple[Any, ...]] = []
         self.redirects: list[tuple[Any, ...]] = []
         self.entity_count = 0
         self.redirect_count = 0
@@ -293,7 +296,7 @@ class ScanRows:
                     out.extend((ident, lang, i, v.value, offset, shard) for i, v in enumerate(values))
         claims = getattr(ent, "claims", None) or getattr(ent, "statements", None)
         if claims and not isinstance(claims, list):
-            self._add_claims(ident, claims, offset, shard, self.claims)
+            self._add_claims(ident, claims, offset, shard, self.claims, self.outranked)
         sitelinks = getattr(ent, "sitelinks", None)
         if sitelinks and not isinstance(sitelinks, list):
             out = self.sitelinks
@@ -309,7 +312,12 @@ class ScanRows:
 
     @staticmethod
     def _add_claims(
-        ident: str, claims: dict[str, list[Any]], offset: int, shard: int, out: ClaimRows
+        ident: str,
+        claims: dict[str, list[Any]],
+        offset: int,
+        shard: int,
+        out: ClaimRows,
+        outranked: list[tuple[Any, ...]],
     ) -> None:
         """Truthy statements (spec §1): per property, the preferred ones if any, else the normal ones.
 
@@ -337,8 +345,11 @@ class ScanRows:
                     break
             count = 0
             datatype = None
+            keep_outranked = prop in TYPE_PROPERTIES
             for i, st in enumerate(statements):
                 if st.rank != best:
+                    if keep_outranked:
+                        outranked.append((ident, prop, i, st.rank, _item_id(st.mainsnak), offset, shard))
                     continue
                 snak = st.mainsnak
                 if not count:
@@ -386,6 +397,7 @@ class ScanRows:
             ("entities", self.entities, entity_schema),
             ("aliases", self.aliases, schema.ALIASES.append(OFFSET_FIELD)),
             ("sitelinks", self.sitelinks, schema.SITELINKS.append(OFFSET_FIELD)),
+            ("outranked_type_claims", self.outranked, schema.OUTRANKED_TYPE_CLAIMS.append(OFFSET_FIELD)),
             ("redirects", self.redirects, schema.REDIRECTS),
         ):
             if rows:
@@ -413,6 +425,12 @@ def split_by_shard_ids(table: pa.Table, shards: np.ndarray, num_shards: int) -> 
         for shard in range(num_shards)
         if bounds[shard + 1] > bounds[shard]
     ]
+
+
+def _item_id(snak: Any) -> str | None:
+    """The entity id a snak's value names, or None (somevalue, novalue, another value type)."""
+    dv = snak.datavalue
+    return ref_id(dv.value) if type(dv) is EntityIdDV else None
 
 
 def _lang_value(container: Any, attr: str) -> str | None:

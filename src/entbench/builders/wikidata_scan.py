@@ -49,6 +49,7 @@ from entbench.readers.dumps import (
     sniff_json_dump,
     worth_indexing,
 )
+from entbench.readers.prefetch import Prefetched
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 
@@ -85,12 +86,15 @@ class WikidataScan(Stage):
     """Scan one Wikidata JSON dump source into the normalized tables."""
 
     name = "wikidata"
-    version = 1
+    version = 2  # 2: outranked_type_claims
     layer = "normalized"
     params_type = WikidataScanParams
     default_num_shards = 1
     shard_key = "id"
-    description = "Wikidata JSON dump -> entities, aliases, truthy_claims, sitelinks, redirects (spec §1)"
+    description = (
+        "Wikidata JSON dump -> entities, aliases, truthy_claims, outranked_type_claims, sitelinks, "
+        "redirects (spec §1)"
+    )
     progress_unit = "B"
     progress_items = "entities"
 
@@ -107,6 +111,7 @@ class WikidataScan(Stage):
             Output("aliases", schema.ALIASES, ("id", "language", "ordinal")),
             Output("truthy_claims", schema.TRUTHY_CLAIMS, ("subject", "property", "ordinal")),
             Output("sitelinks", schema.SITELINKS, ("id", "site")),
+            Output("outranked_type_claims", schema.OUTRANKED_TYPE_CLAIMS, ("subject", "property", "ordinal")),
             Output("redirects", schema.REDIRECTS, ("from_id", "source_offset")),
         ]
 
@@ -165,12 +170,17 @@ class WikidataScan(Stage):
             index_sha256 = src.sha256  # no usable index: this full read leaves one
         consumed = 0
         index = 0
-        blocks = iter_decompressed_blocks(
-            src.path,
-            fmt.compression,
-            chunk,
-            threads=max(1, ctx.options.workers),
-            index_sha256=index_sha256,
+        # Decompression runs a couple of blocks ahead in a thread (it releases the GIL), so even
+        # `--workers 1` parses one block while the next is decompressed.
+        blocks = Prefetched(
+            iter_decompressed_blocks(
+                src.path,
+                fmt.compression,
+                chunk,
+                threads=max(1, ctx.options.workers),
+                index_sha256=index_sha256,
+            ),
+            depth=2,
         )
         try:
             try:
@@ -334,7 +344,7 @@ class WikidataScan(Stage):
                 ]
                 _write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
                 keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
-                for name in ("aliases", "truthy_claims", "sitelinks"):
+                for name in ("aliases", "truthy_claims", "sitelinks", "outranked_type_claims"):
                     table = tables[name]
                     out[name] = table.filter(pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets))
         out["entities"] = entities

@@ -23,11 +23,9 @@ Two presets name the class sets and behaviours:
   sitelink whose site key ends in `wiki`, each dump judged on its own sitelinks.
 
 mGENRE looks at statements of every rank (any P31/P279 statement whose main snak has a
-datavalue); the normalized layer keeps truthy statements only (spec §1), so a deprecated or
-outranked P31/P279 naming a `NOPAGE` class is not seen here. That is the one known difference
-from mGENRE's rules, pinned as a strict xfail by `tests/builders/test_kb_snapshots.py::
-test_mgenre_preset_sees_nopage_classes_in_every_rank`; closing it needs the Wikidata scan to
-also write the item values of non-truthy P31/P279 statements.
+datavalue). `ranks=all` (the `mgenre` preset) reads the truthy P31/P279 statements together with
+the outranked ones the scan keeps in `outranked_type_claims` (deprecated, or normal where a
+preferred one exists); `ranks=truthy` (the `hansel` preset) reads truthy statements only (spec §1).
 
 Functions return SQL over relations the caller names; nothing here reads files.
 """
@@ -68,11 +66,25 @@ HANSEL_CLASSES: tuple[str, ...] = MGENRE_NOPAGE + HANSEL_EXTRA
 #: mGENRE keeps an item if any sitelink key ends in "wiki" (`k.endswith("wiki")`).
 ANY_WIKI = "*wiki"
 SITE_FROM = ("new", "own")
+#: Which P31/P279 statements the filter reads: the truthy ones, or those of every rank.
+RANKS = ("truthy", "all")
 
 #: Parameter values of the two presets (field names of the internal_filter parameters).
 PRESETS: dict[str, dict[str, object]] = {
-    "hansel": {"classes": HANSEL_CLASSES, "transitive": True, "site": "zhwiki", "site_from": "new"},
-    "mgenre": {"classes": MGENRE_NOPAGE, "transitive": False, "site": ANY_WIKI, "site_from": "own"},
+    "hansel": {
+        "classes": HANSEL_CLASSES,
+        "transitive": True,
+        "site": "zhwiki",
+        "site_from": "new",
+        "ranks": "truthy",
+    },
+    "mgenre": {
+        "classes": MGENRE_NOPAGE,
+        "transitive": False,
+        "site": ANY_WIKI,
+        "site_from": "own",
+        "ranks": "all",
+    },
 }
 
 SITE_PATTERN = re.compile(r"[A-Za-z0-9_*?-]*")

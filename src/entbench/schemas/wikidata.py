@@ -50,6 +50,18 @@ TRUTHY_CLAIMS = pa.schema(
     ]
 )
 
+#: The P31/P279 statements that are not truthy (deprecated, or normal where a preferred one exists).
+#: Truthy ones are in `truthy_claims`; mGENRE's internal filter reads both (spec §2.1).
+OUTRANKED_TYPE_CLAIMS = pa.schema(
+    [
+        pa.field("subject", pa.string(), nullable=False),
+        pa.field("property", pa.string(), nullable=False),  # P31 | P279
+        pa.field("ordinal", pa.int32(), nullable=False),  # position in the property's statement list
+        pa.field("rank", pa.string(), nullable=False),  # normal | deprecated
+        pa.field("item", pa.string()),  # the value's id; null for somevalue/novalue or a non-item value
+    ]
+)
+
 ALIASES = pa.schema(
     [
         pa.field("id", pa.string(), nullable=False),
