@@ -1,16 +1,16 @@
 """Map-side spill files: one Arrow IPC file per (map task, table), batches tagged with their shard.
 
 A map task's rows are appended in batches; each batch belongs to one shard and the task's index
-(`<task>.done.json`, written last and atomically) says which batch indices hold which shard. A
-reducer memory-maps every task's file and takes only its own batches, so the spill costs one
-sequential write and one zero-copy read. A task without its `.done.json` did not finish: its files
-are overwritten when it runs again.
+(`<task>.done.json`, written last and atomically) says which batch indices hold which shard. The
+coordinator works out once which batches of which task files each shard needs (`shard_inputs`);
+a reducer reads just those, one file at a time. A task without its `.done.json` did not finish:
+its files are overwritten when it runs again.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,20 +98,39 @@ def read_done(directory: Path, task_id: str) -> dict[str, Any] | None:
     return result
 
 
-def gather_bucket(
-    directory: Path, done_records: Mapping[str, Mapping[str, Any]], table: str, schema: pa.Schema, shard: int
-) -> pa.Table:
-    """All rows of `table` routed to `shard` by the given finished map tasks (task id -> done record)."""
-    batches: list[pa.RecordBatch] = []
+#: What one reduce task reads: (map task id, {table: indices of the batches routed to its shard}).
+ShardInput = tuple[str, dict[str, list[int]]]
+
+
+def shard_inputs(
+    done_records: Mapping[str, Mapping[str, Any]], shards: Sequence[int]
+) -> dict[int, list[ShardInput]]:
+    """For each of `shards`, the finished map tasks holding its rows and which batches, in task id
+    order. Computed once by the coordinator: every reduce task re-reading every map task's record
+    cost shards x tasks file reads (~10^8 for a full dump)."""
+    wanted = set(shards)
+    result: dict[int, dict[str, dict[str, list[int]]]] = {shard: {} for shard in shards}
     for task_id in sorted(done_records):
-        shards = done_records[task_id]["batches"].get(table)
-        if not shards or shard not in shards:
+        for table, batch_shards in sorted(done_records[task_id]["batches"].items()):
+            for i, shard in enumerate(batch_shards):
+                if shard in wanted:
+                    result[shard].setdefault(task_id, {}).setdefault(table, []).append(i)
+    return {shard: sorted(tasks.items()) for shard, tasks in result.items()}
+
+
+def gather_bucket(directory: Path, inputs: Sequence[ShardInput], table: str, schema: pa.Schema) -> pa.Table:
+    """All rows of `table` in the given map tasks' batches (one shard's `shard_inputs`).
+
+    Each spill file is read and closed in turn: keeping thousands of them memory-mapped at once
+    would exhaust the process's map count (vm.max_map_count) on a big dump."""
+    batches: list[pa.RecordBatch] = []
+    for task_id, tables in inputs:
+        indices = tables.get(table)
+        if not indices:
             continue
-        source = pa.memory_map(str(directory / f"{task_id}.{table}.arrow"))
-        reader = pa.ipc.open_file(source)
-        for i, s in enumerate(shards):
-            if s == shard:
-                batches.append(reader.get_batch(i))
+        with pa.OSFile(str(directory / f"{task_id}.{table}.arrow"), "rb") as source:
+            reader = pa.ipc.open_file(source)
+            batches.extend(reader.get_batch(i) for i in indices)
     if not batches:
         return schema.empty_table()
     return pa.Table.from_batches(batches, schema)
