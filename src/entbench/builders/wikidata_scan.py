@@ -183,33 +183,22 @@ class WikidataScan(Stage):
             depth=2,
         )
         # A block's share of the compressed file (progress bar and `input_progress_bytes`) is
-        # estimated from its decompressed length, the last task taking the remainder: decoders
-        # report different compressed positions (isal, rapidgzip with 1 or N threads), and a build
-        # resumed with another worker count must record the same stats.
+        # estimated from its decompressed length, and an empty closing task takes the remainder:
+        # decoders report different compressed positions (isal, rapidgzip with 1 or N threads),
+        # and a build resumed with another worker count must record the same stats.
         expansion = EXPANSION[fmt.compression]
-        held: tuple[int, bytes] | None = None  # one block of lookahead: is it the last one?
-
-        def block_task(offset: int, block: bytes, last: bool) -> MapTask:
-            nonlocal consumed, index
-            share = src.size - consumed if last else min(src.size - consumed, len(block) // expansion)
-            consumed += share
-            index += 1
-            return MapTask(f"b{index - 1:08d}", {"offset": offset, "compressed_delta": share}, block)
-
+        end = 0
         try:
             try:
                 for offset, block, _position in blocks:
-                    if held is not None:
-                        yield block_task(*held, last=False)
-                    held = (offset, block)
-                if held is not None:
-                    yield block_task(*held, last=True)
-                    held = None
+                    share = min(src.size - consumed, len(block) // expansion)
+                    consumed += share
+                    end = offset + len(block)
+                    yield MapTask(f"b{index:08d}", {"offset": offset, "compressed_delta": share}, block)
+                    index += 1
+                yield MapTask(f"b{index:08d}", {"offset": end, "compressed_delta": src.size - consumed}, b"")
             except StreamTruncated as exc:
-                if held is not None:
-                    yield block_task(*held, last=False)
-                    held = None
-                meta = {
+                meta: dict[str, Any] = {
                     "offset": exc.offset,
                     "detail": exc.detail,
                     "compressed_delta": src.size - consumed,
