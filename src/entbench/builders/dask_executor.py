@@ -21,7 +21,13 @@ def _call(fn: Any, args: tuple[Any, ...]) -> tuple[Any, int, int]:
         totals[0] += units
         totals[1] += items
 
-    return fn(*args, progress=progress), totals[0], totals[1]
+    from entbench.builders.executors import release_memory
+
+    try:
+        result = fn(*args, progress=progress)
+    finally:
+        release_memory()  # the worker process lives on between tasks, as a pool worker does
+    return result, totals[0], totals[1]
 
 
 class DaskExecutor:

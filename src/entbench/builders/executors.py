@@ -7,6 +7,7 @@ only on the task's own inputs), which is why the worker count cannot change the 
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -32,7 +33,36 @@ def _worker_progress(units: int, items: int = 0) -> None:
 
 
 def _call_in_worker(fn: TaskFn, args: tuple[Any, ...]) -> Any:
-    return fn(*args, progress=_worker_progress)
+    try:
+        return fn(*args, progress=_worker_progress)
+    finally:
+        release_memory()
+
+
+def release_memory() -> None:
+    """Hand memory freed by a finished task back to the system.
+
+    A map task frees a block's worth of Python objects into glibc's heap and Arrow buffers into
+    mimalloc; both keep the pages, and the next task (a reduce allocating through Arrow, say)
+    takes new ones, so a worker's peak was the sum of its task kinds, not the largest task.
+    """
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    if _libc is not None:
+        _libc.malloc_trim(0)
+
+
+def _load_libc() -> Any:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        return libc
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        return None
+
+
+_libc = _load_libc()
 
 
 class Executor(Protocol):
@@ -57,7 +87,11 @@ class InlineExecutor:
     def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
         """Run tasks one after another."""
         for args in tasks:
-            yield fn(*args, progress=bar.update)
+            try:
+                result = fn(*args, progress=bar.update)
+            finally:
+                release_memory()
+            yield result
 
     def close(self) -> None:
         """Nothing to release."""
