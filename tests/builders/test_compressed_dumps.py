@@ -19,7 +19,7 @@ from entbench.builders.manifest import load_manifest
 from entbench.builders.runner import Builder
 from entbench.builders.sources import identify_source
 from entbench.builders.stage import BuildOptions
-from entbench.readers.dumps import INDEX_SUFFIX, load_gzip_index, read_indexed_range
+from entbench.readers.dumps import INDEX_SUFFIX, load_gzip_index, read_indexed_range, save_gzip_index
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikidata"
 TABLES = ("entities", "aliases", "truthy_claims", "sitelinks", "redirects")
@@ -121,6 +121,28 @@ def test_indexed_ranges_read_every_line_once(tmp_path: Path, dump_bytes: bytes) 
     pieces = [
         read_indexed_range(str(gz), index.path, index.data_offset, s, e) for s, e in itertools.pairwise(cuts)
     ]
+    assert b"".join(data for _begin, data in pieces) == dump_bytes
+
+
+def test_thinned_index_keeps_far_checkpoints_and_reads_the_same(tmp_path: Path, dump_bytes: bytes) -> None:
+    import rapidgzip
+
+    gz = tmp_path / "dump.json.gz"
+    gz.write_bytes(gzip.compress(dump_bytes, 6, mtime=0))
+    digest = sha256_of(gz)
+    with rapidgzip.RapidgzipFile(str(gz), parallelization=1, chunk_size=256 << 10) as reader:
+        assert len(reader.read()) == len(dump_bytes)
+        dense = sorted(reader.block_offsets().values())
+        saved = save_gzip_index(reader, str(gz), digest, len(dump_bytes), spacing=1_500_000)
+    assert saved == Path(str(gz) + INDEX_SUFFIX)
+    index = load_gzip_index(str(gz), digest)
+    assert index is not None
+    kept = [d for _bits, d in index.checkpoints]
+    assert kept[0] == 0 and set(kept) < set(dense) and len(kept) >= 2
+    assert all(b - a >= 1_500_000 for a, b in itertools.pairwise(kept))
+    ranges = index.ranges(gz.stat().st_size, 1)
+    assert [s for s, _e, _c in ranges] == kept
+    pieces = [read_indexed_range(str(gz), index.path, index.data_offset, s, e) for s, e, _c in ranges]
     assert b"".join(data for _begin, data in pieces) == dump_bytes
 
 

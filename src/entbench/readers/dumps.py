@@ -28,6 +28,7 @@ import contextlib
 import io
 import json
 import os
+import struct
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterator
@@ -233,6 +234,10 @@ _INDEX_MAGIC = b"entbench-rapidgzip-index/1\n"
 #: window in every worker's memory (~2-5 KB), so a 1.5 TB dump at 32 MiB costs ~50k windows.
 INDEX_MAX_SPACING = 32 << 20
 INDEX_MIN_SPACING = 512 << 10
+#: rapidgzip's reader keeps ~100 decompressed chunks cached while it reads a stream through (measured:
+#: ~400 MB with 4 MiB chunks, ~200 MB with 2 MiB), so the read that builds the index uses small
+#: chunks and the saved index is thinned to `index_spacing` afterwards.
+INDEX_BUILD_CHUNK = 2 << 20
 #: Expected decompressed/compressed ratio of a JSON dump, to skip indexing dumps of one task.
 _GZIP_EXPANSION = 7
 
@@ -339,8 +344,9 @@ def iter_decompressed_blocks(
     reader: _CheckedRapidReader
     if compression == "gzip":
         # One thread: measured on 2 cores, rapidgzip with 2 threads decompressed a 50 MB .gz
-        # slower than with one (300 vs 385 MB/s), and the workers need the cores to parse.
-        gz = rapidgzip.RapidgzipFile(path, parallelization=1, chunk_size=index_spacing(block_bytes))
+        # slower than with one (300 vs 385 MB/s), its chunk cache doubles, and the workers need
+        # the cores to parse.
+        gz = rapidgzip.RapidgzipFile(path, parallelization=1, chunk_size=INDEX_BUILD_CHUNK)
         reader = _CheckedRapidReader(gz, gz.tell_compressed, size)
     else:
         bz = rapidgzip.IndexedBzip2File(path, parallelization=threads)
@@ -355,7 +361,7 @@ def iter_decompressed_blocks(
         except _Damaged:
             damaged = True
         if not damaged and compression == "gzip" and index_sha256 is not None:
-            save_gzip_index(reader.reader, path, index_sha256, next_offset)
+            save_gzip_index(reader.reader, path, index_sha256, next_offset, index_spacing(block_bytes))
     finally:
         reader.close()
     if not damaged:
@@ -424,22 +430,17 @@ def worth_indexing(compressed_size: int, block_bytes: int) -> bool:
 
 
 def save_gzip_index(
-    reader: Any, dump_path: str, sha256: str, decompressed_size: int, cache_dir: Path | None = None
+    reader: Any,
+    dump_path: str,
+    sha256: str,
+    decompressed_size: int,
+    spacing: int = INDEX_MAX_SPACING,
+    cache_dir: Path | None = None,
 ) -> Path | None:
     """Write the index of a fully read `RapidgzipFile` atomically beside the dump (or in the cache
-    when that directory is not writable); None when neither place can be written."""
+    when that directory is not writable), keeping checkpoints at least `spacing` decompressed
+    bytes apart; None when neither place can be written."""
     st = os.stat(dump_path)
-    checkpoints = sorted((int(b), int(d)) for b, d in reader.block_offsets().items())
-    header = json.dumps(
-        {
-            "dump_size": st.st_size,
-            "dump_mtime_ns": st.st_mtime_ns,
-            "sha256": sha256,
-            "decompressed_size": decompressed_size,
-            "checkpoints": checkpoints,
-        },
-        separators=(",", ":"),
-    ).encode("utf-8")
     import rapidgzip
 
     for location in index_candidates(dump_path, sha256, cache_dir):
@@ -448,12 +449,28 @@ def save_gzip_index(
         try:
             location.parent.mkdir(parents=True, exist_ok=True)
             reader.export_index(str(raw), rapidgzip.IndexFormat.GZTOOL)  # windows zlib-compressed
-            with open(tmp, "wb") as out, open(raw, "rb") as src:
-                out.write(_INDEX_MAGIC + header + b"\n")
-                while chunk := src.read(1 << 22):
-                    out.write(chunk)
-                out.flush()
-                os.fsync(out.fileno())
+            thin = location.with_name(f".{location.name}.thin-{os.getpid()}")
+            try:
+                checkpoints = _thin_gztool_index(raw, thin, spacing)
+                header = json.dumps(
+                    {
+                        "dump_size": st.st_size,
+                        "dump_mtime_ns": st.st_mtime_ns,
+                        "sha256": sha256,
+                        "decompressed_size": decompressed_size,
+                        "checkpoints": checkpoints,
+                    },
+                    separators=(",", ":"),
+                ).encode("utf-8")
+                with open(tmp, "wb") as out, open(thin, "rb") as src:
+                    out.write(_INDEX_MAGIC + header + b"\n")
+                    while chunk := src.read(1 << 22):
+                        out.write(chunk)
+                    out.flush()
+                    os.fsync(out.fileno())
+            finally:
+                with contextlib.suppress(OSError):
+                    thin.unlink()
             os.replace(tmp, location)
             return location
         except OSError:
@@ -463,6 +480,44 @@ def save_gzip_index(
                 with contextlib.suppress(OSError):
                     leftover.unlink()
     return None
+
+
+_GZTOOL_MAGIC = b"\x00" * 8 + b"gzipindx"
+
+
+def _thin_gztool_index(source: Path, target: Path, spacing: int) -> list[tuple[int, int]]:
+    """Copy a gztool-format index keeping the first point and then only points at least `spacing`
+    decompressed bytes after the last kept one; returns the kept (compressed bit offset,
+    decompressed offset) pairs.
+
+    The index is built reading with small rapidgzip chunks (its cache holds ~100 decompressed
+    chunks), which leaves a point every couple of MiB; every point costs each worker a window
+    in memory, and tasks only ever start on a few of them. Format (gztool): magic, two counts,
+    points (uncompressed offset, compressed byte offset, bit count, window length, zlib-compressed
+    window), the uncompressed size."""
+    with open(source, "rb") as src, open(target, "wb") as out:
+        head = src.read(32)
+        if len(head) < 32 or head[:16] != _GZTOOL_MAGIC:
+            raise OSError(f"unexpected rapidgzip index layout in {source}")
+        count = struct.unpack(">Q", head[24:32])[0]
+        out.write(head)  # the counts are rewritten below
+        kept: list[tuple[int, int]] = []
+        last = -1
+        for _ in range(count):
+            point = src.read(24)
+            if len(point) < 24:
+                raise OSError(f"truncated rapidgzip index {source}")
+            uncompressed, compressed, bits, window_length = struct.unpack(">QQII", point)
+            window = src.read(window_length)
+            if not kept or uncompressed - last >= spacing:
+                out.write(point)
+                out.write(window)
+                kept.append((8 * compressed - bits, uncompressed))
+                last = uncompressed
+        out.write(src.read())  # the trailer
+        out.seek(16)
+        out.write(struct.pack(">QQ", len(kept), len(kept)))
+    return kept
 
 
 def load_gzip_index(dump_path: str, sha256: str, cache_dir: Path | None = None) -> GzipIndex | None:
@@ -487,10 +542,14 @@ def load_gzip_index(dump_path: str, sha256: str, cache_dir: Path | None = None) 
             continue
         try:
             with contextlib.closing(_open_indexed(dump_path, index.path, index.data_offset)) as reader:
-                imported = len(reader.block_offsets())
+                imported = {
+                    (int(b), int(d))
+                    for b, d in reader.block_offsets().items()
+                    if int(d) < index.decompressed_size  # rapidgzip adds the end of the stream
+                }
         except Exception:  # any import failure means: do not trust this file
             continue
-        if imported == len(checkpoints):
+        if imported == set(checkpoints):
             return index
     return None
 
