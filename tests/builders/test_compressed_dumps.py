@@ -217,3 +217,14 @@ def test_damaged_stream_gives_the_same_output_on_any_worker_count(
     assert "truncated_stream" in (two / "rejects.jsonl").read_text()
     assert load_manifest(two)["outputs"]["entities"]["rows"] > 0
     assert not Path(str(dump) + INDEX_SUFFIX).exists()  # a damaged stream leaves no index
+
+
+def test_dask_workers_read_indexed_gz_ranges_with_local_bytes(tmp_path: Path, dump_bytes: bytes) -> None:
+    pytest.importorskip("distributed")
+    gz = tmp_path / "dump.json.gz"
+    gz.write_bytes(gzip.compress(dump_bytes, 6, mtime=0))
+    reference = shard_hashes(build(tmp_path / "local", gz, workers=1))
+    first = build(tmp_path / "dask-first", gz, workers=2, executor="dask")  # leaves the index
+    assert all(t.startswith("g") for t in planned_task_ids(tmp_path, gz, workers=2))
+    indexed = build(tmp_path / "dask-indexed", gz, workers=2, executor="dask")
+    assert shard_hashes(first) == shard_hashes(indexed) == reference
