@@ -19,7 +19,13 @@ from entbench.builders.manifest import load_manifest
 from entbench.builders.runner import Builder
 from entbench.builders.sources import identify_source
 from entbench.builders.stage import BuildOptions
-from entbench.readers.dumps import INDEX_SUFFIX, load_gzip_index, read_indexed_range, save_gzip_index
+from entbench.readers.dumps import (
+    INDEX_SUFFIX,
+    GzipIndex,
+    load_gzip_index,
+    read_indexed_range,
+    save_gzip_index,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikidata"
 TABLES = ("entities", "aliases", "truthy_claims", "sitelinks", "redirects")
@@ -73,6 +79,18 @@ def planned_task_ids(tmp: Path, source: Path, workers: int) -> list[str]:
     return [task.task_id for task in plan.stage.map_tasks(plan.ctx)]
 
 
+def range_task(index: GzipIndex, start: int, end: int) -> dict[str, Any]:
+    """What a map task over [start, end) of an indexed `.gz` carries (as the scan plans it)."""
+    return {
+        "start": start,
+        "end": end,
+        "index": index.path,
+        "index_offset": index.data_offset,
+        "points": index.task_points(start, end),
+        "trailer": index.trailer.hex(),
+    }
+
+
 def sha256_of(path: Path) -> str:
     return identify_source(
         "wikidata", str(path), str(path), cache_dir=path.parent / ".cache", progress=False
@@ -112,15 +130,13 @@ def test_indexed_ranges_read_every_line_once(tmp_path: Path, dump_bytes: bytes) 
     for target in (1, 1 << 20, 1 << 30):
         ranges = index.ranges(gz.stat().st_size, target)
         assert sum(c for _s, _e, c in ranges) == gz.stat().st_size
-        pieces = [read_indexed_range(str(gz), index.path, index.data_offset, s, e) for s, e, _c in ranges]
+        pieces = [read_indexed_range(str(gz), range_task(index, s, e)) for s, e, _c in ranges]
         assert b"".join(data for _begin, data in pieces) == dump_bytes
         for begin, data in pieces:
             assert dump_bytes[begin : begin + len(data)] == data
     # Ranges need not start on checkpoints: cut anywhere, even mid-line, every line comes once.
     cuts = [0, 1, 2, 777, 100_000, 1_234_567, 1_234_568, 3_000_001, len(dump_bytes)]
-    pieces = [
-        read_indexed_range(str(gz), index.path, index.data_offset, s, e) for s, e in itertools.pairwise(cuts)
-    ]
+    pieces = [read_indexed_range(str(gz), range_task(index, s, e)) for s, e in itertools.pairwise(cuts)]
     assert b"".join(data for _begin, data in pieces) == dump_bytes
 
 
@@ -142,7 +158,7 @@ def test_thinned_index_keeps_far_checkpoints_and_reads_the_same(tmp_path: Path, 
     assert all(b - a >= 1_500_000 for a, b in itertools.pairwise(kept))
     ranges = index.ranges(gz.stat().st_size, 1)
     assert [s for s, _e, _c in ranges] == kept
-    pieces = [read_indexed_range(str(gz), index.path, index.data_offset, s, e) for s, e, _c in ranges]
+    pieces = [read_indexed_range(str(gz), range_task(index, s, e)) for s, e, _c in ranges]
     assert b"".join(data for _begin, data in pieces) == dump_bytes
 
 

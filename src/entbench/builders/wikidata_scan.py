@@ -157,12 +157,15 @@ class WikidataScan(Stage):
             if not any((Path(ctx.workdir) / "_map").glob("b*.done.json")):
                 gz_index = load_gzip_index(src.path, src.sha256)
                 if gz_index is not None:
+                    trailer = gz_index.trailer.hex()
                     for start, end, compressed in gz_index.ranges(src.size, chunk):
                         range_meta = {
                             "start": start,
                             "end": end,
                             "index": gz_index.path,
                             "index_offset": gz_index.data_offset,
+                            "points": gz_index.task_points(start, end),
+                            "trailer": trailer,
                             "compressed_delta": compressed,
                         }
                         yield MapTask(f"g{start:015d}", range_meta)
@@ -246,13 +249,7 @@ class WikidataScan(Stage):
             base, block = int(task.meta["offset"]), task.payload
             report_bytes = False
         elif "index" in task.meta:
-            base, block = read_indexed_range(
-                src.path,
-                str(task.meta["index"]),
-                int(task.meta["index_offset"]),
-                int(task.meta["start"]),
-                int(task.meta["end"]),
-            )
+            base, block = read_indexed_range(src.path, dict(task.meta))
             report_bytes = False  # progress counts compressed bytes: `compressed_delta` at the end
         else:
             base, block = read_range(src.path, int(task.meta["start"]), int(task.meta["end"]))

@@ -22,7 +22,7 @@ last compressed byte) makes the reader finish the stream with isal / stdlib bz2 
 
 from __future__ import annotations
 
-import atexit
+import bisect
 import bz2
 import contextlib
 import io
@@ -30,7 +30,6 @@ import json
 import os
 import struct
 import sys
-import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,9 +229,10 @@ def file_size(path: str) -> int:
 # --- compressed streams: sequential blocks, rapidgzip with an isal/stdlib fallback --------------
 INDEX_SUFFIX = ".rapidgzip-index"
 _INDEX_MAGIC = b"entbench-rapidgzip-index/1\n"
-#: Index checkpoints every this many decompressed bytes at most: each one keeps a compressed 32 KiB
-#: window in every worker's memory (~2-5 KB), so a 1.5 TB dump at 32 MiB costs ~50k windows.
-INDEX_MAX_SPACING = 32 << 20
+#: Index checkpoints every this many decompressed bytes at most. A task decodes whole chunks between
+#: checkpoints, including the one after its range that holds the end of its last line: small chunks
+#: waste little. Workers import only their task's few points, so the count does not cost memory.
+INDEX_MAX_SPACING = 4 << 20
 INDEX_MIN_SPACING = 512 << 10
 #: rapidgzip's reader keeps ~100 decompressed chunks cached while it reads a stream through (measured:
 #: ~400 MB with 4 MiB chunks, ~200 MB with 2 MiB), so the read that builds the index uses small
@@ -396,6 +396,18 @@ class GzipIndex:
     data_offset: int  # where rapidgzip's own bytes start in the index file
     decompressed_size: int
     checkpoints: tuple[tuple[int, int], ...]
+    records: tuple[tuple[int, int], ...] = ()  # each checkpoint's (offset, length) in the file
+    trailer: bytes = b""
+
+    def task_points(self, start: int, end: int, extra: int = 2) -> list[list[int]]:
+        """Records of the checkpoints a range needs: the one at or before `start`, those up to `end`
+        and `extra` after it
+        (the end of the range's last line lies in the chunk after `end`; two cover lines up to
+        two chunks long without decoding the rest of the stream)."""
+        offsets = [d for _bits, d in self.checkpoints]
+        first = max(0, bisect.bisect_right(offsets, start) - 1)  # the checkpoint at or before start
+        last = bisect.bisect_right(offsets, end) + extra
+        return [list(r) for r in self.records[first:last]]
 
     def ranges(self, compressed_size: int, target_bytes: int) -> list[tuple[int, int, int]]:
         """Decompressed ranges `(start, end, compressed_bytes)` that start and end on checkpoints
@@ -451,7 +463,7 @@ def save_gzip_index(
             reader.export_index(str(raw), rapidgzip.IndexFormat.GZTOOL)  # windows zlib-compressed
             thin = location.with_name(f".{location.name}.thin-{os.getpid()}")
             try:
-                checkpoints = _thin_gztool_index(raw, thin, spacing)
+                checkpoints, records, trailer = _thin_gztool_index(raw, thin, spacing)
                 header = json.dumps(
                     {
                         "dump_size": st.st_size,
@@ -459,6 +471,9 @@ def save_gzip_index(
                         "sha256": sha256,
                         "decompressed_size": decompressed_size,
                         "checkpoints": checkpoints,
+                        "records": records,
+                        "trailer": trailer.hex(),
+                        "index_bytes": os.path.getsize(thin),
                     },
                     separators=(",", ":"),
                 ).encode("utf-8")
@@ -485,10 +500,12 @@ def save_gzip_index(
 _GZTOOL_MAGIC = b"\x00" * 8 + b"gzipindx"
 
 
-def _thin_gztool_index(source: Path, target: Path, spacing: int) -> list[tuple[int, int]]:
+def _thin_gztool_index(
+    source: Path, target: Path, spacing: int
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], bytes]:
     """Copy a gztool-format index keeping the first point and then only points at least `spacing`
     decompressed bytes after the last kept one; returns the kept (compressed bit offset,
-    decompressed offset) pairs.
+    decompressed offset) pairs, where each kept point's record lies in `target`, and the trailer.
 
     The index is built reading with small rapidgzip chunks (its cache holds ~100 decompressed
     chunks), which leaves a point every couple of MiB; every point costs each worker a window
@@ -502,6 +519,7 @@ def _thin_gztool_index(source: Path, target: Path, spacing: int) -> list[tuple[i
         count = struct.unpack(">Q", head[24:32])[0]
         out.write(head)  # the counts are rewritten below
         kept: list[tuple[int, int]] = []
+        records: list[tuple[int, int]] = []
         last = -1
         for _ in range(count):
             point = src.read(24)
@@ -510,14 +528,16 @@ def _thin_gztool_index(source: Path, target: Path, spacing: int) -> list[tuple[i
             uncompressed, compressed, bits, window_length = struct.unpack(">QQII", point)
             window = src.read(window_length)
             if not kept or uncompressed - last >= spacing:
+                records.append((out.tell(), 24 + window_length))
                 out.write(point)
                 out.write(window)
                 kept.append((8 * compressed - bits, uncompressed))
                 last = uncompressed
-        out.write(src.read())  # the trailer
+        trailer = src.read()
+        out.write(trailer)
         out.seek(16)
         out.write(struct.pack(">QQ", len(kept), len(kept)))
-    return kept
+    return kept, records, trailer
 
 
 def load_gzip_index(dump_path: str, sha256: str, cache_dir: Path | None = None) -> GzipIndex | None:
@@ -535,22 +555,37 @@ def load_gzip_index(dump_path: str, sha256: str, cache_dir: Path | None = None) 
                 and (n > 0 or header["dump_mtime_ns"] == st.st_mtime_ns)
             )
             checkpoints = tuple((int(b), int(d)) for b, d in header["checkpoints"])
-            index = GzipIndex(str(location), data_offset, int(header["decompressed_size"]), checkpoints)
-        except (KeyError, TypeError, ValueError):
+            records = tuple((int(o), int(n)) for o, n in header["records"])
+            index = GzipIndex(
+                str(location),
+                data_offset,
+                int(header["decompressed_size"]),
+                checkpoints,
+                records,
+                bytes.fromhex(header["trailer"]),
+            )
+            fresh = (
+                fresh
+                and len(records) == len(checkpoints) > 0
+                and location.stat().st_size == data_offset + int(header["index_bytes"])
+            )
+        except (KeyError, TypeError, ValueError, OSError):
             continue
         if not fresh:
             continue
+        # Every point must import: a damaged window would otherwise fail a task later.
         try:
-            with contextlib.closing(_open_indexed(dump_path, index.path, index.data_offset)) as reader:
-                imported = {
-                    (int(b), int(d))
-                    for b, d in reader.block_offsets().items()
-                    if int(d) < index.decompressed_size  # rapidgzip adds the end of the stream
-                }
+            for first in range(0, len(records), 4096):
+                points = [list(r) for r in records[first : first + 4096]]
+                with contextlib.closing(
+                    _open_mini(dump_path, index.path, data_offset, points, index.trailer)
+                ) as r:
+                    imported = {(int(b), int(d)) for b, d in r.block_offsets().items()}
+                if not set(checkpoints[first : first + 4096]) <= imported:
+                    raise ValueError("points missing after import")
         except Exception:  # any import failure means: do not trust this file
             continue
-        if imported == set(checkpoints):
-            return index
+        return index
     return None
 
 
@@ -566,93 +601,51 @@ def _read_index_header(location: Path) -> tuple[dict[str, Any] | None, int]:
         return None, 0
 
 
-class _OffsetFile(io.RawIOBase):
-    """The index file seen from `base` on, for rapidgzip's `import_index` (it seeks absolutely)."""
-
-    def __init__(self, handle: io.BufferedReader, base: int) -> None:
-        super().__init__()
-        self._f = handle
-        self._base = base
-        handle.seek(base)
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        return self._f.readinto(buffer)
-
-    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
-        if whence == io.SEEK_SET:
-            return self._f.seek(self._base + pos) - self._base
-        return self._f.seek(pos, whence) - self._base
-
-    def tell(self) -> int:
-        return self._f.tell() - self._base
-
-    def write(self, data: Any) -> int:  # rapidgzip only accepts objects that have `write`
-        raise io.UnsupportedOperation("read-only")
-
-
-def _open_indexed(dump_path: str, index_path: str, data_offset: int) -> Any:
+def _open_mini(
+    dump_path: str, index_path: str, data_offset: int, points: list[list[int]], trailer: bytes
+) -> Any:
+    """A rapidgzip reader that knows only the given checkpoints (records of the index file)."""
     import rapidgzip
 
+    parts = [_GZTOOL_MAGIC, struct.pack(">QQ", len(points), len(points))]
+    with open(index_path, "rb") as handle:
+        for offset, length in points:
+            handle.seek(data_offset + offset)
+            record = handle.read(length)
+            if len(record) != length:
+                raise OSError(f"truncated rapidgzip index {index_path}")
+            parts.append(record)
+    parts.append(trailer)
     reader = rapidgzip.RapidgzipFile(dump_path, parallelization=1)
     try:
-        with open(index_path, "rb") as handle:
-            reader.import_index(_OffsetFile(handle, data_offset))
+        reader.import_index(io.BytesIO(b"".join(parts)))
     except BaseException:
         reader.close()
         raise
     return reader
 
 
-# A worker keeps its indexed reader across tasks: importing the index of a 1.5 TB dump takes
-# longer than decompressing one task's range. One reader per process, closed at exit.
-_indexed_lock = threading.Lock()
-_indexed_reader: tuple[tuple[str, str], Any] | None = None
-_indexed_buffer = bytearray()
-
-
-def _close_indexed_reader() -> None:
-    global _indexed_reader, _indexed_buffer  # noqa: PLW0603 - the per-process cache
-    with _indexed_lock:
-        if _indexed_reader is not None:
-            _indexed_reader[1].close()
-            _indexed_reader = None
-        _indexed_buffer = bytearray()
-
-
-atexit.register(_close_indexed_reader)
-
-
-def read_indexed_range(
-    dump_path: str, index_path: str, data_offset: int, start: int, end: int
-) -> tuple[int, bytes]:
+def read_indexed_range(dump_path: str, task: dict[str, Any]) -> tuple[int, bytes]:
     """The lines of a `.gz` dump whose preceding newline lies in [start, end) of the decompressed
-    stream (the first line belongs to the range at 0), and the offset of the first.
+    stream (the first line belongs to the range at 0), and the offset of the first; `task` holds
+    `start`, `end`, the index file (`index`, `index_offset`), the range's `points` (from
+    `GzipIndex.task_points`) and the index `trailer` (hex).
 
-    Unlike `read_range` the byte before `start` is never needed, so a range starting on an index
-    checkpoint decompresses nothing before it."""
-    global _indexed_reader  # noqa: PLW0603 - the per-process cache
-    key = (dump_path, index_path)
-    with _indexed_lock:
-        if _indexed_reader is None or _indexed_reader[0] != key:
-            if _indexed_reader is not None:
-                _indexed_reader[1].close()
-                _indexed_reader = None
-            _indexed_reader = (key, _open_indexed(dump_path, index_path, data_offset))
-        reader = _indexed_reader[1]
+    The reader knows only the range's own checkpoints and is closed at the end: one that kept the
+    whole index open across tasks cached every chunk it had decoded or prefetched (~100 MB per
+    non-adjacent range, without bound in practice). Unlike `read_range` the byte before `start` is
+    never needed, so nothing before the checkpoint at `start` is decompressed."""
+    start, end = int(task["start"]), int(task["end"])
+    reader = _open_mini(
+        dump_path,
+        str(task["index"]),
+        int(task["index_offset"]),
+        task["points"],
+        bytes.fromhex(task["trailer"]),
+    )
+    try:
         reader.seek(start)
-        # One buffer, kept for the worker's next range, filled in place and copied out once: a
-        # fresh 64 MB buffer per range (page faults, zeroing) halved the throughput of two
-        # workers (measured 316 vs 642 MB/s of JSON).
-        global _indexed_buffer  # noqa: PLW0603 - the per-process cache
-        if len(_indexed_buffer) < end - start:
-            _indexed_buffer = bytearray(end - start)
-        buf = _indexed_buffer
+        buf = bytearray(end - start)
         got = _fill(reader, buf, 0, end - start)
         skip = 0
         if start > 0:
@@ -674,6 +667,8 @@ def read_indexed_range(
                     break
         with memoryview(buf) as view, view[skip:got] as body:
             return start + skip, b"".join([body, *tail])
+    finally:
+        reader.close()
 
 
 def _read_exactly(reader: Any, n: int) -> bytes:
