@@ -26,7 +26,7 @@ def test_inspect_build_dir_shows_an_overview_then_each_stage(out: Path, run_cli:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split() == ["stage", "version", "fingerprint", "rows"]
-    assert lines[2].startswith("normalized/wikidata  v1") and lines[2].endswith("sitelinks 75")
+    assert lines[2].startswith("normalized/wikidata  v2") and lines[2].endswith("sitelinks 75")
     assert "  table sitelinks: 75 rows in 4 shards, sorted by id, site" in result.output
     assert "table entities" not in result.output
 
@@ -41,7 +41,7 @@ def test_inspect_json_keeps_its_contract(out: Path, run_cli: CLI) -> None:
 def test_verify_ok_and_bad_manifest(out: Path, run_cli: CLI, tmp_path: Path) -> None:
     result = run_cli(["verify", str(out)])
     assert result.exit_code == 0
-    assert result.output.startswith("ok: 21 file(s) in 1 stage directory match their manifests")
+    assert result.output.startswith("ok: 25 file(s) in 1 stage directory match their manifests")
     bad = tmp_path / "stage"
     bad.mkdir()
     (bad / "_MANIFEST.json").write_text("{not json")

@@ -43,12 +43,14 @@ def test_class_sets_and_presets() -> None:
         "transitive": True,
         "site": "zhwiki",
         "site_from": "new",
+        "ranks": "truthy",
     }
     assert internal.PRESETS["mgenre"] == {
         "classes": internal.MGENRE_NOPAGE,
         "transitive": False,
         "site": "*wiki",
         "site_from": "own",
+        "ranks": "all",  # mGENRE reads P31/P279 statements of every rank
     }
 
 
