@@ -215,9 +215,12 @@ def read_range(path: str, start: int, end: int) -> tuple[int, bytes]:
         begin = f.tell()
         if begin >= end:
             return begin, b""
-        data = f.read(end - begin)
-        if data and not data.endswith(b"\n"):
-            data += f.readline()
+        # Find where the range's last line ends first, then read the range in one piece: appending
+        # that line's tail afterwards copied the whole block into a second fresh allocation.
+        f.seek(end - 1)
+        stop = end - 1 + len(f.readline())
+        f.seek(begin)
+        data = f.read(stop - begin)
     return begin, data
 
 
