@@ -25,6 +25,15 @@ def _init_worker(queue: Any) -> None:
     global _worker_queue  # noqa: PLW0603 - one queue per worker process, set once at start
     without_pandas()
     _worker_queue = queue
+    # What every task needs, imported while the coordinator is still planning (see `_ready`).
+    import pyarrow.compute
+    import pyarrow.parquet  # noqa: F401
+
+    import entbench.builders.runner  # noqa: F401
+
+
+def _ready() -> None:
+    """A no-op task: submitting one per worker starts the workers (and their imports) at once."""
 
 
 def _worker_progress(units: int, items: int = 0) -> None:
@@ -108,6 +117,10 @@ class ProcessPoolTaskExecutor:
         self._pool = ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(self._queue,)
         )
+        # Workers start on the first submit; start them now so that interpreter start-up and
+        # imports overlap the coordinator's source hashing and planning instead of the first tasks.
+        for _ in range(workers):
+            self._pool.submit(_ready)
 
     def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
         """Submit tasks lazily, yield results as they complete; the first failure cancels the rest."""
