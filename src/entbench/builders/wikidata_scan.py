@@ -349,9 +349,11 @@ class WikidataScan(Stage):
                 ]
                 _write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
                 keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
-                for name in ("aliases", "truthy_claims", "sitelinks", "outranked_type_claims"):
-                    table = tables[name]
-                    out[name] = table.filter(pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets))
+                for name, table in tables.items():  # every per-entity table carries its line's offset
+                    if OFFSET_COLUMN in table.column_names:
+                        out[name] = table.filter(
+                            pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets)
+                        )
         out["entities"] = entities
         stats.add("entities_written", entities.num_rows)
         return out, stats
