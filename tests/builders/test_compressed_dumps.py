@@ -26,9 +26,10 @@ from entbench.readers.dumps import (
     read_indexed_range,
     save_gzip_index,
 )
+from tests.builders.kb_support import shard_hashes
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikidata"
-TABLES = ("entities", "aliases", "truthy_claims", "sitelinks", "redirects")
+TABLES = ("entities", "aliases", "truthy_claims", "outranked_type_claims", "sitelinks", "redirects")
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +51,6 @@ def build(out: Path, source: Path, **kwargs: Any) -> Path:
         **kwargs,
     )
     return dirs["wikidata"]
-
-
-def shard_hashes(stage_dir: Path) -> dict[str, str]:
-    manifest = load_manifest(stage_dir)
-    return {s["file"]: s["sha256"] for out in manifest["outputs"].values() for s in out["shards"]}
 
 
 def table_rows(stage_dir: Path) -> dict[str, list[dict[str, Any]]]:

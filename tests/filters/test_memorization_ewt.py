@@ -141,14 +141,15 @@ def test_ewt_train_vs_dev_numbers(version: str, task: str, mode: str) -> None:
     }
 
 
+def pinned_percents(task: str) -> tuple[float, float, float]:
+    """Mem-Exact, Mem-Freq and Mem-Uniform (percent of test items) pinned for v2.2 `eptest`."""
+    n_test, exact, freq, uniform = PINNED["v2.2", task, "eptest"]
+    return percent(exact, n_test), percent(freq, n_test), percent(uniform, n_test)
+
+
 def test_eptest_ewt_pos_v22_is_close_to_the_papers_table_2() -> None:
     """The paper's EWT-PoS row (test split): 89.73 / 42.85 / 48.03; dev here, within 1 point."""
-    n_test, exact, freq, uniform = PINNED["v2.2", "pos", "eptest"]
-    for ours, paper in zip(
-        (percent(exact, n_test), percent(freq, n_test), percent(uniform, n_test)),
-        (89.73, 42.85, 48.03),
-        strict=True,
-    ):
+    for ours, paper in zip(pinned_percents("pos"), (89.73, 42.85, 48.03), strict=True):
         assert abs(ours - paper) < 1.0
 
 
@@ -158,13 +159,8 @@ def test_eptest_ewt_dep_pred_v22_is_the_papers_table_2_row() -> None:
     Our items are the paper's (Table 1: 46,155 dev items, from EPtest's own converter), so only
     the split differs (Table 2 is on test; the UD test file is not a fixture).
     """
-    n_test, exact, freq, uniform = PINNED["v2.2", "dep-pred", "eptest"]
-    assert n_test == 46_155
-    for ours, paper in zip(
-        (percent(exact, n_test), percent(freq, n_test), percent(uniform, n_test)),
-        (42.44, 13.38, 31.99),
-        strict=True,
-    ):
+    assert PINNED["v2.2", "dep-pred", "eptest"][0] == 46_155
+    for ours, paper in zip(pinned_percents("dep-pred"), (42.44, 13.38, 31.99), strict=True):
         assert abs(ours - paper) < 0.2
 
 
@@ -173,11 +169,11 @@ def test_eptest_ewt_dep_cls_counts_differ_from_the_papers_data() -> None:
     note 2: 25,110 dev items), not EPtest's UD conversion: ours has one item per non-root arc, i.e.
     the 25,148 words of v2.2 dev minus its 2,002 sentence roots, about 2k items fewer. The numbers
     are not comparable to a point; each is lower than the paper's by 1.5 to 3 points."""
-    n_test, exact, freq, uniform = PINNED["v2.2", "dep-cls", "eptest"]
+    n_test = PINNED["v2.2", "dep-cls", "eptest"][0]
     words = read_conllu(EWT / "v2.2" / "en_ewt-ud-dev.conllu.gz", "pos", policy="strict")
     sentences = {item.info for item in words}
     assert (len(words), len(sentences)) == (25_148, 2_002)
     assert n_test == len(words) - len(sentences) == 25_110 - 1_964
-    ours = (percent(exact, n_test), percent(freq, n_test), percent(uniform, n_test))
+    ours = pinned_percents("dep-cls")
     assert ours == (35.18, 3.04, 32.48)
     assert all(1.0 < paper - mine < 3.0 for mine, paper in zip(ours, (37.98, 4.56, 34.30), strict=True))
