@@ -10,10 +10,11 @@ RUN_TARGETS ?= wikidata kb alias-table wikireading
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+# The native scanner is compiled by the install (hatch_build.py); editing it reinstalls.
+$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_native/wdscan.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,dask]'
+	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,dask]'
 	touch $@
 
 run: install
@@ -24,14 +25,14 @@ run: install
 test: install lint typecheck pytest fixtures-check
 
 lint: install
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench hatch_build.py
+	$(BIN)/ruff format --check src tests bench hatch_build.py
 
 typecheck: install
 	$(BIN)/mypy
 
 pytest: install
-	$(BIN)/python -m pytest -n 2 -q || [ $$? -eq 5 ]  # 5 = no tests collected
+	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 -q || [ $$? -eq 5 ]  # 5 = no tests collected
 
 fixtures: install
 	$(BIN)/python -m entbench.builders.golden regenerate

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -35,7 +36,8 @@ from entbench.builders.stage import (
     StageContext,
 )
 from entbench.builders.stats import Stats
-from entbench.builders.wikidata_rows import OFFSET_COLUMN, ScanRows
+from entbench.builders.wikidata_native import NativeRows, native_enabled
+from entbench.builders.wikidata_rows import OFFSET_COLUMN, ScanRows, split_by_shard_ids
 from entbench.errors import DataError
 from entbench.readers.dumps import (
     StreamTruncated,
@@ -53,6 +55,8 @@ from entbench.readers.prefetch import Prefetched
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 
+#: Bytes the native scanner reads between progress updates.
+NATIVE_PIECE_BYTES = 4 << 20
 #: Estimated decompressed/compressed size ratio, for choosing a shard count before reading.
 EXPANSION = {"none": 1, "gzip": 7, "bz2": 9}
 #: Target decompressed JSON bytes per output shard when `num_shards` is 0 (auto). Small enough that
@@ -254,30 +258,24 @@ class WikidataScan(Stage):
         else:
             base, block = read_range(src.path, int(task.meta["start"]), int(task.meta["end"]))
             report_bytes = True
-        decoder = EntityDecoder(ctx.params.decode_config())
+        config = ctx.params.decode_config()
+        decoder = EntityDecoder(config)
         rows = ScanRows(ctx.params.languages, ctx.params.sites, ctx.num_shards, decoder)
-        reported = base
-        entities_reported = 0
-        for offset, line in iter_lines(block, base):
-            stripped = line.strip()
-            if not stripped:
-                continue
-            if stripped in (b"[", b"\xef\xbb\xbf["):
-                stats.add("framing_open")
-                continue
-            if stripped == b"]":
-                stats.add("framing_close")
-                continue
-            if stripped.endswith(b","):
-                stripped = stripped[:-1]
-            stats.add("lines_total")
+        native = (
+            NativeRows(ctx.params.languages, ctx.params.sites, ctx.num_shards)
+            if native_enabled(config)
+            else None
+        )
+
+        def decode_line(offset: int, line: bytes, stripped: bytes) -> None:
+            """The reference path for one entity line (every line, or the native scanner's fallbacks)."""
             try:
                 decoded = decoder.decode(stripped)
             except LineRejected as exc:
                 rejects.append(_reject(src.label, offset, exc.reason, exc.detail, line))
                 stats.add("rejected_total")
                 stats.add(f"rejected_{exc.reason}")
-                continue
+                return
             if decoded.slow_path:
                 stats.add("slow_path_lines")
             if decoded.unsupported_values:
@@ -290,19 +288,59 @@ class WikidataScan(Stage):
                 rows.add_entity(ent, offset)
             for from_id, to_id in decoded.redirects:
                 rows.add_redirect(from_id, to_id, offset)
-            if report_bytes and offset - reported >= (4 << 20):
-                progress(offset - reported, rows.entity_count - entities_reported)
-                reported, entities_reported = offset, rows.entity_count
-        stats.add("entities_decoded", rows.entity_count)
+
+        def entity_count() -> int:
+            return rows.entity_count + (native.entity_count if native is not None else 0)
+
+        reported = base
+        entities_reported = 0
+        if native is not None:
+            for start, end in _pieces(block, NATIVE_PIECE_BYTES):
+                lines, opens, closes, fallbacks = native.scan(block, base, start, end)
+                # Only counters that occurred, as on the reference path: a manifest's stats must
+                # not depend on which path read the lines.
+                for key, count in (
+                    ("lines_total", lines),
+                    ("framing_open", opens),
+                    ("framing_close", closes),
+                ):
+                    if count:
+                        stats.add(key, count)
+                for offset, line_start, line_end in fallbacks:
+                    line = block[line_start:line_end]
+                    stripped = line.strip()
+                    decode_line(offset, line, stripped[:-1] if stripped.endswith(b",") else stripped)
+                if report_bytes and base + end - reported >= (4 << 20):
+                    progress(base + end - reported, entity_count() - entities_reported)
+                    reported, entities_reported = base + end, entity_count()
+        else:
+            for offset, line in iter_lines(block, base):
+                stripped = line.strip()
+                if not stripped:
+                    continue
+                if stripped in (b"[", b"\xef\xbb\xbf["):
+                    stats.add("framing_open")
+                    continue
+                if stripped == b"]":
+                    stats.add("framing_close")
+                    continue
+                if stripped.endswith(b","):
+                    stripped = stripped[:-1]
+                stats.add("lines_total")
+                decode_line(offset, line, stripped)
+                if report_bytes and offset - reported >= (4 << 20):
+                    progress(offset - reported, entity_count() - entities_reported)
+                    reported, entities_reported = offset, entity_count()
+        stats.add("entities_decoded", entity_count())
         stats.add("redirects_seen", rows.redirect_count)
-        rows.emit(sink)
+        _emit(sink, [rows.tables(), native.tables() if native is not None else {}], ctx.num_shards)
         if report_bytes:
             done_units = base + len(block) - reported
             stats.add("input_progress_bytes", len(block))
         else:
             done_units = int(task.meta["compressed_delta"])
             stats.add("input_progress_bytes", done_units)
-        progress(done_units, rows.entity_count - entities_reported)
+        progress(done_units, entity_count() - entities_reported)
         _write_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
         return stats
 
@@ -372,6 +410,29 @@ class WikidataScan(Stage):
         if stats.get("framing_open") and not stats.get("framing_close"):
             extra["missing_closing_bracket"] = 1
         return extra
+
+
+def _pieces(block: bytes, size: int) -> Iterator[tuple[int, int]]:
+    """[start, end) spans of `block` of about `size` bytes, each ending after a newline (or at the end)."""
+    start, n = 0, len(block)
+    while start < n:
+        cut = block.find(b"\n", min(start + size, n) - 1)
+        end = n if cut < 0 else cut + 1
+        yield start, end
+        start = end
+
+
+def _emit(sink: BucketSink, parts: list[dict[str, tuple[pa.Table, Any]]], num_shards: int) -> None:
+    """Hand the rows of both paths to the sink, table by table, cut into one slice per shard."""
+    for name in sorted({name for part in parts for name in part}):
+        pieces = [part[name] for part in parts if name in part]
+        if len(pieces) == 1:
+            table, shards = pieces[0]
+        else:
+            table = pa.concat_tables([t for t, _ in pieces])
+            shards = np.concatenate([s for _, s in pieces])
+        for shard, rows in split_by_shard_ids(table, shards, num_shards):
+            sink.emit(name, shard, rows)
 
 
 def _reject(label: str, offset: int, reason: str, detail: str, line: bytes) -> dict[str, Any]:

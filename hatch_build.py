@@ -1,0 +1,70 @@
+"""Hatch build hook: compiles the native Wikidata scanner (src/entbench/_native/wdscan.c).
+
+The extension is a fast path only (builders/wikidata_native.py): when no C compiler is available
+the build warns and produces a pure-Python package whose scan takes the reference path. Set
+ENTBENCH_REQUIRE_NATIVE=1 to make a failed compile an error instead (CI does).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+SOURCE = Path("src/entbench/_native/wdscan.c")
+MODULE = "_wdscan"
+
+
+def compile_native(root: Path) -> Path | None:
+    """Compile the extension next to the package's sources; its path, or None if it could not be built."""
+    source = root / SOURCE
+    target = root / "src" / "entbench" / f"{MODULE}{sysconfig.get_config_var('EXT_SUFFIX')}"
+    if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+        return target
+    linker = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
+    command = [
+        *linker,
+        "-O3",
+        "-fPIC",
+        "-fvisibility=hidden",
+        f"-I{sysconfig.get_paths()['include']}",
+        str(source),
+        "-o",
+        str(target),
+    ]
+    try:
+        subprocess.run(command, check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", "") or str(exc)
+        if os.environ.get("ENTBENCH_REQUIRE_NATIVE") == "1":
+            raise RuntimeError(f"compiling {SOURCE} failed: {detail}") from exc
+        print(
+            f"entbench: could not compile {SOURCE} ({detail.strip()[:300]}); "
+            "the Wikidata scan will use its slower pure-Python path",
+            file=sys.stderr,
+        )
+        return None
+    return target
+
+
+class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
+    """Builds the extension for wheels and editable installs."""
+
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        if self.target_name != "wheel":
+            return
+        built = compile_native(Path(self.root))
+        if built is None:
+            return
+        build_data["pure_python"] = False
+        build_data["infer_tag"] = True
+        if version != "editable":  # an editable install imports it from src/ directly
+            build_data["force_include"][str(built)] = f"entbench/{built.name}"
