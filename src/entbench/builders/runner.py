@@ -547,6 +547,7 @@ def _shard_task(
             work / rel,
             schema=output.schema,
             metadata={**meta, "entbench.table": output.name},
+            sort_by=output.sort_by,
         )
         entries[output.name] = {**written.to_json(), "file": rel}
         rows += written.rows
