@@ -6,7 +6,7 @@ OUT ?= entbench-out
 # Targets `make run` builds on the bundled fixture dumps.
 RUN_TARGETS ?= wikidata kb alias-table wikireading
 
-.PHONY: install run test lint typecheck pytest fixtures fixtures-check bench hansel wikireading clean
+.PHONY: install native run test lint typecheck pytest fixtures fixtures-check bench hansel wikireading clean
 
 install: $(VENV)/.installed
 
@@ -16,6 +16,10 @@ $(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_
 	$(BIN)/python -m pip install -q --upgrade pip
 	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,dask]'
 	touch $@
+
+# Recompile the native scanner in place after editing src/entbench/_native/wdscan.c.
+native: install
+	$(BIN)/python hatch_build.py
 
 run: install
 	@for target in $(RUN_TARGETS); do \

@@ -3,6 +3,7 @@
 The extension is a fast path only (builders/wikidata_native.py): when no C compiler is available
 the build warns and produces a pure-Python package whose scan takes the reference path. Set
 ENTBENCH_REQUIRE_NATIVE=1 to make a failed compile an error instead (CI does).
+`python hatch_build.py` (or `make native`) recompiles in place after editing the C source.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+try:
+    from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+except ImportError:  # run as a script (`python hatch_build.py`, `make native`) outside a build
+    BuildHookInterface = object
 
 SOURCE = Path("src/entbench/_native/wdscan.c")
 MODULE = "_wdscan"
@@ -68,3 +72,8 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         build_data["infer_tag"] = True
         if version != "editable":  # an editable install imports it from src/ directly
             build_data["force_include"][str(built)] = f"entbench/{built.name}"
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("ENTBENCH_REQUIRE_NATIVE", "1")
+    print(compile_native(Path(__file__).resolve().parent))

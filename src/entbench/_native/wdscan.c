@@ -1539,7 +1539,7 @@ static void scanner_init_columns(Scanner *s) {
 }
 
 static void Scanner_dealloc(Scanner *s) {
-    if (s->ready) scanner_free_columns(s);
+    if (s->e_label) scanner_free_columns(s); /* exported buffers are NULL by now */
     for (int i = 0; i < s->n_langs; i++) free(s->langs[i]);
     for (int i = 0; i < s->n_sites; i++) free(s->sites[i]);
     free(s->e_label);
@@ -1643,7 +1643,7 @@ static PyObject *Scanner_scan(Scanner *s, PyObject *args) {
     long long base;
     Py_ssize_t start, end;
     if (!s->ready) {
-        PyErr_SetString(PyExc_RuntimeError, "Scanner not initialised");
+        PyErr_SetString(PyExc_RuntimeError, "Scanner not initialised or already exported");
         return NULL;
     }
     if (!PyArg_ParseTuple(args, "y*Lnn", &view, &base, &start, &end)) return NULL;
@@ -1722,12 +1722,52 @@ static int64_t null_count(const Buf *valid, int64_t n) {
     return n - set;
 }
 
-static PyObject *bytes_of(const Buf *b) { return PyBytes_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->len); }
+/* A column buffer handed to Python without a copy: it owns the malloc'd memory and exposes it
+ * through the buffer protocol (pyarrow wraps it with py_buffer). */
+typedef struct {
+    PyObject_HEAD
+    char *p;
+    Py_ssize_t len;
+} Chunk;
+
+static void Chunk_dealloc(Chunk *c) {
+    free(c->p);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static int Chunk_getbuffer(Chunk *c, Py_buffer *view, int flags) {
+    static char empty[1];
+    return PyBuffer_FillInfo(view, (PyObject *)c, c->p ? c->p : empty, c->len, 1, flags);
+}
+
+static PyBufferProcs Chunk_as_buffer = {(getbufferproc)Chunk_getbuffer, NULL};
+
+static PyTypeObject ChunkType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "entbench._wdscan.Chunk",
+    .tp_basicsize = sizeof(Chunk),
+    .tp_dealloc = (destructor)Chunk_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A read-only buffer of one scanned column (memory moved out of the scanner).",
+    .tp_as_buffer = &Chunk_as_buffer,
+};
+
+/* Moves the buffer's memory into a Chunk; the Buf is left empty. */
+static PyObject *bytes_of(Buf *b) {
+    Chunk *c = PyObject_New(Chunk, &ChunkType);
+    if (!c) return NULL;
+    c->p = b->p;
+    c->len = (Py_ssize_t)b->len;
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return (PyObject *)c;
+}
 
 /* ("str", n, null_count, validity, offsets, data) */
-static int put_str(PyObject *d, const char *name, const StrCol *c) {
-    PyObject *v = Py_BuildValue("(sLLNNN)", "str", (long long)c->n, (long long)null_count(&c->valid, c->n),
-                                bytes_of(&c->valid), bytes_of(&c->off), bytes_of(&c->data));
+static int put_str(PyObject *d, const char *name, StrCol *c) {
+    /* counted before the buffers move out (argument order is unspecified) */
+    long long nulls = (long long)null_count(&c->valid, c->n);
+    PyObject *valid = bytes_of(&c->valid), *off = bytes_of(&c->off), *data = bytes_of(&c->data);
+    PyObject *v = Py_BuildValue("(sLLNNN)", "str", (long long)c->n, nulls, valid, off, data);
     if (!v) return -1;
     int rc = PyDict_SetItemString(d, name, v);
     Py_DECREF(v);
@@ -1735,16 +1775,17 @@ static int put_str(PyObject *d, const char *name, const StrCol *c) {
 }
 
 /* ("num", n, null_count, validity, data) */
-static int put_num(PyObject *d, const char *name, const NumCol *c) {
-    PyObject *v = Py_BuildValue("(sLLNN)", "num", (long long)c->n, (long long)null_count(&c->valid, c->n),
-                                bytes_of(&c->valid), bytes_of(&c->data));
+static int put_num(PyObject *d, const char *name, NumCol *c) {
+    long long nulls = (long long)null_count(&c->valid, c->n);
+    PyObject *valid = bytes_of(&c->valid), *data = bytes_of(&c->data);
+    PyObject *v = Py_BuildValue("(sLLNN)", "num", (long long)c->n, nulls, valid, data);
     if (!v) return -1;
     int rc = PyDict_SetItemString(d, name, v);
     Py_DECREF(v);
     return rc;
 }
 
-static int put_snak(PyObject *d, const char *prefix, const SnakCols *sc) {
+static int put_snak(PyObject *d, const char *prefix, SnakCols *sc) {
     char name[64];
     for (int i = 0; i < N_SNAK_STR; i++) {
         snprintf(name, sizeof(name), "%s%s", prefix, SNAK_STR_NAMES[i]);
@@ -1763,14 +1804,16 @@ static int put_snak(PyObject *d, const char *prefix, const SnakCols *sc) {
 
 PyDoc_STRVAR(Scanner_columns_doc,
              "columns() -> dict of column name -> buffers; see builders/wikidata_native.py.\n\n"
+             "The buffers move out of the scanner (no copy): it cannot scan or export again.\n"
              "Names: e.<col> (entities; e.label.<i>, e.description.<i> per language index), a.*, s.*,\n"
              "c.* (claims; c.snak.<col> for the main snak), q.* (qualifier snaks), o.* (outranked).");
 
 static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     if (!s->ready) {
-        PyErr_SetString(PyExc_RuntimeError, "Scanner not initialised");
+        PyErr_SetString(PyExc_RuntimeError, "Scanner not initialised or already exported");
         return NULL;
     }
+    s->ready = 0; /* its buffers are about to move out */
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     char name[64];
@@ -1823,7 +1866,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wdscan",
 
 PyMODINIT_FUNC PyInit__wdscan(void) {
     init_classes();
-    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    if (PyType_Ready(&ScannerType) < 0 || PyType_Ready(&ChunkType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&ScannerType);
@@ -1832,7 +1875,7 @@ PyMODINIT_FUNC PyInit__wdscan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (PyModule_AddIntConstant(m, "ABI", 1) < 0) {
+    if (PyModule_AddIntConstant(m, "ABI", 2) < 0) {
         Py_DECREF(m);
         return NULL;
     }

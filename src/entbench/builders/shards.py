@@ -30,10 +30,10 @@ PARQUET_OPTIONS = {
     "data_page_size": 1 << 20,
 }
 ROW_GROUP_SIZE = 65_536
-#: Dictionary-encode a leaf column when its first rows hold at most one distinct value per
+#: Dictionary-encode a leaf column (not floats) when its first rows hold at most one distinct value per
 #: `DICTIONARY_MAX_DISTINCT_SHARE**-1` values. Trying a dictionary on ids, titles or statement ids
 #: (which then falls back to plain pages) was a third of the writer's time and made files larger.
-DICTIONARY_SAMPLE_ROWS = 10_000
+DICTIONARY_SAMPLE_ROWS = 2_048
 DICTIONARY_MAX_DISTINCT_SHARE = 0.1
 
 
@@ -235,7 +235,9 @@ def _collect_repetitive(path: str, values: pa.Array, out: list[str]) -> None:
     elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
         # pyarrow writes lists in the compliant three-level layout: <name>.list.element
         _collect_repetitive(f"{path}.list.element", pc.list_flatten(values), out)
-    elif pa.types.is_boolean(kind) or pa.types.is_null(kind) or pa.types.is_dictionary(kind):
+    elif pa.types.is_floating(kind) or pa.types.is_boolean(kind) or pa.types.is_null(kind):
+        return  # measurements (coordinates) rarely repeat; booleans and nulls encode to nothing
+    elif pa.types.is_dictionary(kind):
         return
     else:
         present = len(values) - values.null_count

@@ -25,7 +25,7 @@ from entbench.schemas import wikidata as schema
 
 #: The layout of `Scanner.columns()` this module reads; wdscan.c's `ABI` constant must match, so a
 #: stale build (an old .so next to newer sources) is ignored rather than misread.
-NATIVE_ABI = 1
+NATIVE_ABI = 2
 
 try:
     from entbench import _wdscan  # type: ignore[attr-defined]

@@ -55,6 +55,10 @@ from entbench.readers.prefetch import Prefetched
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 
+#: Aim for at least this many map tasks (`task_bytes`), so that workers finish together...
+MIN_TASKS = 16
+#: ...but never tasks smaller than this.
+MIN_TASK_BYTES = 8 << 20
 #: Bytes the native scanner reads between progress updates.
 NATIVE_PIECE_BYTES = 4 << 20
 #: Estimated decompressed/compressed size ratio, for choosing a shard count before reading.
@@ -150,7 +154,7 @@ class WikidataScan(Stage):
         workers, ranges of the decompressed stream; otherwise blocks of the decompressed stream."""
         src = ctx.sources[self.sources[0]]
         fmt = sniff_json_dump(src.path)
-        chunk = ctx.options.chunk_bytes
+        chunk = task_bytes(ctx, src.size * EXPANSION[fmt.compression])
         if fmt.compression == "none":
             for start, end in byte_ranges(src.size, chunk):
                 yield MapTask(f"r{start:015d}", {"start": start, "end": end})
@@ -410,6 +414,16 @@ class WikidataScan(Stage):
         if stats.get("framing_open") and not stats.get("framing_close"):
             extra["missing_closing_bracket"] = 1
         return extra
+
+
+def task_bytes(ctx: StageContext, input_bytes: int) -> int:
+    """Bytes of JSON per map task: `--chunk-mb`, but small enough that a dump has `MIN_TASKS`.
+
+    In 64 MB tasks a dump of a few hundred MB leaves one of two workers idle for most of a task
+    at the end. The size depends on the input only, never on `--workers`: a build resumed with
+    another worker count must find the same tasks (their ids name their spills and rejects).
+    """
+    return min(ctx.options.chunk_bytes, max(MIN_TASK_BYTES, input_bytes // MIN_TASKS))
 
 
 def _pieces(block: bytes, size: int) -> Iterator[tuple[int, int]]:
