@@ -31,6 +31,7 @@ def compile_native(root: Path) -> Path | None:
     target = root / "src" / "entbench" / f"{MODULE}{sysconfig.get_config_var('EXT_SUFFIX')}"
     if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
         return target
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     linker = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
     command = [
         *linker,
@@ -40,11 +41,15 @@ def compile_native(root: Path) -> Path | None:
         f"-I{sysconfig.get_paths()['include']}",
         str(source),
         "-o",
-        str(target),
+        str(partial),
     ]
     try:
         subprocess.run(command, check=True, capture_output=True, text=True)
+        # A new file, not one rewritten in place: a process that has the old build loaded keeps
+        # its mapping instead of crashing.
+        os.replace(partial, target)
     except (OSError, subprocess.CalledProcessError) as exc:
+        partial.unlink(missing_ok=True)
         detail = getattr(exc, "stderr", "") or str(exc)
         if os.environ.get("ENTBENCH_REQUIRE_NATIVE") == "1":
             raise RuntimeError(f"compiling {SOURCE} failed: {detail}") from exc

@@ -202,7 +202,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     /* configuration */
-    int n_langs, n_sites;
+    int n_langs, n_sites, all_sites;
     char *langs[MAX_LANGS];
     size_t lang_len[MAX_LANGS];
     char *sites[MAX_SITES];
@@ -216,7 +216,7 @@ typedef struct {
     StrCol a_value;
     /* sitelinks */
     NumCol s_ent, s_site, s_nbadges;
-    StrCol s_title, s_badge;
+    StrCol s_title, s_badge, s_site_name; /* s_site_name: only with all_sites */
     /* truthy claims and their qualifiers */
     NumCol c_ent, c_ord, c_nquals;
     StrCol c_prop, c_stid, c_rank;
@@ -1265,16 +1265,25 @@ static int parse_sitelinks(Scanner *s, Cur *c, int32_t ent) {
     const char *key;
     size_t klen;
     unsigned char done[MAX_SITES] = {0};
+    if (s->all_sites) keyset_clear(s);
     while ((r = obj_next(c, &first, &key, &klen)) == 1) {
-        int i = find_code(s->sites, s->site_len, s->n_sites, key, klen);
-        if (i < 0) {
-            if (skip_value(c)) return BAIL;
-            continue;
+        int i;
+        if (s->all_sites) {
+            /* a map of every site: each key is a row (a null link is a schema error there) */
+            if (klen == 0 || keyset_add(s, key, klen) || is_null(c) != 0) return BAIL;
+            if (str_push(&s->s_site_name, key, klen)) return BAIL;
+            i = 0;
+        } else {
+            i = find_code(s->sites, s->site_len, s->n_sites, key, klen);
+            if (i < 0) {
+                if (skip_value(c)) return BAIL;
+                continue;
+            }
+            if (done[i]++) return BAIL;
+            int n = is_null(c);
+            if (n < 0) return BAIL;
+            if (n) continue;
         }
-        if (done[i]++) return BAIL;
-        int n = is_null(c);
-        if (n < 0) return BAIL;
-        if (n) continue;
         if (peek(c) != '{' || obj_begin(c)) return BAIL;
         int lfirst = 1, lr, seen_title = 0, seen_badges = 0;
         int32_t nbadges = 0;
@@ -1356,6 +1365,7 @@ static void truncate_all(Scanner *s, const Marks *m) {
     num_truncate(&s->s_site, m->sitelinks);
     num_truncate(&s->s_nbadges, m->sitelinks);
     str_truncate(&s->s_title, m->sitelinks);
+    str_truncate(&s->s_site_name, m->sitelinks);
     str_truncate(&s->s_badge, m->badges);
     claims_truncate(s, m->claims, m->qualifiers, m->outranked);
 }
@@ -1487,6 +1497,7 @@ static void scanner_free_columns(Scanner *s) {
     num_free(&s->s_nbadges);
     str_free(&s->s_title);
     str_free(&s->s_badge);
+    str_free(&s->s_site_name);
     num_free(&s->c_ent);
     num_free(&s->c_ord);
     num_free(&s->c_nquals);
@@ -1522,6 +1533,7 @@ static void scanner_init_columns(Scanner *s) {
     num_init(&s->s_nbadges, 4);
     str_init(&s->s_title);
     str_init(&s->s_badge);
+    str_init(&s->s_site_name);
     num_init(&s->c_ent, 4);
     num_init(&s->c_ord, 4);
     num_init(&s->c_nquals, 4);
@@ -1588,13 +1600,15 @@ static int copy_codes(PyObject *seq, char **codes, size_t *lens, int max, int *c
 }
 
 static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"languages", "sites", NULL};
+    static char *kwlist[] = {"languages", "sites", "all_sites", NULL};
     PyObject *langs, *sites;
+    int all_sites = 0;
     if (s->ready) {
         PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &langs, &sites)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|p", kwlist, &langs, &sites, &all_sites)) return -1;
+    s->all_sites = all_sites;
     if (copy_codes(langs, s->langs, s->lang_len, MAX_LANGS, &s->n_langs)) return -1;
     if (copy_codes(sites, s->sites, s->site_len, MAX_SITES, &s->n_sites)) return -1;
     s->e_label = calloc((size_t)(s->n_langs ? s->n_langs : 1), sizeof(StrCol));
@@ -1830,7 +1844,7 @@ static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
           put_num(d, "a.ordinal", &s->a_ord) || put_str(d, "a.alias", &s->a_value) ||
           put_num(d, "s.ent", &s->s_ent) || put_num(d, "s.site", &s->s_site) ||
           put_num(d, "s.nbadges", &s->s_nbadges) || put_str(d, "s.title", &s->s_title) ||
-          put_str(d, "s.badge", &s->s_badge) || put_num(d, "c.ent", &s->c_ent) ||
+          put_str(d, "s.badge", &s->s_badge) || put_str(d, "s.site_name", &s->s_site_name) || put_num(d, "c.ent", &s->c_ent) ||
           put_num(d, "c.ordinal", &s->c_ord) || put_num(d, "c.nquals", &s->c_nquals) ||
           put_str(d, "c.property", &s->c_prop) || put_str(d, "c.statement_id", &s->c_stid) ||
           put_str(d, "c.rank", &s->c_rank) || put_snak(d, "c.snak.", &s->c_snak) ||
@@ -1855,7 +1869,7 @@ static PyTypeObject ScannerType = {
     .tp_basicsize = sizeof(Scanner),
     .tp_dealloc = (destructor)Scanner_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Scanner(languages, sites): Wikidata entity lines -> column buffers (a fast path; see wdscan.c).",
+    .tp_doc = "Scanner(languages, sites, all_sites=False): Wikidata entity lines -> column buffers (a fast path; see wdscan.c).",
     .tp_methods = Scanner_methods,
     .tp_init = (initproc)Scanner_init,
     .tp_new = PyType_GenericNew,
@@ -1875,7 +1889,7 @@ PyMODINIT_FUNC PyInit__wdscan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (PyModule_AddIntConstant(m, "ABI", 2) < 0) {
+    if (PyModule_AddIntConstant(m, "ABI", 3) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -104,24 +104,32 @@ class Builder:
     # --- public ------------------------------------------------------------------------------
     def build(self, target: str, *, force: bool = False) -> dict[str, Path]:
         """Build every stage of `target` in DAG order; returns stage name -> output directory."""
-        spec = registry.get_target(target)
-        order = registry.stage_order(spec.stages)
-        self._check_params(order)
-        self._check_sources(order)
-        self.out.mkdir(parents=True, exist_ok=True)
-        results: dict[str, UpstreamOutput] = {}
-        dirs: dict[str, Path] = {}
-        with self._lock(), self._executor() as executor:
-            for stage in order:
-                upstream = {name: results[name] for name in stage.inputs}
-                plan = self.plan(stage, upstream)
-                results[stage.stage_name] = self.run(plan, executor, force=force)
-                dirs[stage.stage_name] = plan.final_dir
+        # The pool starts first: its workers' interpreter start-up and imports (about half a
+        # second each) overlap the coordinator loading every stage module and planning, instead
+        # of delaying the first map tasks.
+        with self._executor() as executor:
+            spec = registry.get_target(target)
+            order = registry.stage_order(spec.stages)
+            self._check_params(order)
+            self._check_sources(order)
+            self.out.mkdir(parents=True, exist_ok=True)
+            dirs = self._build_stages(order, executor, force=force)
         target_doc = {
             "target": target,
             "stages": {name: os.path.relpath(path, self.out) for name, path in sorted(dirs.items())},
         }
         atomic_write_text(self.out / "targets" / f"{target}.json", json.dumps(target_doc, indent=2) + "\n")
+        return dirs
+
+    def _build_stages(self, order: Sequence[Stage], executor: Executor, *, force: bool) -> dict[str, Path]:
+        results: dict[str, UpstreamOutput] = {}
+        dirs: dict[str, Path] = {}
+        with self._lock():
+            for stage in order:
+                upstream = {name: results[name] for name in stage.inputs}
+                plan = self.plan(stage, upstream)
+                results[stage.stage_name] = self.run(plan, executor, force=force)
+                dirs[stage.stage_name] = plan.final_dir
         return dirs
 
     def plan(self, stage: Stage, upstream: Mapping[str, UpstreamOutput]) -> StagePlan:

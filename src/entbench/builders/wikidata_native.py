@@ -25,7 +25,7 @@ from entbench.schemas import wikidata as schema
 
 #: The layout of `Scanner.columns()` this module reads; wdscan.c's `ABI` constant must match, so a
 #: stale build (an old .so next to newer sources) is ignored rather than misread.
-NATIVE_ABI = 2
+NATIVE_ABI = 3
 
 try:
     from entbench import _wdscan  # type: ignore[attr-defined]
@@ -51,15 +51,14 @@ def native_available() -> bool:
 def native_enabled(config: DecodeConfig) -> bool:
     """Whether the scan of `config` can take the native path.
 
-    The scanner handles the configurations the stage builds (listed languages and sites, every
-    table); all sites (`*`, a generic map of sites) and partial decodes stay on the reference path.
+    The scanner handles the configurations the stage builds: listed languages, listed sites or
+    every site (`*`), every table; partial decodes stay on the reference path.
     """
     if _wdscan is None or os.environ.get("ENTBENCH_NATIVE", "1") == "0":
         return False
     return (
-        config.sites is not None
-        and len(config.languages) <= _MAX_LANGUAGES
-        and len(config.sites) <= _MAX_SITES
+        len(config.languages) <= _MAX_LANGUAGES
+        and (config.sites is None or len(config.sites) <= _MAX_SITES)
         and config.aliases
         and config.claims
         and config.qualifiers
@@ -70,12 +69,13 @@ def native_enabled(config: DecodeConfig) -> bool:
 class NativeRows:
     """The rows of the lines one map task's native scanner accepted, as the reference path's tables."""
 
-    def __init__(self, languages: Sequence[str], sites: Sequence[str], num_shards: int) -> None:
+    def __init__(self, languages: Sequence[str], sites: Sequence[str] | None, num_shards: int) -> None:
+        """`sites` None: every site (the `*` setting)."""
         assert _wdscan is not None
         self.languages = tuple(languages)
-        self.sites = tuple(sites)
+        self.sites = tuple(sites) if sites is not None else ()
         self.num_shards = num_shards
-        self.scanner = _wdscan.Scanner(self.languages, self.sites)
+        self.scanner = _wdscan.Scanner(self.languages, self.sites, sites is None)
         self.entity_count = 0
 
     def scan(
@@ -129,9 +129,14 @@ class NativeRows:
             badges = pa.ListArray.from_arrays(
                 _list_offsets(_number(cols["s.nbadges"], pa.int32()))[0], _string(cols["s.badge"])
             )
+            site = (
+                pa.array(self.sites, pa.string()).take(_number(cols["s.site"], pa.int32()))
+                if self.sites
+                else _string(cols["s.site_name"])
+            )
             arrays = [
                 ids.take(ent),
-                pa.array(self.sites, pa.string()).take(_number(cols["s.site"], pa.int32())),
+                site,
                 _string(cols["s.title"]),
                 badges,
                 offsets.take(ent),
