@@ -78,6 +78,8 @@ def ratios(by_size: dict[str, dict[str, Any]], main: str, big: str | None) -> di
         "scaling_2_workers": _ratio(_rate(m, "entbench_w2_json"), _rate(m, "entbench_w1_json")),
         "scaling_2_workers_gz": _ratio(_rate(m, "entbench_w2_gz"), _rate(m, "entbench_w1_gz")),
         "limit_vs_decompression": _ratio(_rate(m, "limit_gz"), _rate(m, "decompress_gz")),
+        # entbench's compiled parse alone against the limit's msgspec parse (both after isal)
+        "native_parse_vs_limit": _ratio(_rate(m, "native_gz"), _rate(m, "limit_gz")),
         "rss_ratio_10x": None,
     }
     if "entbench_w1_gz" in m and "limit_gz" in m:
@@ -251,7 +253,7 @@ def markdown(result: dict[str, Any]) -> str:
         "speedup_vs_stdlib",
     ):
         lines.append(f"| `{key}` | {_fmt(r.get(key), 3)} | — | — |")
-    for key in ("scaling_2_workers_gz", "limit_vs_decompression"):
+    for key in ("scaling_2_workers_gz", "limit_vs_decompression", "native_parse_vs_limit"):
         lines.append(f"| `{key}` | {_fmt(r.get(key), 3)} | — | — |")
     p = result["projection"]
     lines += [

@@ -9,6 +9,8 @@ One run generates a synthetic dump (`gen_wikidata.py`, cached under `--work`) un
 * `decompress_gz`: isal decompression alone;
 * `limit_gz` / `limit_json`: the one-core limit, isal (or plain reads) + entbench's typed partial
   decoder on every line, no output;
+* `native_gz`: isal + entbench's native scanner into its column buffers, no tables (the compiled
+  parse the stage uses; shown for where the stage's time goes, not a baseline);
 * `stdlib_gz`: stdlib gzip + `json.loads` + truthy selection in dicts;
 * `qwikidata_gz`: qwikidata's dump iterator + `get_truthy_claim_groups`;
 * `entbench_w{1,2}_{gz,json}`: `entbench build wikidata --source wikidata=DUMP --out TMP --force
@@ -63,6 +65,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("decompress_gz", "isal decompression only", "gz", scanner="decompress"),
     Spec("limit_gz", "one-core limit: isal + typed partial parse, no output", "gz", scanner="limit"),
     Spec("limit_json", "one-core limit: reads + typed partial parse, no output", "json", scanner="limit"),
+    Spec("native_gz", "entbench's native parse alone: isal + C scan to columns", "gz", scanner="native"),
     Spec("stdlib_gz", "stdlib gzip + json.loads + truthy in dicts", "gz", scanner="stdlib"),
     Spec("qwikidata_gz", "qwikidata WikidataJsonDump + get_truthy_claim_groups", "gz", scanner="qwikidata"),
     Spec("entbench_w1_gz", "entbench build wikidata, 1 worker", "gz", workers=1),

@@ -11,6 +11,9 @@ KIND is one of:
 * `decompress`: isal decompression only (the floor under any `.gz` scan);
 * `limit`: the one-core limit (issue 2, performance.md): isal decompression (or plain reads) and
   entbench's own typed partial decoder (`EntityDecoder`) on every line, building no rows;
+* `native`: isal decompression (or plain reads) and entbench's native scanner (`_wdscan`) on
+  every line, into its column buffers, building no tables (how far the compiled parse is below
+  the limit: entbench's stage is this plus Arrow tables, the shuffle and Parquet);
 * `stdlib`: what a stdlib-only script does: `gzip` + `json.loads` per line, truthy selection
   (spec §1) and value extraction in Python dicts;
 * `qwikidata`: qwikidata's `WikidataJsonDump` iterator + `WikidataItem`/`WikidataProperty`/
@@ -91,6 +94,36 @@ def scan_limit(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) ->
                 work.entities += len(decode(line).entities)
             except LineRejected:
                 work.errors += 1
+    return work
+
+
+def scan_native(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) -> Work:
+    """isal + the native scanner on line-aligned blocks; one scanner per block, columns dropped."""
+    from entbench.builders.wikidata_native import NativeRows
+
+    work = Work()
+    fallbacks = 0
+    carry = b""
+    with open_dump(path) as stream:
+        while True:
+            data = stream.read(BLOCK_BYTES)
+            block = carry + data
+            cut = block.rfind(b"\n") + 1 if data else len(block)
+            if not block:
+                break
+            rows = NativeRows(languages, sites, 1)
+            _lines, _opens, _closes, fallback = rows.scan(block, 0, 0, cut)
+            fallbacks += len(fallback)
+            columns = rows.scanner.columns()
+            work.entities += rows.entity_count
+            work.truthy_claims += columns["c.ent"][1]
+            work.qualifiers += columns["q.property"][1]
+            work.aliases += columns["a.ent"][1]
+            work.sitelinks += columns["s.ent"][1]
+            carry = block[cut:]
+            if not data:
+                break
+    work.errors = fallbacks  # lines left to the reference decoder (none in the synthetic dump)
     return work
 
 
@@ -188,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("kind", choices=["decompress", "limit", "stdlib", "qwikidata"])
+    parser.add_argument("kind", choices=["decompress", "limit", "native", "stdlib", "qwikidata"])
     parser.add_argument("dump")
     parser.add_argument("--languages", default="en,zh")
     parser.add_argument("--sites", default="enwiki,zhwiki")
@@ -200,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     sites = tuple(s for s in args.sites.split(",") if s)
     if args.kind == "limit":
         # Import outside the timed region, as `entbench` has its imports done before its stage timer.
-        import entbench.readers.wikidata_entities  # noqa: F401
+        import entbench.readers.wikidata_entities
+    elif args.kind == "native":
+        import entbench.builders.wikidata_native  # noqa: F401
     elif args.kind == "qwikidata":
         import qwikidata.entity  # noqa: F401
     start = time.perf_counter()
@@ -208,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         work = scan_decompress(args.dump)
     elif args.kind == "limit":
         work = scan_limit(args.dump, languages, sites)
+    elif args.kind == "native":
+        work = scan_native(args.dump, languages, sites)
     elif args.kind == "stdlib":
         work = scan_stdlib(args.dump, languages, sites, args.max_entities)
     else:
