@@ -55,10 +55,13 @@ def stats(stage_dir: Path) -> dict[str, Any]:
     return result
 
 
-def shard_hashes(stage_dir: Path) -> dict[str, str]:
-    """file -> sha256 of every shard of a stage."""
+def shard_hashes(stage_dir: Path, *, files: bool = False) -> dict[str, str]:
+    """file -> sha256 of every shard of a stage (and, with `files`, of its extra files)."""
     manifest = load_manifest(stage_dir)
-    return {s["file"]: s["sha256"] for out in manifest["outputs"].values() for s in out["shards"]}
+    hashes = {s["file"]: s["sha256"] for out in manifest["outputs"].values() for s in out["shards"]}
+    if files:
+        hashes.update({name: info["sha256"] for name, info in manifest.get("files", {}).items()})
+    return hashes
 
 
 # --- the raw dumps, read independently --------------------------------------------------------

@@ -7,14 +7,9 @@ from pathlib import Path
 import pytest
 
 from entbench.builders import api
-from entbench.builders.manifest import load_manifest
+from tests.builders.kb_support import shard_hashes
 
 pytest.importorskip("distributed")
-
-
-def shard_hashes(directory: Path) -> dict[str, str]:
-    manifest = load_manifest(directory)
-    return {s["file"]: s["sha256"] for out in manifest["outputs"].values() for s in out["shards"]}
 
 
 @pytest.mark.parametrize("target", ["kb"])  # two Wikidata scans (map/reduce) and five DuckDB stages

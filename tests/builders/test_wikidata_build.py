@@ -15,6 +15,7 @@ import pytest
 from entbench.builders import api, runner
 from entbench.builders.manifest import load_manifest
 from entbench.errors import DataError
+from tests.builders.kb_support import shard_hashes
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikidata"
 REAL_DUMPS = [
@@ -38,11 +39,6 @@ def build(out: Path, source: Path | str, *extra_params: str, **kwargs: Any) -> P
         **kwargs,
     )
     return dirs["wikidata"]
-
-
-def shard_hashes(stage_dir: Path) -> dict[str, str]:
-    manifest = load_manifest(stage_dir)
-    return {s["file"]: s["sha256"] for out in manifest["outputs"].values() for s in out["shards"]}
 
 
 def read_table(stage_dir: Path, table: str) -> list[dict[str, Any]]:

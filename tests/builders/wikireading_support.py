@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from entbench.builders import api
 from entbench.builders.manifest import load_manifest
+from tests.builders import kb_support
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 WIKIDATA_DUMP = FIXTURES / "wikidata" / "entities-new.json.bz2"
@@ -62,10 +63,7 @@ def read_rows(stage_dir: Path, table: str) -> list[dict[str, Any]]:
 
 def shard_hashes(stage_dir: Path) -> dict[str, str]:
     """file -> sha256 of every shard and extra file in a stage's manifest."""
-    manifest = load_manifest(stage_dir)
-    hashes = {s["file"]: s["sha256"] for o in manifest["outputs"].values() for s in o["shards"]}
-    hashes.update({name: info["sha256"] for name, info in manifest.get("files", {}).items()})
-    return hashes
+    return kb_support.shard_hashes(stage_dir, files=True)
 
 
 # --- real data ---------------------------------------------------------------------------------
