@@ -523,6 +523,7 @@ static int parse_double(Cur *c, double *out) {
     char *endp;
     double v = strtod(tmp, &endp);
     if (errno || endp != tmp + len || !isfinite(v)) return BAIL;
+    if (is_int && v == 0.0) v = 0.0; /* the integer -0 is the int 0 on the reference path: +0.0 */
     *out = v;
     return OK;
 }

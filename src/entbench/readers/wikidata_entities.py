@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Struct, field
@@ -141,6 +141,11 @@ class Redirect(Struct, gc=False):
     to: str = ""
 
 
+#: A revision id, as the int64 column it becomes: a larger number is a schema mismatch (a reject),
+#: not an overflow when the rows are converted.
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+
 # --- per-configuration entity structs ---------------------------------------------------------
 @dataclass(frozen=True)
 class DecodeConfig:
@@ -184,7 +189,7 @@ def entity_types(config: DecodeConfig) -> EntityTypes:
         ("id", str | None, None),
         ("type", str | None, None),
         ("datatype", str | None, None),
-        ("lastrevid", int | None, None),
+        ("lastrevid", Int64 | None, None),
         ("labels", labels | list[Any] | None, None),
         ("descriptions", labels | list[Any] | None, None),
         ("redirects", Redirect | None, None),
@@ -245,6 +250,8 @@ class EntityDecoder:
             slow = True
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise _classify_decode_error(line, exc) from None
+        except RecursionError:
+            raise LineRejected("malformed_json", "nested too deeply to decode") from None
         entities: list[Any] = []
         redirects: list[tuple[str, str]] = []
         wrapped = top.entities
@@ -270,6 +277,8 @@ class EntityDecoder:
             obj = msgspec.json.decode(line)
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise _classify_decode_error(line, exc) from None
+        except RecursionError:
+            raise LineRejected("malformed_json", "nested too deeply to decode") from None
         if not isinstance(obj, dict):
             raise LineRejected("not_an_entity", f"a JSON {type(obj).__name__}, not an object")
         unsupported = _repair_datavalues(obj)
