@@ -56,7 +56,7 @@ from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, Line
 from entbench.schemas import wikidata as schema
 
 #: Aim for at least this many map tasks (`task_bytes`), so that workers finish together...
-MIN_TASKS = 16
+MIN_TASKS = 8
 #: ...but never tasks smaller than this.
 MIN_TASK_BYTES = 8 << 20
 #: Bytes the native scanner reads between progress updates.
