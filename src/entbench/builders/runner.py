@@ -542,13 +542,20 @@ def _shard_task(
         schemas = stage.map_schemas(ctx.params)
         gathered = {name: gather_bucket(map_dir, inputs, name, schema) for name, schema in schemas.items()}
         tables, stats = stage.reduce(ctx, shard, gathered)
+        del gathered  # `tables` holds what is still needed
     else:
         tables, stats = stage.shard(ctx, shard)
+    tables = dict(tables)
     entries = {}
     rows = 0
     for output in outputs:
-        table = tables.get(output.name, output.schema.empty_table())
-        prepared = prepare_rows(table, output.schema, output.sort_by)
+        # Taken out of `tables`: each table is freed once written, so the shard's peak is its
+        # rows plus one sorted table, not every table twice.
+        table = tables.pop(output.name, None)
+        prepared = prepare_rows(
+            output.schema.empty_table() if table is None else table, output.schema, output.sort_by
+        )
+        del table
         rel = table_rel_path(outputs, output.name, shard, ctx.num_shards)
         written = write_parquet(
             prepared,
@@ -557,6 +564,7 @@ def _shard_task(
             metadata={**meta, "entbench.table": output.name},
             sort_by=output.sort_by,
         )
+        del prepared
         entries[output.name] = {**written.to_json(), "file": rel}
         rows += written.rows
     record = {"shard": shard, "tables": entries, "stats": Stats(stats).sorted()}
