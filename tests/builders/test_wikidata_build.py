@@ -313,3 +313,43 @@ def test_shared_dump_files_copied_verbatim_build_with_cli(tmp_path: Path, run_cl
     assert failed.exit_code == 1
     assert "entities/part-00001-of-00004.parquet" in failed.stderr
     shutil.rmtree(out)
+
+
+@pytest.mark.parametrize("killed_in", ["map", "reduce"])
+def test_resume_with_another_chunk_size_reads_every_line_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, killed_in: str
+) -> None:
+    """Killed with 1 MB map tasks, resumed with 3 MB ones: task ids name where a task starts, so
+    the first run's finished tasks must not stand in for the second run's (the bytes between would
+    never be read), and rejects.jsonl lists each bad line once."""
+    good = gzip.decompress((FIXTURES / "kgtk-arnold.hierarchy.json.gz").read_bytes()).split(b"\n")
+    good = [line for line in good if line.strip() not in (b"", b"[", b"]")]
+    bad = [b'{"id": "Q1", "labels": ', b"not json at all", b'{"id": 5}']
+    third = len(good) // 3
+    lines = [*good[:third], bad[0], *good[third : 2 * third], bad[1], *good[2 * third :], bad[2]]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_bytes(b"\n".join(lines) + b"\n")
+    assert dump.stat().st_size > 4 << 20  # several 1 MB tasks
+    reference = build(tmp_path / "ref", dump, max_bad_lines=10)
+    expected = (reference / "rejects.jsonl").read_text(encoding="utf-8")
+    assert len(expected.splitlines()) == len(bad)
+
+    name = "_map_task" if killed_in == "map" else "_shard_task"
+    original = getattr(runner, name)
+    calls = {"n": 0}
+
+    def dies_after_two(*args: Any, **kwargs: Any) -> Any:
+        if calls["n"] == 2:
+            raise KeyboardInterrupt(f"simulated kill in the {killed_in}")
+        calls["n"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(runner, name, dies_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path / "out", dump, max_bad_lines=10, chunk_mb=1)
+    monkeypatch.setattr(runner, name, original)
+    resumed = build(tmp_path / "out", dump, max_bad_lines=10, chunk_mb=3)
+    assert shard_hashes(resumed) == shard_hashes(reference)
+    assert (resumed / "rejects.jsonl").read_text(encoding="utf-8") == expected
+    entities = load_manifest(resumed)["outputs"]["entities"]["rows"]
+    assert entities == len(good)

@@ -26,7 +26,7 @@ import platform
 import shutil
 import sys
 import time
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -215,7 +215,7 @@ class Builder:
     def _run_map_phase(self, plan: StagePlan, executor: Executor) -> tuple[Stats, dict[str, dict[str, Any]]]:
         stage, ctx = plan.stage, plan.ctx
         map_dir = plan.work_dir / "_map"
-        map_dir.mkdir(parents=True, exist_ok=True)
+        _forget_map_tasks_of_another_size(map_dir, ctx.options.chunk_bytes, self._log)
         schemas = stage.map_schemas(ctx.params)
         task_ids: list[str] = []
         records: dict[str, dict[str, Any]] = {}
@@ -571,6 +571,27 @@ def _shard_task(
     atomic_write_text(work / "_shards" / f"part-{shard:05d}.json", json.dumps(record, sort_keys=True))
     progress(1, rows)
     return shard
+
+
+#: Records the task size a map phase ran with (`--chunk-mb`).
+MAP_CHUNK_NAME = "_CHUNK.json"
+
+
+def _forget_map_tasks_of_another_size(map_dir: Path, chunk_bytes: int, log: Callable[[str], None]) -> None:
+    """Start the map afresh when it was begun with another `--chunk-mb`.
+
+    Map task ids name where a task starts (`r<offset>`, `b<index>`), not how much it reads: a
+    finished task of a run with 1 MB tasks would be taken for the first task of a resumed run with
+    3 MB tasks, and the bytes in between never read. Finished shards stay valid (their rows do not
+    depend on the task size); only the map's own records and spills are dropped.
+    """
+    marker = map_dir / MAP_CHUNK_NAME
+    if marker.exists() and json.loads(marker.read_text(encoding="utf-8")) != chunk_bytes:
+        log(f"{map_dir.parent.name}: the map was begun with another --chunk-mb; running it again")
+        shutil.rmtree(map_dir)
+    map_dir.mkdir(parents=True, exist_ok=True)
+    if not marker.exists():
+        atomic_write_text(marker, json.dumps(chunk_bytes))
 
 
 def _package_version(name: str) -> str:

@@ -402,7 +402,12 @@ class WikidataScan(Stage):
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
         """Write `rejects.jsonl` (all rejected lines, by offset) and the framing warning."""
         rejects: list[dict[str, Any]] = []
-        for path in sorted((directory / "_map").glob("*.rejects.jsonl")) + sorted(
+        # The rejects of this run's map tasks only: a run killed and resumed with another
+        # --chunk-mb leaves the first run's task files behind, and their lines are in these too.
+        map_dir = directory / "_map"
+        task_ids: list[str] = json.loads((map_dir / "_TASKS.json").read_text(encoding="utf-8"))
+        task_rejects = [map_dir / f"{task_id}.rejects.jsonl" for task_id in sorted(task_ids)]
+        for path in [p for p in task_rejects if p.exists()] + sorted(
             (directory / "_scratch").glob("duplicates-*.jsonl")
         ):
             with open(path, encoding="utf-8") as f:
