@@ -240,3 +240,27 @@ def test_dask_workers_read_indexed_gz_ranges_with_local_bytes(tmp_path: Path, du
     assert all(t.startswith("g") for t in planned_task_ids(tmp_path, gz, workers=2))
     indexed = build(tmp_path / "dask-indexed", gz, workers=2, executor="dask")
     assert shard_hashes(first) == shard_hashes(indexed) == reference
+
+
+def test_single_cpu_reads_blocks_inline_with_identical_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one usable CPU the decompressed blocks are read without the prefetch thread (it
+    would only take turns with the parser); the shards must not change."""
+    from entbench.builders import wikidata_scan
+
+    source = FIXTURES / "kgtk-arnold.hierarchy.json.gz"
+    threaded = _build_quiet(tmp_path / "threaded", source)
+    monkeypatch.setattr(wikidata_scan, "usable_cpus", lambda: 1)
+    monkeypatch.setattr(wikidata_scan, "Prefetched", None)  # must not be used
+    inline = _build_quiet(tmp_path / "inline", source)
+    assert shard_hashes(inline) == shard_hashes(threaded)
+
+
+def _build_quiet(out: Path, source: Path) -> Path:
+    from entbench.builders import api
+
+    dirs = api.build(
+        "wikidata", sources=[f"wikidata={source}"], out=out, workers=1, progress=False, log=lambda _m: None
+    )
+    return dirs["wikidata"]

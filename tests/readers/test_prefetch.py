@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from entbench.readers.prefetch import Prefetched
+from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
 
 
 def test_items_arrive_in_order_and_complete() -> None:
@@ -43,3 +43,19 @@ def test_stopping_early_closes_the_producer_and_its_thread() -> None:
     prefetched.close()
     assert closed.is_set()
     assert not any(t.name == "entbench-prefetch" and t.is_alive() for t in threading.enumerate())
+
+
+def test_inline_blocks_iterate_in_order_and_close_their_source() -> None:
+    closed = threading.Event()
+
+    def source() -> Iterator[int]:
+        try:
+            yield from range(5)
+        finally:
+            closed.set()
+
+    blocks = InlineBlocks(source())
+    assert [next(iter(blocks)), next(iter(blocks))] == [0, 1]
+    blocks.close()
+    assert closed.is_set()
+    assert usable_cpus() >= 1

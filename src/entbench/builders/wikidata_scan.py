@@ -52,7 +52,7 @@ from entbench.readers.dumps import (
     sniff_json_dump,
     worth_indexing,
 )
-from entbench.readers.prefetch import Prefetched
+from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 
@@ -182,18 +182,13 @@ class WikidataScan(Stage):
             index_sha256 = src.sha256  # no usable index: this full read leaves one
         consumed = 0
         index = 0
-        # Decompression runs a couple of blocks ahead in a thread (it releases the GIL), so even
-        # `--workers 1` parses one block while the next is decompressed.
-        blocks = Prefetched(
-            iter_decompressed_blocks(
-                src.path,
-                fmt.compression,
-                chunk,
-                threads=max(1, ctx.options.workers),
-                index_sha256=index_sha256,
-            ),
-            depth=2,
+        decompressed = iter_decompressed_blocks(
+            src.path, fmt.compression, chunk, threads=max(1, ctx.options.workers), index_sha256=index_sha256
         )
+        # Decompression runs a couple of blocks ahead in a thread (it releases the GIL), so even
+        # `--workers 1` parses one block while the next is decompressed; on a single CPU the
+        # thread would only take turns with the parser, so the blocks are read in line.
+        blocks = Prefetched(decompressed, depth=2) if usable_cpus() > 1 else InlineBlocks(decompressed)
         # A block's share of the compressed file (progress bar and `input_progress_bytes`) is
         # estimated from its decompressed length, and an empty closing task takes the remainder:
         # decoders report different compressed positions (isal, rapidgzip with 1 or N threads),

@@ -7,6 +7,7 @@ without changing what is produced or in which order.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Iterator
@@ -84,3 +85,27 @@ class Prefetched(Generic[T]):
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+class InlineBlocks(Generic[T]):
+    """`Prefetched`'s interface without the thread: for a process with a single CPU."""
+
+    def __init__(self, source: Iterator[T]) -> None:
+        self._source = source
+
+    def __iter__(self) -> Iterator[T]:
+        return self._source
+
+    def close(self) -> None:
+        """Close the source (a generator holding a decompressor)."""
+        close = getattr(self._source, "close", None)
+        if close is not None:
+            close()
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
