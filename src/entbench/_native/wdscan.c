@@ -681,7 +681,6 @@ static const struct {
 
 /* Parses a datavalue's `value` of `kind` and appends every value column of one snak row. */
 static int parse_dv_value(Scanner *s, Cur *c, int kind, SnakCols *sc) {
-    Buf *t = &s->scratch_tmp;
     StrCol *col = sc->s;
     /* columns this kind fills are pushed below; the rest get nulls */
     int filled[N_SNAK_STR] = {0};
@@ -695,15 +694,13 @@ static int parse_dv_value(Scanner *s, Cur *c, int kind, SnakCols *sc) {
         const char *key;
         size_t klen;
         unsigned seen = 0;
-        /* per kind: up to four slots */
+        /* per kind: up to four string slots (the scanner's scratch buffers), one int, three doubles */
         int set[4] = {0};
-        Buf *slot_buf[4] = {NULL};
         int64_t ival = 0;
         int ival_set = 0;
         double dv[3] = {0};
         int dv_set[3] = {0};
         Buf *slots = s->slot;
-        (void)slot_buf;
         int rc = OK;
         while ((r = obj_next(c, &first, &key, &klen)) == 1) {
             int idx = -1;
@@ -816,7 +813,6 @@ static int parse_dv_value(Scanner *s, Cur *c, int kind, SnakCols *sc) {
                 filled[S_TEXT] = filled[S_TEXT_LANG] = 1;
             }
         }
-        (void)t;
         if (rc) return BAIL;
     }
     if (str_push(&col[S_VALUE_TYPE], KIND_NAMES[kind], strlen(KIND_NAMES[kind]))) return BAIL;
@@ -871,7 +867,6 @@ static int parse_datavalue(Scanner *s, Cur *c, SnakCols *sc) {
 /* One snak: appends one row to every column of `sc`. */
 static int parse_snak(Scanner *s, Cur *c, SnakCols *sc) {
     if (peek(c) != '{') return BAIL;
-    int64_t row = sc->s[S_SNAKTYPE].n;
     if (obj_begin(c)) return BAIL;
     int first = 1, r;
     const char *key;
@@ -910,7 +905,6 @@ static int parse_snak(Scanner *s, Cur *c, SnakCols *sc) {
     if (!seen_snaktype && str_push(&sc->s[S_SNAKTYPE], "value", 5)) return BAIL;
     if (!seen_datatype && str_push_null(&sc->s[S_DATATYPE])) return BAIL;
     if (!seen_dv && push_all_null(sc, 1)) return BAIL;
-    (void)row;
     return OK;
 }
 
@@ -1173,7 +1167,7 @@ static int find_code(char *const *codes, const size_t *lens, int n, const char *
 }
 
 /* {"value": "..."} (other members skipped); absent value is "" as on the reference path. */
-static int parse_lang_value(Scanner *s, Cur *c, StrCol *col) {
+static int parse_lang_value(Cur *c, StrCol *col) {
     if (peek(c) != '{' || obj_begin(c)) return BAIL;
     int first = 1, r, seen = 0;
     const char *key;
@@ -1187,7 +1181,6 @@ static int parse_lang_value(Scanner *s, Cur *c, StrCol *col) {
     }
     if (r == BAIL) return BAIL;
     if (!seen && str_push(col, "", 0)) return BAIL;
-    (void)s;
     return OK;
 }
 
@@ -1214,7 +1207,7 @@ static int parse_terms(Scanner *s, Cur *c, StrCol *cols, int *done) {
         if (n < 0) return BAIL;
         if (n) {
             if (str_push_null(&cols[i])) return BAIL;
-        } else if (parse_lang_value(s, c, &cols[i])) {
+        } else if (parse_lang_value(c, &cols[i])) {
             return BAIL;
         }
     }
@@ -1246,7 +1239,7 @@ static int parse_aliases(Scanner *s, Cur *c, int32_t ent) {
         int afirst = 1, ar;
         int32_t ordinal = 0;
         while ((ar = arr_next(c, &afirst)) == 1) {
-            if (parse_lang_value(s, c, &s->a_value) || push_i32(&s->a_ent, ent) || push_i32(&s->a_lang, i) ||
+            if (parse_lang_value(c, &s->a_value) || push_i32(&s->a_ent, ent) || push_i32(&s->a_lang, i) ||
                 push_i32(&s->a_ord, ordinal++))
                 return BAIL;
         }
@@ -1877,7 +1870,7 @@ static PyTypeObject ScannerType = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wdscan",
-                                    "Native fast path of the Wikidata dump scan (see wdscan.c).", -1, NULL};
+                                    "Native fast path of the Wikidata dump scan (see wdscan.c).", -1, NULL, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__wdscan(void) {
     init_classes();
