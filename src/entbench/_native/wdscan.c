@@ -1146,8 +1146,19 @@ static void keyset_clear(Scanner *s) {
     s->n_keys = 0;
 }
 
+/* A map member that dumps also write as null or, when empty, as a list: 1 = its object is open,
+ * 0 = nothing to read (null, or a list, skipped), BAIL = anything else. */
+static int open_map(Cur *c) {
+    int ch = peek(c);
+    if (ch == 'n') return literal(c, "null") == OK ? 0 : BAIL;
+    if (ch == '[') return skip_value(c) == OK ? 0 : BAIL;
+    if (ch != '{' || obj_begin(c)) return BAIL;
+    return 1;
+}
+
 static int parse_claims(Scanner *s, Cur *c, int32_t ent) {
-    if (obj_begin(c)) return BAIL;
+    int open = open_map(c);
+    if (open <= 0) return open;
     keyset_clear(s);
     int first = 1, r;
     const char *key;
@@ -1164,6 +1175,17 @@ static int find_code(char *const *codes, const size_t *lens, int n, const char *
     for (int i = 0; i < n; i++)
         if (lens[i] == klen && memcmp(codes[i], key, klen) == 0) return i;
     return -1;
+}
+
+/* A member of a map keyed by language or site: *index is its configured code's position, or -1
+ * when the code is not configured (its value is skipped). A code given twice falls back: the
+ * reference path's dict keeps the last one. */
+static int configured_member(Cur *c, char *const *codes, const size_t *lens, int n, unsigned char *done,
+                             const char *key, size_t klen, int *index) {
+    int i = find_code(codes, lens, n, key, klen);
+    *index = i;
+    if (i < 0) return skip_value(c);
+    return done[i]++ ? BAIL : OK;
 }
 
 /* {"value": "..."} (other members skipped); absent value is "" as on the reference path. */
@@ -1185,24 +1207,15 @@ static int parse_lang_value(Cur *c, StrCol *col) {
 }
 
 /* labels / descriptions: one column per configured language, one row for this entity. */
-static int parse_terms(Scanner *s, Cur *c, StrCol *cols, int *done) {
-    int ch = peek(c);
-    int nul = is_null(c);
-    if (nul < 0) return BAIL;
-    if (nul) return OK;
-    if (ch == '[') return skip_value(c); /* an empty map written as a list */
-    if (ch != '{' || obj_begin(c)) return BAIL;
-    int first = 1, r;
+static int parse_terms(Scanner *s, Cur *c, StrCol *cols, unsigned char *done) {
+    int open = open_map(c);
+    if (open <= 0) return open;
+    int first = 1, r, i;
     const char *key;
     size_t klen;
     while ((r = obj_next(c, &first, &key, &klen)) == 1) {
-        int i = find_code(s->langs, s->lang_len, s->n_langs, key, klen);
-        if (i < 0) {
-            if (skip_value(c)) return BAIL;
-            continue;
-        }
-        if (done[i]) return BAIL;
-        done[i] = 1;
+        if (configured_member(c, s->langs, s->lang_len, s->n_langs, done, key, klen, &i)) return BAIL;
+        if (i < 0) continue;
         int n = is_null(c);
         if (n < 0) return BAIL;
         if (n) {
@@ -1215,23 +1228,15 @@ static int parse_terms(Scanner *s, Cur *c, StrCol *cols, int *done) {
 }
 
 static int parse_aliases(Scanner *s, Cur *c, int32_t ent) {
-    int ch = peek(c);
-    int nul = is_null(c);
-    if (nul < 0) return BAIL;
-    if (nul) return OK;
-    if (ch == '[') return skip_value(c);
-    if (ch != '{' || obj_begin(c)) return BAIL;
-    int first = 1, r;
+    int open = open_map(c);
+    if (open <= 0) return open;
+    int first = 1, r, i;
     const char *key;
     size_t klen;
     unsigned char done[MAX_LANGS] = {0};
     while ((r = obj_next(c, &first, &key, &klen)) == 1) {
-        int i = find_code(s->langs, s->lang_len, s->n_langs, key, klen);
-        if (i < 0) {
-            if (skip_value(c)) return BAIL;
-            continue;
-        }
-        if (done[i]++) return BAIL;
+        if (configured_member(c, s->langs, s->lang_len, s->n_langs, done, key, klen, &i)) return BAIL;
+        if (i < 0) continue;
         int n = is_null(c);
         if (n < 0) return BAIL;
         if (n) continue;
@@ -1249,12 +1254,8 @@ static int parse_aliases(Scanner *s, Cur *c, int32_t ent) {
 }
 
 static int parse_sitelinks(Scanner *s, Cur *c, int32_t ent) {
-    int ch = peek(c);
-    int nul = is_null(c);
-    if (nul < 0) return BAIL;
-    if (nul) return OK;
-    if (ch == '[') return skip_value(c);
-    if (ch != '{' || obj_begin(c)) return BAIL;
+    int open = open_map(c);
+    if (open <= 0) return open;
     int first = 1, r;
     const char *key;
     size_t klen;
@@ -1268,12 +1269,8 @@ static int parse_sitelinks(Scanner *s, Cur *c, int32_t ent) {
             if (str_push(&s->s_site_name, key, klen)) return BAIL;
             i = 0;
         } else {
-            i = find_code(s->sites, s->site_len, s->n_sites, key, klen);
-            if (i < 0) {
-                if (skip_value(c)) return BAIL;
-                continue;
-            }
-            if (done[i]++) return BAIL;
+            if (configured_member(c, s->sites, s->site_len, s->n_sites, done, key, klen, &i)) return BAIL;
+            if (i < 0) continue;
             int n = is_null(c);
             if (n < 0) return BAIL;
             if (n) continue;
@@ -1373,7 +1370,7 @@ static int parse_entity(Scanner *s, Cur *c, int64_t offset) {
     size_t klen;
     int seen_id = 0, seen_type = 0, seen_datatype = 0, seen_rev = 0, seen_labels = 0, seen_descs = 0;
     int seen_aliases = 0, seen_claims = 0, seen_sitelinks = 0, id_set = 0, type_set = 0;
-    int label_done[MAX_LANGS] = {0}, desc_done[MAX_LANGS] = {0};
+    unsigned char label_done[MAX_LANGS] = {0}, desc_done[MAX_LANGS] = {0};
     int64_t lastrevid = 0;
     int rev_set = 0;
     while ((r = obj_next(c, &first, &key, &klen)) == 1) {
@@ -1406,17 +1403,7 @@ static int parse_entity(Scanner *s, Cur *c, int64_t offset) {
             if (seen_aliases++ || parse_aliases(s, c, ent)) return BAIL;
         } else if (key_is(key, klen, "claims") || key_is(key, klen, "statements")) {
             /* both present: the reference path picks the non-empty one; rare enough to leave to it */
-            if (seen_claims++) return BAIL;
-            int ch = peek(c);
-            int n = is_null(c);
-            if (n < 0) return BAIL;
-            if (!n) {
-                if (ch == '[') {
-                    if (skip_value(c)) return BAIL;
-                } else if (ch != '{' || parse_claims(s, c, ent)) {
-                    return BAIL;
-                }
-            }
+            if (seen_claims++ || parse_claims(s, c, ent)) return BAIL;
         } else if (key_is(key, klen, "sitelinks")) {
             if (seen_sitelinks++ || parse_sitelinks(s, c, ent)) return BAIL;
         } else if (key_is(key, klen, "redirects") || key_is(key, klen, "missing") ||
