@@ -12,7 +12,7 @@ install still succeeds and the scan uses the reference path; `ENTBENCH_NATIVE=0`
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -110,51 +110,40 @@ class NativeRows:
         ]
         result["entities"] = (pa.Table.from_arrays(entity_arrays, schema=entity_schema), entity_shards)
 
-        def per_entity(prefix: str) -> tuple[pa.Array, np.ndarray]:
+        def add_child(
+            name: str, prefix: str, table_schema: pa.Schema, middle: Callable[[], list[pa.Array]]
+        ) -> None:
+            """A per-entity table: its entity's id, the columns `middle` builds, its line's offset."""
             ent = _number(cols[f"{prefix}.ent"], pa.int32())
-            return ent, entity_shards[ent.to_numpy(zero_copy_only=False)]
+            if not len(ent):
+                return
+            arrays = [ids.take(ent), *middle(), offsets.take(ent)]
+            shards = entity_shards[ent.to_numpy(zero_copy_only=False)]
+            result[name] = (pa.Table.from_arrays(arrays, schema=table_schema), shards)
 
-        ent, shards = per_entity("a")
-        if len(ent):
-            arrays = [
-                ids.take(ent),
-                pa.array(self.languages, pa.string()).take(_number(cols["a.lang"], pa.int32())),
-                _number(cols["a.ordinal"], pa.int32()),
-                _string(cols["a.alias"]),
-                offsets.take(ent),
-            ]
-            result["aliases"] = (pa.Table.from_arrays(arrays, schema=_ALIASES_SCHEMA), shards)
-        ent, shards = per_entity("s")
-        if len(ent):
-            badges = pa.ListArray.from_arrays(
-                _list_offsets(_number(cols["s.nbadges"], pa.int32()))[0], _string(cols["s.badge"])
-            )
+        def alias_columns() -> list[pa.Array]:
+            language = pa.array(self.languages, pa.string()).take(_number(cols["a.lang"], pa.int32()))
+            return [language, _number(cols["a.ordinal"], pa.int32()), _string(cols["a.alias"])]
+
+        def sitelink_columns() -> list[pa.Array]:
             site = (
                 pa.array(self.sites, pa.string()).take(_number(cols["s.site"], pa.int32()))
                 if self.sites
                 else _string(cols["s.site_name"])
             )
-            arrays = [
-                ids.take(ent),
-                site,
-                _string(cols["s.title"]),
-                badges,
-                offsets.take(ent),
-            ]
-            result["sitelinks"] = (pa.Table.from_arrays(arrays, schema=_SITELINKS_SCHEMA), shards)
-        ent, shards = per_entity("o")
-        if len(ent):
-            arrays = [
-                ids.take(ent),
+            badge_offsets, _ = _list_offsets(_number(cols["s.nbadges"], pa.int32()))
+            badges = pa.ListArray.from_arrays(badge_offsets, _string(cols["s.badge"]))
+            return [site, _string(cols["s.title"]), badges]
+
+        def outranked_columns() -> list[pa.Array]:
+            return [
                 _string(cols["o.property"]),
                 _number(cols["o.ordinal"], pa.int32()),
                 _string(cols["o.rank"]),
                 _string(cols["o.item"]),
-                offsets.take(ent),
             ]
-            result["outranked_type_claims"] = (pa.Table.from_arrays(arrays, schema=_OUTRANKED_SCHEMA), shards)
-        ent, shards = per_entity("c")
-        if len(ent):
+
+        def claim_columns() -> list[pa.Array]:
             list_offsets, valid = _list_offsets(_number(cols["c.nquals"], pa.int32()))
             qualifier_values = pa.StructArray.from_arrays(
                 [_string(cols["q.property"]), *_snak_arrays(cols, "q.snak.")],
@@ -166,17 +155,19 @@ class NativeRows:
                 type=pa.list_(pa.field("item", schema.QUALIFIER_TYPE)),
                 mask=pa.array(~valid),
             )
-            arrays = [
-                ids.take(ent),
+            return [
                 _string(cols["c.property"]),
                 _number(cols["c.ordinal"], pa.int32()),
                 _string(cols["c.statement_id"]),
                 _string(cols["c.rank"]),
                 *_snak_arrays(cols, "c.snak."),
                 qualifiers,
-                offsets.take(ent),
             ]
-            result["truthy_claims"] = (pa.Table.from_arrays(arrays, schema=CLAIMS_MAP_SCHEMA), shards)
+
+        add_child("aliases", "a", _ALIASES_SCHEMA, alias_columns)
+        add_child("sitelinks", "s", _SITELINKS_SCHEMA, sitelink_columns)
+        add_child("outranked_type_claims", "o", _OUTRANKED_SCHEMA, outranked_columns)
+        add_child("truthy_claims", "c", CLAIMS_MAP_SCHEMA, claim_columns)
         return result
 
 

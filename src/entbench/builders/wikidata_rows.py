@@ -408,9 +408,24 @@ class ScanRows:
 
     def emit(self, sink: BucketSink) -> None:
         """Hand every table to the sink, cut into one slice per shard."""
-        for name, (table, shards) in self.tables().items():
-            for shard, part in split_by_shard_ids(table, shards, self.num_shards):
-                sink.emit(name, shard, part)
+        emit_tables(sink, [self.tables()], self.num_shards)
+
+
+#: Tables by name, each with the shard id of every row (`ScanRows.tables`, `NativeRows.tables`).
+ShardedTables = dict[str, tuple[pa.Table, np.ndarray]]
+
+
+def emit_tables(sink: BucketSink, parts: Sequence[ShardedTables], num_shards: int) -> None:
+    """Hand the rows of several row builders to the sink, table by table, one slice per shard."""
+    for name in sorted({name for part in parts for name in part}):
+        pieces = [part[name] for part in parts if name in part]
+        if len(pieces) == 1:
+            table, shards = pieces[0]
+        else:
+            table = pa.concat_tables([t for t, _ in pieces])
+            shards = np.concatenate([s for _, s in pieces])
+        for shard, rows in split_by_shard_ids(table, shards, num_shards):
+            sink.emit(name, shard, rows)
 
 
 def split_by_shard_ids(table: pa.Table, shards: np.ndarray, num_shards: int) -> list[tuple[int, pa.Table]]:

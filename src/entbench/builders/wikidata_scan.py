@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -38,7 +37,7 @@ from entbench.builders.stage import (
 )
 from entbench.builders.stats import Stats
 from entbench.builders.wikidata_native import NativeRows, native_enabled
-from entbench.builders.wikidata_rows import OFFSET_COLUMN, ScanRows, split_by_shard_ids
+from entbench.builders.wikidata_rows import OFFSET_COLUMN, ScanRows, emit_tables
 from entbench.errors import DataError
 from entbench.readers.dumps import (
     StreamTruncated,
@@ -292,6 +291,14 @@ class WikidataScan(Stage):
 
         reported = base
         entities_reported = 0
+
+        def report(position: int) -> None:
+            """Advance the bar every 4 MB of an uncompressed range (compressed: once, at the end)."""
+            nonlocal reported, entities_reported
+            if report_bytes and position - reported >= (4 << 20):
+                progress(position - reported, entity_count() - entities_reported)
+                reported, entities_reported = position, entity_count()
+
         if native is not None:
             for start, end in _pieces(block, NATIVE_PIECE_BYTES):
                 lines, opens, closes, fallbacks = native.scan(block, base, start, end)
@@ -308,9 +315,7 @@ class WikidataScan(Stage):
                     line = block[line_start:line_end]
                     stripped = line.strip()
                     decode_line(offset, line, stripped[:-1] if stripped.endswith(b",") else stripped)
-                if report_bytes and base + end - reported >= (4 << 20):
-                    progress(base + end - reported, entity_count() - entities_reported)
-                    reported, entities_reported = base + end, entity_count()
+                report(base + end)
         else:
             for offset, line in iter_lines(block, base):
                 stripped = line.strip()
@@ -326,12 +331,10 @@ class WikidataScan(Stage):
                     stripped = stripped[:-1]
                 stats.add("lines_total")
                 decode_line(offset, line, stripped)
-                if report_bytes and offset - reported >= (4 << 20):
-                    progress(offset - reported, entity_count() - entities_reported)
-                    reported, entities_reported = offset, entity_count()
+                report(offset)
         stats.add("entities_decoded", entity_count())
         stats.add("redirects_seen", rows.redirect_count)
-        _emit(sink, [rows.tables(), native.tables() if native is not None else {}], ctx.num_shards)
+        emit_tables(sink, [rows.tables(), native.tables() if native is not None else {}], ctx.num_shards)
         if report_bytes:
             done_units = base + len(block) - reported
             stats.add("input_progress_bytes", len(block))
@@ -433,19 +436,6 @@ def _pieces(block: bytes, size: int) -> Iterator[tuple[int, int]]:
         end = n if cut < 0 else cut + 1
         yield start, end
         start = end
-
-
-def _emit(sink: BucketSink, parts: list[dict[str, tuple[pa.Table, Any]]], num_shards: int) -> None:
-    """Hand the rows of both paths to the sink, table by table, cut into one slice per shard."""
-    for name in sorted({name for part in parts for name in part}):
-        pieces = [part[name] for part in parts if name in part]
-        if len(pieces) == 1:
-            table, shards = pieces[0]
-        else:
-            table = pa.concat_tables([t for t, _ in pieces])
-            shards = np.concatenate([s for _, s in pieces])
-        for shard, rows in split_by_shard_ids(table, shards, num_shards):
-            sink.emit(name, shard, rows)
 
 
 def _reject(label: str, offset: int, reason: str, detail: str, line: bytes) -> dict[str, Any]:
