@@ -27,16 +27,17 @@ def test_producer_error_arrives_after_the_items_before_it() -> None:
     assert seen == [1, 2]
 
 
+def counting(n: int, closed: threading.Event) -> Iterator[int]:
+    """0..n-1, setting `closed` when the generator finishes or is closed."""
+    try:
+        yield from range(n)
+    finally:
+        closed.set()
+
+
 def test_stopping_early_closes_the_producer_and_its_thread() -> None:
     closed = threading.Event()
-
-    def source() -> Iterator[int]:
-        try:
-            yield from range(10_000)
-        finally:
-            closed.set()
-
-    prefetched = Prefetched(source(), depth=2)
+    prefetched = Prefetched(counting(10_000, closed), depth=2)
     for item in prefetched:
         if item == 5:
             break
@@ -47,14 +48,7 @@ def test_stopping_early_closes_the_producer_and_its_thread() -> None:
 
 def test_inline_blocks_iterate_in_order_and_close_their_source() -> None:
     closed = threading.Event()
-
-    def source() -> Iterator[int]:
-        try:
-            yield from range(5)
-        finally:
-            closed.set()
-
-    blocks = InlineBlocks(source())
+    blocks = InlineBlocks(counting(5, closed))
     assert [next(iter(blocks)), next(iter(blocks))] == [0, 1]
     blocks.close()
     assert closed.is_set()
