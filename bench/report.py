@@ -25,6 +25,9 @@ TARGETS: tuple[tuple[str, str, float, str], ...] = (
     ("rss_ratio_10x", "<=", 1.1, "issue 8"),
 )
 
+#: The phase timings `_RUN.json` records for a map-reduce stage.
+STAGE_TIMINGS = ("seconds", "map_seconds", "shuffle_seconds", "shard_seconds")
+
 
 def summarize(samples: list[dict[str, Any]], dump: dict[str, Any]) -> dict[str, Any]:
     """Medians over the repeats of one measurement on one dump."""
@@ -51,7 +54,7 @@ def summarize(samples: list[dict[str, Any]], dump: dict[str, Any]) -> dict[str, 
     if stage:
         out["stage_seconds_median"] = {
             key: round(statistics.median(t[key] for t in stage), 3)
-            for key in ("seconds", "map_seconds", "shard_seconds")
+            for key in STAGE_TIMINGS
             if all(key in t for t in stage)
         }
     return out

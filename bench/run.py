@@ -225,7 +225,7 @@ def measure(
     stage_dir = out_root / spec.name / target["stages"]["wikidata"]
     run = json.loads((stage_dir / "_RUN.json").read_text())
     sample["seconds"] = run["seconds"]
-    sample["stage"] = {k: run[k] for k in ("seconds", "map_seconds", "shard_seconds") if k in run}
+    sample["stage"] = {k: run[k] for k in report.STAGE_TIMINGS if k in run}
     sample["work"] = entbench_work(stage_dir)
     return sample
 

@@ -27,12 +27,14 @@ def build(
     progress: bool = True,
     log: object = None,
     card: bool = True,
+    shuffle_groups: int = BuildOptions.shuffle_groups,
 ) -> dict[str, Path]:
     """Build `target` into `out`; returns stage name -> output directory.
 
     `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with no `config`
     the bundled fixture config is used. With `card` (default) the target's dataset card is written
-    to `<out>/cards/<target>/` afterwards (`entbench.cards`).
+    to `<out>/cards/<target>/` afterwards (`entbench.cards`). `shuffle_groups` tunes the map-reduce
+    shuffle (`builders.buckets`), never the output.
     """
     if workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
@@ -50,6 +52,7 @@ def build(
         executor=executor,
         dask_address=dask_address,
         progress=progress,
+        shuffle_groups=shuffle_groups,
     )
     dirs = Builder(out, cfg, options, log=log).build(target, force=force)
     if card:

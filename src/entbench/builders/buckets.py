@@ -1,80 +1,156 @@
-"""Map-side spill files: one Arrow IPC file per (map task, table), batches tagged with their shard.
+"""The shuffle between a stage's map and reduce: spill files, their index, and the merge pass.
 
-A map task's rows are appended in batches; each batch belongs to one shard and the task's index
-(`<task>.done.json`, written last and atomically) says which batch indices hold which shard. The
-coordinator works out once which batches of which task files each shard needs (`shard_inputs`);
-a reducer reads just those, one file at a time. A task without its `.done.json` did not finish:
-its files are overwritten when it runs again.
+A map task appends its rows in batches to one Arrow IPC file per table; its index
+(`<task>.done.json`, written last and atomically) says which spill group each batch holds. A task
+without its `.done.json` did not finish: its files are overwritten when it runs again.
+
+With few output shards every shard is its own group and a reducer reads its batches straight from
+every map task's files (`shard_inputs`). That costs tasks x shards batches, file opens and index
+entries: fine for a 100 GB dump (~1.6k tasks x 400 shards) at best, ~10^8 of each for a full
+Wikidata dump (~23k tasks x ~6k shards). So past `BuildOptions.shuffle_groups` shards, the map spills by
+*group* of consecutive shards, each row tagged with its shard (`SHARD_COLUMN`), and a merge pass
+(`merge_group`, one task per group) reads the group's batches from every map task in task order and
+re-spills them by shard, a bounded buffer at a time. A reducer then reads one file per table. The
+rows a reducer gathers, and their order (map task, then batch, then emit order), are the same
+either way, so the output shards are byte-identical.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from entbench.builders.shards import atomic_write_text
 from entbench.builders.stage import BucketSink
 from entbench.builders.stats import Stats
 
-#: Rows buffered per (table, shard) before a batch is written.
+#: Rows buffered per (table, spill group) before a batch is written.
 FLUSH_ROWS = 32_768
+#: The column that tags each spilled row with its shard when a spill group holds several shards.
+SHARD_COLUMN = "__entbench_shard"
+#: Bytes a merge task buffers before it writes what it holds (its memory bound, with one input batch).
+MERGE_BUFFER_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class ShuffleLayout:
+    """How map output is grouped: `shards_per_group` consecutive shards per spill group."""
+
+    num_shards: int
+    shards_per_group: int
+
+    @property
+    def merged(self) -> bool:
+        """True when groups hold several shards, so a merge pass regroups the spills by shard."""
+        return self.shards_per_group > 1
+
+    @property
+    def num_groups(self) -> int:
+        """The number of spill groups (none of them empty)."""
+        return math.ceil(self.num_shards / self.shards_per_group)
+
+    def group(self, shard: int) -> int:
+        """The spill group holding `shard`."""
+        return shard // self.shards_per_group
+
+    def to_json(self) -> dict[str, int]:
+        """What a map phase records about its spills (a resumed run must spill the same way)."""
+        return {"num_shards": self.num_shards, "shards_per_group": self.shards_per_group}
+
+
+def shuffle_layout(num_shards: int, max_groups: int) -> ShuffleLayout:
+    """Every shard its own group up to `max_groups` shards; past that, `max_groups` groups or fewer."""
+    if max_groups < 1:
+        raise ValueError(f"max_groups must be >= 1, got {max_groups}")
+    return ShuffleLayout(num_shards, max(1, math.ceil(num_shards / max_groups)))
 
 
 class FileBucketSink(BucketSink):
-    """Collects one map task's rows and spills them as shard-tagged batches."""
+    """Collects one task's rows and spills them as batches, each holding one spill group."""
 
-    def __init__(self, directory: Path, task_id: str, schemas: Mapping[str, pa.Schema], num_shards: int):
+    def __init__(
+        self,
+        directory: Path,
+        task_id: str,
+        schemas: Mapping[str, pa.Schema],
+        layout: ShuffleLayout,
+        *,
+        max_pending_bytes: int | None = None,
+    ) -> None:
         self.directory = directory
         self.task_id = task_id
         self.schemas = dict(schemas)
-        self.num_shards = num_shards
+        self.layout = layout
+        self.max_pending_bytes = max_pending_bytes
+        tag = pa.field(SHARD_COLUMN, pa.int32())
+        self._spill_schemas = {
+            name: schema.append(tag) if layout.merged else schema for name, schema in self.schemas.items()
+        }
         self._pending: dict[tuple[str, int], list[pa.RecordBatch]] = {}
         self._pending_rows: dict[tuple[str, int], int] = {}
+        self._pending_bytes = 0
         self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
-        self._index: dict[str, list[int]] = {name: [] for name in self.schemas}  # batch i -> shard
+        self._index: dict[str, list[int]] = {name: [] for name in self.schemas}  # batch i -> group
 
     def _path(self, table: str) -> Path:
         return self.directory / f"{self.task_id}.{table}.arrow"
 
     def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
         """Buffer rows of `table` for `shard`; batches are written once enough rows have gathered."""
-        if not 0 <= shard < self.num_shards:
-            raise ValueError(f"shard {shard} out of range for {self.num_shards} shards")
+        if not 0 <= shard < self.layout.num_shards:
+            raise ValueError(f"shard {shard} out of range for {self.layout.num_shards} shards")
         schema = self.schemas[table]
         if isinstance(batch, pa.Table):
             batches = batch.cast(schema).to_batches()
         else:
             batches = [batch.cast(schema) if batch.schema != schema else batch]
-        key = (table, shard)
+        key = (table, self.layout.group(shard))
         pending = self._pending.setdefault(key, [])
         for b in batches:
-            if b.num_rows:
-                pending.append(b)
-                self._pending_rows[key] = self._pending_rows.get(key, 0) + b.num_rows
+            if not b.num_rows:
+                continue
+            tagged = (
+                b.append_column(SHARD_COLUMN, pa.array(np.full(b.num_rows, shard, dtype=np.int32)))
+                if self.layout.merged
+                else b
+            )
+            pending.append(tagged)
+            self._pending_rows[key] = self._pending_rows.get(key, 0) + b.num_rows
+            self._pending_bytes += tagged.nbytes
         if self._pending_rows.get(key, 0) >= FLUSH_ROWS:
             self._flush(key)
+        if self.max_pending_bytes is not None and self._pending_bytes > self.max_pending_bytes:
+            for pending_key in sorted(self._pending):
+                self._flush(pending_key)
 
     def _flush(self, key: tuple[str, int]) -> None:
         batches = self._pending.pop(key, [])
         self._pending_rows.pop(key, None)
+        self._pending_bytes -= sum(b.nbytes for b in batches)
         if not batches:
             return
-        table, shard = key
+        table, group = key
+        schema = self._spill_schemas[table]
         writer = self._writers.get(table)
         if writer is None:
             self.directory.mkdir(parents=True, exist_ok=True)
-            writer = pa.ipc.new_file(str(self._path(table)), self.schemas[table])
+            writer = pa.ipc.new_file(str(self._path(table)), schema)
             self._writers[table] = writer
-        combined = pa.Table.from_batches(batches, self.schemas[table]).combine_chunks()
+        combined = pa.Table.from_batches(batches, schema).combine_chunks()
         for b in combined.to_batches():
             writer.write_batch(b)
-            self._index[table].append(shard)
+            self._index[table].append(group)
 
-    def close(self, stats: Stats, extra: Mapping[str, Any] | None = None) -> None:
+    def close(self, stats: Stats) -> None:
         """Flush everything and mark the task done (the index file is the completion marker)."""
         for key in sorted(self._pending):
             self._flush(key)
@@ -83,14 +159,13 @@ class FileBucketSink(BucketSink):
         done = {
             "task": self.task_id,
             "stats": stats.sorted(),
-            "batches": {table: shards for table, shards in sorted(self._index.items()) if shards},
-            "extra": dict(extra or {}),
+            "batches": {table: groups for table, groups in sorted(self._index.items()) if groups},
         }
         atomic_write_text(self.directory / f"{self.task_id}.done.json", json.dumps(done, sort_keys=True))
 
 
 def read_done(directory: Path, task_id: str) -> dict[str, Any] | None:
-    """The completion record of a map task, or None if it did not finish."""
+    """The completion record of a map (or merge) task, or None if it did not finish."""
     path = directory / f"{task_id}.done.json"
     if not path.exists():
         return None
@@ -98,28 +173,88 @@ def read_done(directory: Path, task_id: str) -> dict[str, Any] | None:
     return result
 
 
-#: What one reduce task reads: (map task id, {table: indices of the batches routed to its shard}).
+#: What one reduce task reads: (spill task id, {table: indices of the batches routed to its shard}).
 ShardInput = tuple[str, dict[str, list[int]]]
 
 
 def shard_inputs(
-    done_records: Mapping[str, Mapping[str, Any]], shards: Sequence[int]
+    directory: Path, task_ids: Iterable[str], shards: Sequence[int]
 ) -> dict[int, list[ShardInput]]:
-    """For each of `shards`, the finished map tasks holding its rows and which batches, in task id
-    order. Computed once by the coordinator: every reduce task re-reading every map task's record
-    cost shards x tasks file reads (~10^8 for a full dump)."""
+    """For each of `shards`, the finished tasks in `directory` holding its rows and which batches,
+    in task id order (each task's spills grouped one shard per group).
+
+    Computed once by the coordinator, one record at a time: every reduce task re-reading every
+    record would cost shards x tasks file reads."""
     wanted = set(shards)
     result: dict[int, dict[str, dict[str, list[int]]]] = {shard: {} for shard in shards}
-    for task_id in sorted(done_records):
-        for table, batch_shards in sorted(done_records[task_id]["batches"].items()):
+    for task_id in sorted(task_ids):
+        done = read_done(directory, task_id)
+        if done is None:
+            raise RuntimeError(f"spill record {task_id} missing in {directory}")
+        for table, batch_shards in sorted(done["batches"].items()):
             for i, shard in enumerate(batch_shards):
                 if shard in wanted:
                     result[shard].setdefault(task_id, {}).setdefault(table, []).append(i)
     return {shard: sorted(tasks.items()) for shard, tasks in result.items()}
 
 
+def merge_task_id(group: int) -> str:
+    """The id of the merge task (and of its spill files) for spill group `group`."""
+    return f"g{group:05d}"
+
+
+def merge_group(
+    map_dir: Path,
+    merge_dir: Path,
+    task_ids: Sequence[str],
+    group: int,
+    layout: ShuffleLayout,
+    schemas: Mapping[str, pa.Schema],
+) -> None:
+    """Re-spill group `group` of every map task by shard, in task id order, into `merge_dir`.
+
+    Memory stays bounded whatever the dump size: one input batch plus `MERGE_BUFFER_BYTES` of rows
+    waiting to be written. Each map spill file is opened, read and closed in turn."""
+    sink = FileBucketSink(
+        merge_dir,
+        merge_task_id(group),
+        schemas,
+        ShuffleLayout(layout.num_shards, 1),
+        max_pending_bytes=MERGE_BUFFER_BYTES,
+    )
+    for task_id in sorted(task_ids):
+        done = read_done(map_dir, task_id)
+        if done is None:
+            raise RuntimeError(f"map record {task_id} missing in {map_dir}")
+        for table, batch_groups in sorted(done["batches"].items()):
+            indices = [i for i, g in enumerate(batch_groups) if g == group]
+            if not indices:
+                continue
+            with pa.OSFile(str(map_dir / f"{task_id}.{table}.arrow"), "rb") as source:
+                reader = pa.ipc.open_file(source)
+                for i in indices:
+                    for shard, rows in _split_by_shard(reader.get_batch(i)):
+                        sink.emit(table, shard, rows)
+    sink.close(Stats())
+
+
+def _split_by_shard(batch: pa.RecordBatch) -> list[tuple[int, pa.RecordBatch]]:
+    """A tagged spill batch as (shard, rows without the tag) runs, rows in their order per shard."""
+    tags = batch.column(SHARD_COLUMN)
+    rows = batch.drop_columns([SHARD_COLUMN])
+    values = tags.to_numpy()
+    if values.size and (values == values[0]).all():
+        return [(int(values[0]), rows)]
+    order = pc.sort_indices(tags)  # a stable sort: each shard's rows keep their emit order
+    rows = rows.take(order)
+    values = values[order.to_numpy()]
+    starts = np.flatnonzero(np.diff(values)) + 1
+    bounds = [0, *starts.tolist(), len(values)]
+    return [(int(values[a]), rows.slice(a, b - a)) for a, b in pairwise(bounds)]
+
+
 def gather_bucket(directory: Path, inputs: Sequence[ShardInput], table: str, schema: pa.Schema) -> pa.Table:
-    """All rows of `table` in the given map tasks' batches (one shard's `shard_inputs`).
+    """All rows of `table` in the given tasks' batches (one shard's `shard_inputs`).
 
     Each spill file is read and closed in turn: keeping thousands of them memory-mapped at once
     would exhaust the process's map count (vm.max_map_count) on a big dump."""

@@ -20,6 +20,7 @@ from typing import Any
 from entbench.builders import api
 from entbench.builders.config import default_config_path
 from entbench.builders.manifest import load_manifest
+from entbench.builders.stage import BuildOptions
 
 #: Targets built on the fixtures, in build order (later ones reuse the stages of earlier ones).
 GOLDEN_TARGETS: tuple[str, ...] = (
@@ -59,8 +60,12 @@ def golden_dir() -> Path:
     return default_config_path().parent / "golden"
 
 
-def snapshot(out: Path, workers: int = 1) -> dict[str, dict[str, Any]]:
-    """Build every golden target into `out`; target -> stage -> fingerprint and shard hashes."""
+def snapshot(
+    out: Path, workers: int = 1, shuffle_groups: int = BuildOptions.shuffle_groups
+) -> dict[str, dict[str, Any]]:
+    """Build every golden target into `out`; target -> stage -> fingerprint and shard hashes.
+
+    `shuffle_groups` (`BuildOptions`) can route the map-reduce stages through the merge pass."""
     result: dict[str, dict[str, Any]] = {}
     for target in GOLDEN_TARGETS:
         dirs = api.build(
@@ -70,6 +75,7 @@ def snapshot(out: Path, workers: int = 1) -> dict[str, dict[str, Any]]:
             workers=workers,
             progress=False,
             log=lambda _m: None,
+            shuffle_groups=shuffle_groups,
         )
         stages: dict[str, Any] = {}
         for stage, directory in sorted(dirs.items()):

@@ -7,6 +7,8 @@ Layout of one stage's output (`<out>/<layer>/<stage>/`):
         _MANIFEST.json  _RUN.json  [extra files such as rejects.jsonl]
     .incomplete/v<version>-<fp12>/        while building
         _map/<task>.<table>.arrow, <task>.done.json      map spill + per-task completion marker
+        _map/_TASKS.json, _LAYOUT.json                   the map's task ids; its task size and layout
+        _merge/g<group>.<table>.arrow, .done.json        past 64 shards: the spills regrouped by shard
         _shards/part-SSSSS.json                          per-shard completion marker (rows, sha256, stats)
         _scratch/                                        the stage's own temporary files
 
@@ -36,7 +38,17 @@ import pyarrow as pa
 
 from entbench import __version__
 from entbench.builders import registry
-from entbench.builders.buckets import FileBucketSink, ShardInput, gather_bucket, read_done, shard_inputs
+from entbench.builders.buckets import (
+    FileBucketSink,
+    ShardInput,
+    ShuffleLayout,
+    gather_bucket,
+    merge_group,
+    merge_task_id,
+    read_done,
+    shard_inputs,
+    shuffle_layout,
+)
 from entbench.builders.config import BuildConfig, make_params
 from entbench.builders.executors import Executor, make_executor
 from entbench.builders.manifest import (
@@ -192,18 +204,22 @@ class Builder:
         plan.work_dir.mkdir(parents=True, exist_ok=True)
         manifest_path = plan.work_dir / MANIFEST_NAME
         if not (manifest_path.exists() and not check_complete(plan.work_dir)):
-            map_stats, records = Stats(), dict[str, dict[str, Any]]()
+            map_stats = Stats()
             todo_shards = self._todo_shards(plan)
-            if plan.stage.is_map_reduce and (todo_shards or not self._map_records_complete(plan)):
-                t0 = time.monotonic()
-                map_stats, records = self._run_map_phase(plan, executor)
-                timings["map_seconds"] = round(time.monotonic() - t0, 3)
-            elif plan.stage.is_map_reduce and todo_shards:
-                map_stats, records = self._load_map_records(plan)
-            elif plan.stage.is_map_reduce:
-                map_stats, _ = self._load_map_records(plan)
+            spill_dir, inputs = "", dict[int, list[ShardInput]]()
+            if plan.stage.is_map_reduce:
+                if todo_shards or not self._map_records_complete(plan):
+                    t0 = time.monotonic()
+                    map_stats, task_ids = self._run_map_phase(plan, executor)
+                    timings["map_seconds"] = round(time.monotonic() - t0, 3)
+                else:
+                    map_stats, task_ids = self._load_map_records(plan)
+                if todo_shards:
+                    t0 = time.monotonic()
+                    spill_dir, inputs = self._shuffle(plan, executor, task_ids, todo_shards)
+                    timings["shuffle_seconds"] = round(time.monotonic() - t0, 3)
             t0 = time.monotonic()
-            self._run_shard_phase(plan, executor, todo_shards, shard_inputs(records, todo_shards))
+            self._run_shard_phase(plan, executor, todo_shards, spill_dir, inputs)
             timings["shard_seconds"] = round(time.monotonic() - t0, 3)
             self._write_manifest(plan, map_stats)
         self._write_run_record(plan, started, timings)
@@ -212,15 +228,19 @@ class Builder:
         return upstream_from_manifest(plan.final_dir)
 
     # --- phases ------------------------------------------------------------------------------
-    def _run_map_phase(self, plan: StagePlan, executor: Executor) -> tuple[Stats, dict[str, dict[str, Any]]]:
+    def _run_map_phase(self, plan: StagePlan, executor: Executor) -> tuple[Stats, list[str]]:
         stage, ctx = plan.stage, plan.ctx
         map_dir = plan.work_dir / "_map"
-        _forget_map_tasks_of_another_size(map_dir, ctx.options.chunk_bytes, self._log)
+        layout = self._layout(plan)
+        _forget_map_of_another_layout(
+            map_dir, plan.work_dir / "_merge", _map_layout_doc(ctx.options.chunk_bytes, layout), self._log
+        )
         schemas = stage.map_schemas(ctx.params)
         task_ids: list[str] = []
-        records: dict[str, dict[str, Any]] = {}
-        # Stats of every finished task, merged once each (re-merging all records after every task
-        # was quadratic in the number of tasks: ~23k for a full dump in 64 MB tasks).
+        # Only each task's stats stay in memory (its batch index is read again where needed), and
+        # each is merged once (re-merging all after every task was quadratic in the number of
+        # tasks: ~23k for a full dump in 64 MB tasks).
+        task_stats: dict[str, Mapping[str, int]] = {}
         stats_so_far = Stats()
         total = stage.progress_total(ctx)
         bar = StageBar(
@@ -238,11 +258,11 @@ class Builder:
                     task_ids.append(task.task_id)
                     done = read_done(map_dir, task.task_id)
                     if done is not None:
-                        records[task.task_id] = done
+                        task_stats[task.task_id] = done["stats"]
                         stats_so_far.merge(done["stats"])
                         stage.on_map_done(ctx, done, bar.update)
                         continue
-                    yield (stage, ctx, task, schemas, str(map_dir))
+                    yield (stage, ctx, task, schemas, layout, str(map_dir))
             finally:
                 # A planner may hold a decompressor with threads (rapidgzip): stop it now, not at
                 # interpreter exit, where a running decoder thread aborts the process.
@@ -254,7 +274,7 @@ class Builder:
         tasks = pending()
         try:
             for done in executor.run(_map_task, tasks, bar):
-                records[done["task"]] = done
+                task_stats[done["task"]] = done["stats"]
                 stats_so_far.merge(done["stats"])
                 stage.check_map_stats(ctx, stats_so_far, map_dir)
         finally:
@@ -263,26 +283,57 @@ class Builder:
         if len(set(task_ids)) != len(task_ids):
             raise RuntimeError(f"{stage.stage_name}: map task ids are not unique")
         for task_id in task_ids:
-            stats.merge(records[task_id]["stats"])
+            stats.merge(task_stats[task_id])
         stage.check_map_stats(ctx, stats, map_dir)
         atomic_write_text(map_dir / "_TASKS.json", json.dumps(task_ids))
-        return stats, {task_id: records[task_id] for task_id in task_ids}
+        return stats, task_ids
 
     def _map_records_complete(self, plan: StagePlan) -> bool:
         return (plan.work_dir / "_map" / "_TASKS.json").exists()
 
-    def _load_map_records(self, plan: StagePlan) -> tuple[Stats, dict[str, dict[str, Any]]]:
+    def _load_map_records(self, plan: StagePlan) -> tuple[Stats, list[str]]:
         map_dir = plan.work_dir / "_map"
         task_ids: list[str] = json.loads((map_dir / "_TASKS.json").read_text())
         stats = Stats()
-        records = {}
         for task_id in task_ids:
             done = read_done(map_dir, task_id)
             if done is None:
                 raise RuntimeError(f"map record {task_id} missing")
             stats.merge(done["stats"])
-            records[task_id] = done
-        return stats, records
+        return stats, task_ids
+
+    def _layout(self, plan: StagePlan) -> ShuffleLayout:
+        return shuffle_layout(plan.ctx.num_shards, self.options.shuffle_groups)
+
+    def _shuffle(
+        self, plan: StagePlan, executor: Executor, task_ids: Sequence[str], shards: Sequence[int]
+    ) -> tuple[str, dict[int, list[ShardInput]]]:
+        """Where the reducers of `shards` read from (`_map` or `_merge`) and which batches.
+
+        With more shards than spill groups, first the merge pass: one task per group holding a
+        shard still to build (a resumed build merges only those), each skipped if already done."""
+        layout = self._layout(plan)
+        if not layout.merged:
+            return "_map", shard_inputs(plan.work_dir / "_map", task_ids, shards)
+        merge_dir = plan.work_dir / "_merge"
+        groups = sorted({layout.group(shard) for shard in shards})
+        todo = [g for g in groups if read_done(merge_dir, merge_task_id(g)) is None]
+        if todo:
+            schemas = plan.stage.map_schemas(plan.ctx.params)
+            bar = StageBar(
+                f"{plan.stage.stage_name} [merge]",
+                total=len(todo),
+                unit="group",
+                items="groups",
+                enabled=self.options.progress,
+            )
+            tasks = ((str(plan.work_dir), list(task_ids), g, layout, schemas) for g in todo)
+            try:
+                for _ in executor.run(_merge_task, tasks, bar):
+                    pass
+            finally:
+                bar.close()
+        return "_merge", shard_inputs(merge_dir, [merge_task_id(g) for g in groups], shards)
 
     def _todo_shards(self, plan: StagePlan) -> list[int]:
         todo = []
@@ -304,6 +355,7 @@ class Builder:
         plan: StagePlan,
         executor: Executor,
         shards: list[int],
+        spill_dir: str,
         inputs: Mapping[int, Sequence[ShardInput]],
     ) -> None:
         if not shards:
@@ -321,7 +373,9 @@ class Builder:
             "entbench.fingerprint": plan.fingerprint,
             "entbench.version": str(stage.version),
         }
-        tasks = ((stage, plan.ctx, shard, plan.outputs, meta, inputs.get(shard, ())) for shard in shards)
+        tasks = (
+            (stage, plan.ctx, shard, plan.outputs, meta, spill_dir, inputs.get(shard, ())) for shard in shards
+        )
         try:
             for _ in executor.run(_shard_task, tasks, bar):
                 pass
@@ -396,7 +450,7 @@ class Builder:
         """Move the finished directory into place; scratch is moved aside first and deleted after."""
         trash = plan.work_dir.parent / f".trash-{plan.work_dir.name}-{os.getpid()}"
         trash.mkdir(parents=True, exist_ok=True)
-        for name in ("_map", "_shards", "_scratch"):
+        for name in ("_map", "_merge", "_shards", "_scratch"):
             path = plan.work_dir / name
             if path.exists():
                 os.rename(path, trash / name)
@@ -514,16 +568,32 @@ def _map_task(
     ctx: StageContext,
     task: MapTask,
     schemas: Mapping[str, pa.Schema],
+    layout: ShuffleLayout,
     map_dir: str,
     *,
     progress: ProgressFn,
 ) -> dict[str, Any]:
-    sink = FileBucketSink(Path(map_dir), task.task_id, schemas, ctx.num_shards)
+    sink = FileBucketSink(Path(map_dir), task.task_id, schemas, layout)
     stats = stage.map(ctx, task, sink, progress)
     sink.close(stats)
     done = read_done(Path(map_dir), task.task_id)
     assert done is not None
     return done
+
+
+def _merge_task(
+    work_dir: str,
+    task_ids: Sequence[str],
+    group: int,
+    layout: ShuffleLayout,
+    schemas: Mapping[str, pa.Schema],
+    *,
+    progress: ProgressFn,
+) -> int:
+    work = Path(work_dir)
+    merge_group(work / "_map", work / "_merge", task_ids, group, layout, schemas)
+    progress(1, 1)
+    return group
 
 
 def _shard_task(
@@ -532,15 +602,17 @@ def _shard_task(
     shard: int,
     outputs: Sequence[Output],
     meta: Mapping[str, str],
+    spill_dir: str,
     inputs: Sequence[ShardInput],
     *,
     progress: ProgressFn,
 ) -> int:
     work = Path(ctx.workdir)
     if stage.is_map_reduce:
-        map_dir = work / "_map"
         schemas = stage.map_schemas(ctx.params)
-        gathered = {name: gather_bucket(map_dir, inputs, name, schema) for name, schema in schemas.items()}
+        gathered = {
+            name: gather_bucket(work / spill_dir, inputs, name, schema) for name, schema in schemas.items()
+        }
         tables, stats = stage.reduce(ctx, shard, gathered)
         del gathered  # `tables` holds what is still needed
     else:
@@ -573,25 +645,35 @@ def _shard_task(
     return shard
 
 
-#: Records the task size a map phase ran with (`--chunk-mb`).
-MAP_CHUNK_NAME = "_CHUNK.json"
+#: Records how a map phase spilled: its task size (`--chunk-mb`) and its shuffle layout.
+MAP_LAYOUT_NAME = "_LAYOUT.json"
 
 
-def _forget_map_tasks_of_another_size(map_dir: Path, chunk_bytes: int, log: Callable[[str], None]) -> None:
-    """Start the map afresh when it was begun with another `--chunk-mb`.
+def _map_layout_doc(chunk_bytes: int, layout: ShuffleLayout) -> dict[str, Any]:
+    return {"chunk_bytes": chunk_bytes, "shuffle": layout.to_json()}
+
+
+def _forget_map_of_another_layout(
+    map_dir: Path, merge_dir: Path, layout_doc: Mapping[str, Any], log: Callable[[str], None]
+) -> None:
+    """Start the map (and the merge pass) afresh when it was begun with another `--chunk-mb` or
+    shuffle layout.
 
     Map task ids name where a task starts (`r<offset>`, `b<index>`), not how much it reads: a
     finished task of a run with 1 MB tasks would be taken for the first task of a resumed run with
-    3 MB tasks, and the bytes in between never read. Finished shards stay valid (their rows do not
-    depend on the task size); only the map's own records and spills are dropped.
+    3 MB tasks, and the bytes in between never read; spills grouped another way would be read with
+    the wrong index. Finished shards stay valid (their rows depend on neither); only the map's own
+    records and spills are dropped.
     """
-    marker = map_dir / MAP_CHUNK_NAME
-    if marker.exists() and json.loads(marker.read_text(encoding="utf-8")) != chunk_bytes:
-        log(f"{map_dir.parent.name}: the map was begun with another --chunk-mb; running it again")
+    marker = map_dir / MAP_LAYOUT_NAME
+    begun = map_dir.exists() and any(map_dir.iterdir())
+    if begun and (not marker.exists() or json.loads(marker.read_text(encoding="utf-8")) != layout_doc):
+        log(f"{map_dir.parent.name}: the map was begun with another --chunk-mb or layout; running it again")
         shutil.rmtree(map_dir)
+        shutil.rmtree(merge_dir, ignore_errors=True)
     map_dir.mkdir(parents=True, exist_ok=True)
     if not marker.exists():
-        atomic_write_text(marker, json.dumps(chunk_bytes))
+        atomic_write_text(marker, json.dumps(layout_doc, sort_keys=True))
 
 
 def _package_version(name: str) -> str:

@@ -102,6 +102,9 @@ class BuildOptions:
     executor: str = "local"
     dask_address: str | None = None
     progress: bool = True
+    #: Past this many output shards a stage's map spills by group of shards and a merge pass
+    #: regroups them (`builders.buckets`); the output bytes are the same either way.
+    shuffle_groups: int = 64
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,200 @@
+"""The map-reduce shuffle (`builders.buckets`): with more shards than spill groups the map spills by
+group and a merge pass regroups by shard; the reducers must gather the same rows in the same order
+as the direct path, and the output shards must be byte-identical."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from entbench.builders import api, golden, runner
+from entbench.builders.buckets import (
+    FileBucketSink,
+    ShuffleLayout,
+    gather_bucket,
+    merge_group,
+    merge_task_id,
+    read_done,
+    shard_inputs,
+    shuffle_layout,
+)
+from entbench.builders.stats import Stats
+from tests.builders.kb_support import shard_hashes
+from tests.builders.test_wikidata_build import FIXTURES, build
+
+SCHEMA = pa.schema([("task", pa.int32()), ("row", pa.int32()), ("text", pa.string())])
+#: shard -> (map task, row) in the order its reducer must gather them
+Expected = dict[int, list[tuple[int, int]]]
+
+
+def spill_tasks(map_dir: Path, layout: ShuffleLayout, tasks: int, rows: int) -> Expected:
+    """Map tasks emitting `rows` rows each to random shards (a fixed seed); returns the rows every
+    shard must receive, in the order a reducer must see them (task id order, then emit order)."""
+    rng = random.Random(7)
+    expected: Expected = {}
+    for task in range(tasks):
+        sink = FileBucketSink(map_dir, f"t{task:05d}", {"rows": SCHEMA}, layout)
+        by_shard: dict[int, list[int]] = {}
+        for row in range(rows):
+            by_shard.setdefault(rng.randrange(layout.num_shards), []).append(row)
+        for shard, shard_rows in by_shard.items():
+            batch = pa.record_batch(
+                [[task] * len(shard_rows), shard_rows, [f"{task}/{r}" for r in shard_rows]], schema=SCHEMA
+            )
+            sink.emit("rows", shard, batch)
+            expected.setdefault(shard, []).extend((task, r) for r in shard_rows)
+        sink.close(Stats(rows=rows))
+    return expected
+
+
+def gathered(directory: Path, inputs: dict[int, list[Any]], shard: int) -> list[tuple[int, int]]:
+    table = gather_bucket(directory, inputs[shard], "rows", SCHEMA)
+    return list(zip(table.column("task").to_pylist(), table.column("row").to_pylist(), strict=True))
+
+
+def test_layout_groups_consecutive_shards_only_past_the_group_count() -> None:
+    assert not shuffle_layout(64, 64).merged
+    layout = shuffle_layout(6_000, 64)
+    assert layout.merged and layout.shards_per_group == 94 and layout.num_groups == 64
+    assert [layout.group(s) for s in (0, 93, 94, 5_999)] == [0, 0, 1, 63]
+    assert shuffle_layout(130, 64).num_groups == 44  # 3 shards per group: no empty group
+
+
+def test_merge_pass_at_many_tasks_and_shards_gathers_every_row_in_order(tmp_path: Path) -> None:
+    """1,000 map tasks x 1,000 shards: the direct path's reducers would each open every task's
+    file; after the merge each reducer reads one file per table, with the rows in map task order."""
+    tasks, shards, rows = 1_000, 1_000, 12
+    layout = shuffle_layout(shards, 8)
+    expected = spill_tasks(tmp_path / "map", layout, tasks, rows)
+    task_ids = [f"t{t:05d}" for t in range(tasks)]
+    # a map task's index holds one entry per group it wrote to, not one per shard
+    records = [read_done(tmp_path / "map", t) for t in task_ids]
+    assert max(len(r["batches"]["rows"]) for r in records if r is not None) <= 8
+
+    for group in range(layout.num_groups):
+        merge_group(tmp_path / "map", tmp_path / "merge", task_ids, group, layout, {"rows": SCHEMA})
+    merged = shard_inputs(
+        tmp_path / "merge", [merge_task_id(g) for g in range(layout.num_groups)], range(shards)
+    )
+    assert all(len(merged[s]) == 1 and merged[s][0][0] == merge_task_id(layout.group(s)) for s in expected)
+    assert len(expected) > 990  # nearly every shard has rows
+    for shard in range(shards):
+        assert gathered(tmp_path / "merge", merged, shard) == expected.get(shard, [])
+
+
+def test_merge_buffer_bound_splits_output_into_more_batches_not_other_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layout = shuffle_layout(40, 4)
+    expected = spill_tasks(tmp_path / "map", layout, 50, 40)
+    task_ids = [f"t{t:05d}" for t in range(50)]
+    monkeypatch.setattr("entbench.builders.buckets.MERGE_BUFFER_BYTES", 2_000)
+    merge_group(tmp_path / "map", tmp_path / "merge", task_ids, 1, layout, {"rows": SCHEMA})
+    inputs = shard_inputs(tmp_path / "merge", [merge_task_id(1)], range(10, 20))
+    assert max(len(inputs[s][0][1]["rows"]) for s in range(10, 20)) > 1  # flushed several times
+    for shard in range(10, 20):
+        assert gathered(tmp_path / "merge", inputs, shard) == expected[shard]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_wikidata_build_through_the_merge_pass_writes_identical_bytes(tmp_path: Path, workers: int) -> None:
+    source = FIXTURES / "entities-new.json.bz2"
+    params = ("wikidata.num_shards=7",)
+    reference = shard_hashes(build(tmp_path / "direct", source, *params), files=True)
+    stage = build(tmp_path / "merged", source, *params, workers=workers, shuffle_groups=3, chunk_mb=1)
+    assert shard_hashes(stage, files=True) == reference
+    assert not (stage / "_merge").exists()  # spills are scratch
+
+
+def test_build_killed_in_the_merge_pass_resumes_to_identical_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FIXTURES / "entities-new.json.bz2"
+    params = ("wikidata.num_shards=7",)
+    reference = shard_hashes(build(tmp_path / "ref", source, *params))
+    original = runner._merge_task
+    calls = {"n": 0}
+
+    def dies_after_one(*args: Any, **kwargs: Any) -> int:
+        if calls["n"] == 1:
+            raise KeyboardInterrupt("simulated kill in the merge pass")
+        calls["n"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_merge_task", dies_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path / "out", source, *params, shuffle_groups=3)
+    incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
+    assert sorted(p.name for p in (incomplete / "_merge").glob("*.done.json")) == ["g00000.done.json"]
+    monkeypatch.setattr(runner, "_merge_task", original)
+    merged_again: list[int] = []
+
+    def counting(*args: Any, **kwargs: Any) -> int:
+        merged_again.append(args[2])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_merge_task", counting)
+    assert shard_hashes(build(tmp_path / "out", source, *params, shuffle_groups=3)) == reference
+    assert merged_again == [1, 2]
+
+
+def test_resume_with_another_layout_runs_the_map_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FIXTURES / "entities-new.json.bz2"
+    params = ("wikidata.num_shards=7",)
+    reference = shard_hashes(build(tmp_path / "ref", source, *params))
+    original = runner._shard_task
+
+    def dies(*args: Any, **kwargs: Any) -> int:
+        raise KeyboardInterrupt("simulated kill before the reduce")
+
+    monkeypatch.setattr(runner, "_shard_task", dies)
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path / "out", source, *params, shuffle_groups=3)
+    monkeypatch.setattr(runner, "_shard_task", original)
+    logged: list[str] = []
+    dirs = api.build(
+        "wikidata",
+        sources=[f"wikidata={source}"],
+        params=list(params),
+        out=tmp_path / "out",
+        progress=False,
+        log=logged.append,
+    )
+    assert any("another --chunk-mb or layout" in m for m in logged)
+    assert shard_hashes(dirs["wikidata"]) == reference
+
+
+def test_every_golden_target_through_the_merge_pass_matches_the_golden_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one spill group every stage of more than one shard takes the merge pass; each shard of
+    every fixture target must still be byte for byte the committed golden one."""
+    merged_stages: set[str] = set()
+    original = runner._merge_task
+
+    def recording(work_dir: str, *args: Any, **kwargs: Any) -> int:
+        merged_stages.add(Path(work_dir).parent.parent.name)
+        return original(work_dir, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "_merge_task", recording)
+    snap = golden.snapshot(tmp_path, shuffle_groups=1)
+    for target, stages in snap.items():
+        expected = json.loads((golden.golden_dir() / f"{target}.json").read_text(encoding="utf-8"))
+        assert golden.diff(expected, stages) == [], target
+    scans = {
+        "wikidata",
+        "wikipedia",
+        "zhwiki",
+        "alias_table",
+        "mention_stats",
+        "wikireading_instances",
+        "wikient",
+    }
+    assert scans <= merged_stages, merged_stages
