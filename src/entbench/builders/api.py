@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
 from entbench.builders.config import load_config
 from entbench.builders.runner import Builder
+from entbench.builders.shards import is_url
 from entbench.builders.stage import BuildOptions
 from entbench.errors import UserError
+
+
+def output_dir(out: str | Path) -> Path:
+    """The local directory a build writes to: a path, or a `file://` URL.
+
+    Builds resume through atomic renames and file locks, which object stores do not offer; so any
+    other URL scheme is refused here rather than taken for a relative directory named `s3:`."""
+    text = str(out)
+    if not is_url(text):
+        return Path(out)
+    parsed = urllib.parse.urlparse(text)
+    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+        return Path(urllib.parse.unquote(parsed.path))
+    raise UserError(
+        f"--out {text}: only local or shared-filesystem directories are supported (builds resume "
+        "through atomic renames and locks); mount the store (e.g. s3fs, gcsfuse) and pass its path"
+    )
 
 
 def build(
@@ -44,6 +63,7 @@ def build(
         raise UserError(f"--chunk-mb must be >= 1, got {chunk_mb}")
     if executor not in ("local", "dask"):
         raise UserError(f"--executor must be local or dask, got {executor!r}")
+    out = output_dir(out)
     cfg = load_config(config, sources, params)
     options = BuildOptions(
         workers=workers,
