@@ -97,15 +97,21 @@ class FileBucketSink(BucketSink):
         }
         self._pending: dict[tuple[str, int], list[pa.RecordBatch]] = {}
         self._pending_rows: dict[tuple[str, int], int] = {}
-        self._pending_bytes = 0
+        self._pending_bytes: dict[tuple[str, int], int] = {}  # kept only under max_pending_bytes
+        self._total_pending_bytes = 0
         self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
         self._index: dict[str, list[int]] = {name: [] for name in self.schemas}  # batch i -> group
 
     def _path(self, table: str) -> Path:
         return self.directory / f"{self.task_id}.{table}.arrow"
 
-    def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
-        """Buffer rows of `table` for `shard`; batches are written once enough rows have gathered."""
+    def emit(
+        self, table: str, shard: int, batch: pa.RecordBatch | pa.Table, *, nbytes: int | None = None
+    ) -> None:
+        """Buffer rows of `table` for `shard`; batches are written once enough rows have gathered.
+
+        `nbytes` (the rows' size, if the caller knows it) spares computing it for the byte bound:
+        `nbytes` of a slice walks its buffers."""
         if not 0 <= shard < self.layout.num_shards:
             raise ValueError(f"shard {shard} out of range for {self.layout.num_shards} shards")
         schema = self.schemas[table]
@@ -125,17 +131,20 @@ class FileBucketSink(BucketSink):
             )
             pending.append(tagged)
             self._pending_rows[key] = self._pending_rows.get(key, 0) + b.num_rows
-            self._pending_bytes += tagged.nbytes
+        if self.max_pending_bytes is not None:
+            size = sum(b.nbytes for b in batches) if nbytes is None else nbytes
+            self._pending_bytes[key] = self._pending_bytes.get(key, 0) + size
+            self._total_pending_bytes += size
         if self._pending_rows.get(key, 0) >= FLUSH_ROWS:
             self._flush(key)
-        if self.max_pending_bytes is not None and self._pending_bytes > self.max_pending_bytes:
+        if self.max_pending_bytes is not None and self._total_pending_bytes > self.max_pending_bytes:
             for pending_key in sorted(self._pending):
                 self._flush(pending_key)
 
     def _flush(self, key: tuple[str, int]) -> None:
         batches = self._pending.pop(key, [])
         self._pending_rows.pop(key, None)
-        self._pending_bytes -= sum(b.nbytes for b in batches)
+        self._total_pending_bytes -= self._pending_bytes.pop(key, 0)
         if not batches:
             return
         table, group = key
@@ -233,8 +242,10 @@ def merge_group(
             with pa.OSFile(str(map_dir / f"{task_id}.{table}.arrow"), "rb") as source:
                 reader = pa.ipc.open_file(source)
                 for i in indices:
-                    for shard, rows in _split_by_shard(reader.get_batch(i)):
-                        sink.emit(table, shard, rows)
+                    batch = reader.get_batch(i)
+                    bytes_per_row = batch.nbytes / max(1, batch.num_rows)
+                    for shard, rows in _split_by_shard(batch):
+                        sink.emit(table, shard, rows, nbytes=int(bytes_per_row * rows.num_rows))
     sink.close(Stats())
 
 
