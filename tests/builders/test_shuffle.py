@@ -198,3 +198,29 @@ def test_every_golden_target_through_the_merge_pass_matches_the_golden_files(
         "wikient",
     }
     assert scans <= merged_stages, merged_stages
+
+
+def test_map_spills_are_deleted_once_every_group_is_merged_and_a_resume_needs_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FIXTURES / "entities-new.json.bz2"
+    params = ("wikidata.num_shards=7",)
+    reference = shard_hashes(build(tmp_path / "ref", source, *params))
+    original = runner._shard_task
+    calls = {"n": 0}
+
+    def dies_after_two(*args: Any, **kwargs: Any) -> int:
+        if calls["n"] == 2:
+            raise KeyboardInterrupt("simulated kill in the reduce")
+        calls["n"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_shard_task", dies_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path / "out", source, *params, shuffle_groups=3)
+    incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
+    assert not list((incomplete / "_map").glob("*.arrow"))
+    assert list((incomplete / "_map").glob("*.done.json"))
+    assert len(list((incomplete / "_merge").glob("*.done.json"))) == 3
+    monkeypatch.setattr(runner, "_shard_task", original)
+    assert shard_hashes(build(tmp_path / "out", source, *params, shuffle_groups=3)) == reference

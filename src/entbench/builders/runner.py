@@ -333,6 +333,11 @@ class Builder:
                     pass
             finally:
                 bar.close()
+        if all(read_done(merge_dir, merge_task_id(g)) is not None for g in range(layout.num_groups)):
+            # Every group is regrouped: the map's spills are a second copy of the data (hundreds
+            # of GB for a full dump). Its records stay, so a resumed build knows the map is done.
+            for spill in (plan.work_dir / "_map").glob("*.arrow"):
+                spill.unlink()
         return "_merge", shard_inputs(merge_dir, [merge_task_id(g) for g in groups], shards)
 
     def _todo_shards(self, plan: StagePlan) -> list[int]:
