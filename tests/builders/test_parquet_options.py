@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from entbench.builders.shards import dictionary_columns, write_parquet
+from entbench.builders.shards import (
+    ROW_GROUP_SIZE,
+    dictionary_columns,
+    prepare_rows,
+    sort_order,
+    write_parquet,
+)
 from entbench.schemas import wikidata as schema
 
 ROWS = 5_000
@@ -93,3 +101,38 @@ def test_scan_output_tables_get_dictionaries_for_their_vocabulary_columns() -> N
     assert "subject" not in chosen
     # all-null columns have nothing to encode
     assert "statement_id" not in chosen
+
+
+def test_rows_taken_in_order_a_row_group_at_a_time_write_the_bytes_of_a_sorted_table(
+    tmp_path: Path,
+) -> None:
+    """The reduce writes a shard in sorted order one row group at a time (never holding a sorted
+    copy of it); the file must be byte-identical to writing the whole sorted table, across several
+    row groups and from a table in several chunks."""
+    rows = claims_like()
+    big = pa.concat_tables(
+        [
+            rows.set_column(
+                2,
+                "statement_id",
+                pc.binary_join_element_wise(rows.column("statement_id"), pa.scalar(f"-{k}"), ""),
+            )
+            for k in range(ROW_GROUP_SIZE * 2 // ROWS + 1)
+        ]
+    )  # > 2 row groups, one chunk per copy
+    shuffled = big.take(pa.array(random.Random(3).sample(range(big.num_rows), big.num_rows)))
+    keys = ("subject", "statement_id")
+    meta = {"entbench.table": "truthy_claims"}
+
+    whole = prepare_rows(shuffled, shuffled.schema, keys)
+    by_table = write_parquet(
+        whole, tmp_path / "whole.parquet", schema=big.schema, metadata=meta, sort_by=keys
+    )
+    order = sort_order(shuffled, keys)
+    assert order is not None
+    by_groups = write_parquet(
+        shuffled, tmp_path / "groups.parquet", schema=big.schema, metadata=meta, sort_by=keys, order=order
+    )
+    assert pq.ParquetFile(tmp_path / "groups.parquet").metadata.num_row_groups == 3
+    assert by_groups.sha256 == by_table.sha256 and by_groups.rows == big.num_rows
+    assert (tmp_path / "groups.parquet").read_bytes() == (tmp_path / "whole.parquet").read_bytes()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -280,3 +280,41 @@ def gather_bucket(directory: Path, inputs: Sequence[ShardInput], table: str, sch
     if not batches:
         return schema.empty_table()
     return pa.Table.from_batches(batches, schema)
+
+
+class GatheredTables(Mapping[str, pa.Table]):
+    """One shard's map tables, each read from the spills when first asked for.
+
+    A reduce that reads only some tables (or none) never holds the others: the runner `take`s
+    each output it did not return straight from the spills as it writes it, so a shard's peak is
+    about its largest table, not all of them at once."""
+
+    def __init__(self, directory: Path, inputs: Sequence[ShardInput], schemas: Mapping[str, pa.Schema]):
+        self._directory = directory
+        self._inputs = inputs
+        self._schemas = dict(schemas)
+        self._loaded: dict[str, pa.Table] = {}
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._loaded:
+            self._loaded[name] = gather_bucket(self._directory, self._inputs, name, self._schemas[name])
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._schemas)
+
+    def __len__(self) -> int:
+        return len(self._schemas)
+
+    def take(self, name: str) -> pa.Table:
+        """Table `name`, no longer held here (read now unless the reduce already read it)."""
+        table = self._loaded.pop(name, None)
+        return (
+            gather_bucket(self._directory, self._inputs, name, self._schemas[name])
+            if table is None
+            else table
+        )
+
+    def forget(self) -> None:
+        """Drop the tables read so far (what the reduce still needs, its result holds)."""
+        self._loaded.clear()

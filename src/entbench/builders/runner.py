@@ -40,9 +40,9 @@ from entbench import __version__
 from entbench.builders import registry
 from entbench.builders.buckets import (
     FileBucketSink,
+    GatheredTables,
     ShardInput,
     ShuffleLayout,
-    gather_bucket,
     merge_group,
     merge_task_id,
     read_done,
@@ -63,9 +63,10 @@ from entbench.builders.manifest import (
 from entbench.builders.progress import StageBar
 from entbench.builders.shards import (
     atomic_write_text,
+    cast_rows,
     file_sha256,
-    prepare_rows,
     shard_file_name,
+    sort_order,
     write_parquet,
 )
 from entbench.builders.sources import identify_source
@@ -613,35 +614,36 @@ def _shard_task(
     progress: ProgressFn,
 ) -> int:
     work = Path(ctx.workdir)
+    gathered: GatheredTables | None = None
     if stage.is_map_reduce:
-        schemas = stage.map_schemas(ctx.params)
-        gathered = {
-            name: gather_bucket(work / spill_dir, inputs, name, schema) for name, schema in schemas.items()
-        }
+        gathered = GatheredTables(work / spill_dir, inputs, stage.map_schemas(ctx.params))
         tables, stats = stage.reduce(ctx, shard, gathered)
-        del gathered  # `tables` holds what is still needed
+        gathered.forget()  # `tables` holds what is still needed
     else:
         tables, stats = stage.shard(ctx, shard)
     tables = dict(tables)
     entries = {}
     rows = 0
     for output in outputs:
-        # Taken out of `tables`: each table is freed once written, so the shard's peak is its
-        # rows plus one sorted table, not every table twice.
+        # Taken out of `tables` (or read from the spills only now, for an output the reduce left
+        # as it was mapped): each table is freed once written, so the shard's peak is about its
+        # largest table and that table sorted, not every table twice.
         table = tables.pop(output.name, None)
-        prepared = prepare_rows(
-            output.schema.empty_table() if table is None else table, output.schema, output.sort_by
-        )
+        if table is None and gathered is not None and output.name in gathered:
+            table = gathered.take(output.name)
+        rows_out = cast_rows(output.schema.empty_table() if table is None else table, output.schema)
         del table
+        order = sort_order(rows_out, output.sort_by)
         rel = table_rel_path(outputs, output.name, shard, ctx.num_shards)
         written = write_parquet(
-            prepared,
+            rows_out,
             work / rel,
             schema=output.schema,
             metadata={**meta, "entbench.table": output.name},
             sort_by=output.sort_by,
+            order=order,
         )
-        del prepared
+        del rows_out, order
         entries[output.name] = {**written.to_json(), "file": rel}
         rows += written.rows
     record = {"shard": shard, "tables": entries, "stats": Stats(stats).sorted()}

@@ -95,18 +95,34 @@ class DuplicateKeyError(ValueError):
 
 def prepare_rows(table: pa.Table, schema: pa.Schema, sort_by: Sequence[str]) -> pa.Table:
     """Cast `table` to the declared schema (never inferred), sort it by `sort_by` and check uniqueness."""
+    table = cast_rows(table, schema)
+    order = sort_order(table, sort_by)
+    return (table if order is None else table.take(order)).combine_chunks()
+
+
+def cast_rows(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` with exactly the declared columns, in order, cast to their declared types."""
     missing = [name for name in schema.names if name not in table.column_names]
     if missing:
         raise ValueError(f"rows lack declared columns {missing}")
-    table = table.select(schema.names).cast(schema)
-    if table.num_rows > 1 and sort_by:
-        table = table.sort_by([(c, "ascending") for c in sort_by])
-        duplicates = _adjacent_duplicates(table, sort_by)
-        if duplicates:
-            raise DuplicateKeyError(
-                f"{duplicates} rows share a key on {list(sort_by)}; the sort key must be unique"
-            )
-    return table.combine_chunks()
+    return table.select(schema.names).cast(schema)
+
+
+def sort_order(table: pa.Table, sort_by: Sequence[str]) -> pa.Array | None:
+    """The row order sorted by `sort_by` (None when there is nothing to sort); raises
+    `DuplicateKeyError` if two rows share the key, as their order would then be arbitrary.
+
+    Only the key columns are copied in sorted order: writers take the rest one row group at a
+    time (`write_parquet(order=…)`), so a shard is never held twice."""
+    if table.num_rows <= 1 or not sort_by:
+        return None
+    order = pc.sort_indices(table, sort_keys=[(c, "ascending") for c in sort_by])
+    duplicates = _adjacent_duplicates(table.select(list(sort_by)).take(order), sort_by)
+    if duplicates:
+        raise DuplicateKeyError(
+            f"{duplicates} rows share a key on {list(sort_by)}; the sort key must be unique"
+        )
+    return order
 
 
 def _adjacent_duplicates(table: pa.Table, keys: Sequence[str]) -> int:
@@ -132,11 +148,13 @@ def write_parquet(
     schema: pa.Schema,
     metadata: dict[str, str],
     sort_by: Sequence[str] = (),
+    order: pa.Array | None = None,
 ) -> WrittenShard:
     """Write `table` atomically (temp file, fsync, rename) with the fixed options and key-value metadata.
 
     Min/max statistics are written for the `sort_by` columns (the table's order, so the only
     columns whose row-group ranges let a reader skip), or for every column when none is given.
+    With `order` (`sort_order`) the rows are written in that order, taken a row group at a time.
 
     `path` may also be an fsspec URL (`file://…`, `memory://…`, `s3://…` with its fsspec driver
     installed): the shard is then written through fsspec under a temp name and moved into place,
@@ -150,19 +168,15 @@ def write_parquet(
         }
     )
     table = table.replace_schema_metadata(schema_with_meta.metadata)
-    options = parquet_options(table, sort_by)
+    options = parquet_options(_first_rows(table, order), sort_by)
     if is_url(path):
-        return _write_parquet_fsspec(table, str(path), schema_with_meta, options)
+        return _write_parquet_fsspec(table, order, str(path), schema_with_meta, options)
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with pq.ParquetWriter(str(tmp), schema_with_meta, **options) as writer:
-            # An empty shard is a footer with the schema and no row group: a zero-row row group
-            # breaks readers that size batches by the first row group (Hugging Face `datasets`:
-            # "BatchSize must be greater than 0").
-            if table.num_rows:
-                writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            _write_row_groups(writer, table, order)
         _fsync(tmp)
         os.replace(tmp, path)
     finally:
@@ -244,8 +258,30 @@ def _collect_repetitive(path: str, values: pa.Array, out: list[str]) -> None:
             out.append(path)
 
 
+def _first_rows(table: pa.Table, order: pa.Array | None) -> pa.Table:
+    """The rows `dictionary_columns` samples, in written order."""
+    if order is None:
+        return table.slice(0, DICTIONARY_SAMPLE_ROWS)
+    return table.take(order.slice(0, DICTIONARY_SAMPLE_ROWS))
+
+
+def _write_row_groups(writer: pq.ParquetWriter, table: pa.Table, order: pa.Array | None) -> None:
+    """`table`'s rows (in `order`, if given) as row groups of `ROW_GROUP_SIZE` rows.
+
+    An empty shard is a footer with the schema and no row group: a zero-row row group breaks
+    readers that size batches by the first row group (Hugging Face `datasets`: "BatchSize must
+    be greater than 0")."""
+    for start in range(0, table.num_rows, ROW_GROUP_SIZE):
+        rows = (
+            table.slice(start, ROW_GROUP_SIZE)
+            if order is None
+            else table.take(order.slice(start, ROW_GROUP_SIZE))
+        )
+        writer.write_table(rows.combine_chunks(), row_group_size=ROW_GROUP_SIZE)
+
+
 def _write_parquet_fsspec(
-    table: pa.Table, url: str, schema_with_meta: pa.Schema, options: dict[str, Any]
+    table: pa.Table, order: pa.Array | None, url: str, schema_with_meta: pa.Schema, options: dict[str, Any]
 ) -> WrittenShard:
     try:
         from fsspec.core import url_to_fs
@@ -259,8 +295,7 @@ def _write_parquet_fsspec(
         with fs.open(tmp, "wb") as raw:
             sink = _HashingSink(raw)
             with pq.ParquetWriter(sink, schema_with_meta, **options) as writer:
-                if table.num_rows:  # no zero-row row group: see write_parquet
-                    writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+                _write_row_groups(writer, table, order)
             raw.flush()
             fileno = getattr(raw, "fileno", None)
             if fileno is not None:  # a local file: make it durable before the rename

@@ -221,8 +221,13 @@ class Stage:
     def reduce(
         self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
-        """Turn the gathered buckets of one shard into its final rows (default: unchanged)."""
-        return dict(tables), Stats()
+        """Turn the gathered buckets of one shard into its final rows (default: unchanged).
+
+        `tables` reads each map table from the spills when first asked for. An output missing
+        from the result is written from the map table of the same name as it was mapped (empty if
+        there is none), so return only the tables you change: the others are then read one at a
+        time as they are written, never all held at once."""
+        return {}, Stats()
 
     def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """Build output shard `shard` directly (shard stages only)."""

@@ -370,7 +370,7 @@ class WikidataScan(Stage):
         """Keep one revision per entity id (highest lastrevid, then latest line); drop the others' rows."""
         stats = Stats()
         entities = tables["entities"]
-        out = dict(tables)
+        out: dict[str, pa.Table] = {}  # the tables left out are written as mapped, one at a time
         if entities.num_rows:
             ids = entities.column("id")
             if pc.count_distinct(ids).as_py() != entities.num_rows:
@@ -389,7 +389,7 @@ class WikidataScan(Stage):
                 _write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
                 keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
                 for name, table in tables.items():  # every per-entity table carries its line's offset
-                    if OFFSET_COLUMN in table.column_names:
+                    if name != "entities" and OFFSET_COLUMN in table.column_names:
                         out[name] = table.filter(
                             pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets)
                         )
