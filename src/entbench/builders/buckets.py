@@ -300,6 +300,9 @@ class GatheredTables(Mapping[str, pa.Table]):
             self._loaded[name] = gather_bucket(self._directory, self._inputs, name, self._schemas[name])
         return self._loaded[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._schemas  # Mapping's default would read the table to find out
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._schemas)
 
