@@ -312,6 +312,26 @@ def test_out_as_a_url_is_a_file_url_or_one_clear_error(
     )
 
 
+def test_a_disk_too_small_for_the_spills_is_said_up_front(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FIXTURES / "entities-old.json.bz2"
+    real = shutil.disk_usage
+    monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: real(path)._replace(free=1_000))
+    logged: list[str] = []
+    api.build(
+        "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "out", progress=False, log=logged.append
+    )
+    warnings = [m for m in logged if "warning: the map may need" in m]
+    assert len(warnings) == 1 and "0.0 GB are free" in warnings[0] and "resumes" in warnings[0]
+    logged.clear()
+    monkeypatch.setattr(runner.shutil, "disk_usage", real)
+    api.build(
+        "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "more", progress=False, log=logged.append
+    )
+    assert not [m for m in logged if "warning" in m]
+
+
 def test_shared_dump_files_copied_verbatim_build_with_cli(tmp_path: Path, run_cli: Any) -> None:
     out = tmp_path / "o"
     result = run_cli(["build", "wikidata", "--out", str(out), "--no-progress"])

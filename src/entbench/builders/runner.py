@@ -210,6 +210,7 @@ class Builder:
             spill_dir, inputs = "", dict[int, list[ShardInput]]()
             if plan.stage.is_map_reduce:
                 if todo_shards or not self._map_records_complete(plan):
+                    self._warn_if_short_of_scratch(plan)
                     t0 = time.monotonic()
                     map_stats, task_ids = self._run_map_phase(plan, executor)
                     timings["map_seconds"] = round(time.monotonic() - t0, 3)
@@ -302,6 +303,20 @@ class Builder:
                 raise RuntimeError(f"map record {task_id} missing")
             stats.merge(done["stats"])
         return stats, task_ids
+
+    def _warn_if_short_of_scratch(self, plan: StagePlan) -> None:
+        """Say up front when the spills will likely not fit, rather than hours into a full dump."""
+        estimate = plan.stage.spill_bytes_estimate(plan.ctx)
+        if estimate is None:
+            return
+        need = estimate * (2 if self._layout(plan).merged else 1)  # both copies during the merge
+        free = shutil.disk_usage(plan.work_dir).free
+        if need > free:
+            self._log(
+                f"{plan.stage.stage_name}: warning: the map may need ~{need / 1e9:,.1f} GB of scratch under "
+                f"{plan.work_dir}, and {free / 1e9:,.1f} GB are free; a build stopped by a full "
+                "disk resumes where it stopped once space is made"
+            )
 
     def _layout(self, plan: StagePlan) -> ShuffleLayout:
         return shuffle_layout(plan.ctx.num_shards, self.options.shuffle_groups)

@@ -212,6 +212,10 @@ class Stage:
         """Total progress units of the map phase (e.g. input bytes), if known."""
         return None
 
+    def spill_bytes_estimate(self, ctx: StageContext) -> int | None:
+        """About how many bytes the map phase spills (for a free-space warning), if known."""
+        return None
+
     def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
         """Called for map tasks found already finished on resume (e.g. to advance the progress bar)."""
 
