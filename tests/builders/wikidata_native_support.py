@@ -146,7 +146,7 @@ def scan_block(
     written: dict[str, str] = {}
 
     def write_rejects(path: Path, rejects: list[dict[str, Any]]) -> None:
-        # `_write_rejects` without the file and fsync: the same text, kept in memory.
+        # `_write_task_rejects` without the file and fsync: the same text, kept in memory.
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rejects)
         text.encode("utf-8")  # what writing the file would do (a lone surrogate would raise)
         written[Path(path).name] = text
@@ -165,7 +165,7 @@ def scan_block(
     task = MapTask("b00000000", {"offset": base, "compressed_delta": len(data)}, data)
     patches = [
         mock.patch.object(wikidata_scan, "NativeRows", _RecordingNativeRows),
-        mock.patch.object(wikidata_scan, "_write_rejects", write_rejects),
+        mock.patch.object(wikidata_scan, "_write_task_rejects", write_rejects),
     ]
     if piece_bytes is not None:
         patches.append(mock.patch.object(wikidata_scan, "NATIVE_PIECE_BYTES", piece_bytes))

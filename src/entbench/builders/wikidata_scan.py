@@ -253,7 +253,7 @@ class WikidataScan(Stage):
             stats.add("rejected_truncated_stream")
             stats.add("input_progress_bytes", int(task.meta["compressed_delta"]))
             progress(int(task.meta["compressed_delta"]), 0)
-            _write_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
+            _write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
             return stats
         if task.payload is not None:
             base, block = int(task.meta["offset"]), task.payload
@@ -349,7 +349,7 @@ class WikidataScan(Stage):
             done_units = int(task.meta["compressed_delta"])
             stats.add("input_progress_bytes", done_units)
         progress(done_units, entity_count() - entities_reported)
-        _write_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
+        _write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
         return stats
 
     def check_map_stats(self, ctx: StageContext, stats: Stats, map_dir: Path) -> None:
@@ -458,6 +458,14 @@ def _reject(label: str, offset: int, reason: str, detail: str, line: bytes) -> d
 def _write_rejects(path: Path, rejects: list[dict[str, Any]]) -> None:
     text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rejects)
     atomic_write_text(path, text)
+
+
+def _write_task_rejects(path: Path, rejects: list[dict[str, Any]]) -> None:
+    """A map task's rejects; none means no file (a full dump has ~23k tasks, nearly all clean)."""
+    if rejects:
+        _write_rejects(path, rejects)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _first_reject(map_dir: Path) -> dict[str, Any] | None:
