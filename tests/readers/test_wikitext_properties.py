@@ -139,3 +139,12 @@ def test_template_spans_are_disjoint_and_brace_delimited(source: str) -> None:
 def test_conversion_never_grows_markup(source: str) -> None:
     out = resolve_conversions(source)
     assert len(out) <= len(source)
+
+
+def test_quotes_go_with_the_template_they_enclose_and_only_then() -> None:
+    assert strip_templates("x ''{{a}}'' y") == "x  y"
+    assert strip_templates("x '''{{a}}{{b|c}}''' y") == "x  y"  # adjacent templates: one run
+    assert strip_templates("'''''{{a}}''''' y") == " y"
+    assert strip_templates("''a {{b}}'' c") == "''a '' c"  # the run holds text too: marks stay
+    assert strip_templates("''{{a}}''' b") == "''''' b"  # unequal runs are not a pair
+    assert strip_templates("l'{{a}}'s") == "l''s"  # single apostrophes are text

@@ -219,3 +219,17 @@ def test_disambiguation_flags() -> None:
 def test_traditional_titles_are_kept_as_written() -> None:
     titles = set(dump(ZH_2018))
     assert {"文學", "Wikipedia:方針與指引", "Wikipedia:翻譯指引"} <= titles
+
+
+def test_a_removed_template_takes_the_quotes_around_it() -> None:
+    # Anarchism: "published the newspaper called ''{{lang|es|[[La Voz de la Mujer]]}}'' (English: …";
+    # International Atomic Time: "from the French name
+    # '''{{lang|fr|''Temps Atomique International''}}'''<ref>…";
+    # 柏林: "再細分成為分區（''{{lang|en|Stadtteile}}''），". Left behind, the marks meet as '''' or
+    # '''''', which MediaWiki shows as a stray apostrophe.
+    _, anarchism = page(EN_2016, "Anarchism")
+    assert "the newspaper called (English: The Woman's Voice)" in anarchism.text
+    _, tai = page(EN_2016, "International Atomic Time")
+    assert "from the French name ) is a high-precision" in tai.text
+    _, berlin = page(ZH_DBPEDIA, "柏林", "zh")
+    assert "再細分成為分區（），代表着傳統" in berlin.text

@@ -117,7 +117,7 @@ class WikipediaScan(Stage):
     """Scan one MediaWiki XML dump into `pages` and `links`."""
 
     name = "wikipedia"
-    version = 1
+    version = 2  # 2: a removed template takes the quote marks enclosing it (no stray apostrophes)
     layer = "normalized"
     params_type = WikipediaScanParams
     default_num_shards = 1

@@ -233,10 +233,34 @@ def _cut(text: str, spans: Sequence[tuple[int, int]]) -> str:
 
 
 def strip_templates(text: str) -> str:
-    """Remove templates, parser functions and template parameters (nested)."""
+    """Remove templates, parser functions and template parameters (nested).
+
+    A template that is all a bold or italic run holds (`''{{lang|fr|…}}''`) goes with its quote
+    marks: left behind they would meet as `''''`, which MediaWiki shows as an apostrophe."""
     if "{{" not in text:
         return text
-    return _cut(text, template_spans(text))
+    return _cut(text, _with_enclosing_quotes(text, template_spans(text)))
+
+
+def _with_enclosing_quotes(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` with adjacent ones joined, each widened over equal quote runs (2, 3 or 5) around it."""
+    joined: list[tuple[int, int]] = []
+    for start, end in spans:
+        if joined and joined[-1][1] == start:
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    widened: list[tuple[int, int]] = []
+    for start, end in joined:
+        before, after = start, end
+        while before > 0 and text[before - 1] == "'":  # a loop, not a slice: pages hold
+            before -= 1  # hundreds of templates, and copying each one's prefix is quadratic
+        while after < len(text) and text[after] == "'":
+            after += 1
+        run = start - before
+        enclosed = run == after - end and run in (2, 3, 5) and (not widened or widened[-1][1] <= before)
+        widened.append((before, after) if enclosed else (start, end))
+    return widened
 
 
 def template_names(text: str) -> list[str]:
