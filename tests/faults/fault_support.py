@@ -23,10 +23,18 @@ WIKIDATA_ARGS = ("--chunk-mb", "1")
 LAYERS = ("normalized", "derived", "benchmarks")
 
 
-def quiet_build(target: str, out: Path, *, workers: int = 1, log: list[str] | None = None) -> dict[str, Path]:
+def quiet_build(
+    target: str,
+    out: Path,
+    *,
+    workers: int = 1,
+    log: list[str] | None = None,
+    params: Sequence[str] = (),
+) -> dict[str, Path]:
     """`api.build` on the bundled fixtures with 1 MB map blocks, no progress bars, no card."""
     return api.build(
         target,
+        params=params,
         out=out,
         workers=workers,
         chunk_mb=1,

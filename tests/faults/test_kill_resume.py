@@ -26,7 +26,7 @@ from tests.faults.fault_support import (
 
 #: (when, file name part, n): the n-th rename of a file whose name contains the part.
 WIKIDATA_POINTS = [
-    "after:rejects.jsonl:1",  # map task 0 spilled its rows, its completion record not written
+    "before:done.json:1",  # map task 0 spilled its rows, its completion record not in place
     "after:done.json:2",  # two of four map tasks done
     "before:_TASKS.json:1",  # every map task done, the map phase not yet recorded
     "after:.parquet:3",  # shard 0: three of its six tables written, no shard marker
@@ -43,6 +43,14 @@ KB_POINTS = [
 ]
 
 
+#: 70 shards: past 64 the map spills by pairs of shards and a merge pass regroups them by shard.
+MERGED = ("wikidata.num_shards=70",)
+MERGE_POINTS = [
+    "after:g00003.done.json:1",  # four of 35 groups merged, the map's spills still needed
+    "after:part-00009.json:1",  # ten shards written from the merged spills, the map's deleted
+]
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
     refs = {}
@@ -54,15 +62,20 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, s
 
 
 def kill_then_resume(
-    tmp_path: Path, target: str, point: str, reference: dict[str, str], workers: int
+    tmp_path: Path,
+    target: str,
+    point: str,
+    reference: dict[str, str],
+    workers: int,
+    params: tuple[str, ...] = (),
 ) -> None:
     out = tmp_path / "out"
-    killed = run_killed(point, out, target)
+    killed = run_killed(point, out, target, *(arg for param in params for arg in ("--param", param)))
     assert killed.returncode == -signal.SIGKILL, (point, killed.returncode, killed.stderr[-2000:])
     assert_nothing_half_done_looks_complete(out)
     assert snapshot(out) != reference  # the kill happened before the end
     log: list[str] = []
-    quiet_build(target, out, workers=workers, log=log)
+    quiet_build(target, out, workers=workers, log=log, params=params)
     assert snapshot(out) == reference
     assert not list(out.glob("*/*/.incomplete")), "resume left unfinished work behind"
 
@@ -73,6 +86,20 @@ def test_kill_wikidata_build_then_resume(
 ) -> None:
     workers = 2 if point == "after:part-00001.json:1" else 1
     kill_then_resume(tmp_path, "wikidata", point, reference["wikidata"], workers)
+
+
+@pytest.fixture(scope="module")
+def merged_reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    out = tmp_path_factory.mktemp("ref-merged")
+    quiet_build("wikidata", out, params=MERGED)
+    return snapshot(out)
+
+
+@pytest.mark.parametrize("point", MERGE_POINTS)
+def test_kill_in_the_merge_pass_then_resume(
+    point: str, tmp_path: Path, merged_reference: dict[str, str]
+) -> None:
+    kill_then_resume(tmp_path, "wikidata", point, merged_reference, 2, MERGED)
 
 
 @pytest.mark.parametrize("point", KB_POINTS)
