@@ -21,3 +21,22 @@ def test_dask_local_cluster_matches_local_executor(tmp_path: Path, target: str) 
     assert local.keys() == dask.keys()
     for stage in local:
         assert shard_hashes(local[stage]) == shard_hashes(dask[stage]), stage
+
+
+def test_dask_runs_the_merge_pass_to_the_local_bytes(tmp_path: Path) -> None:
+    """7 shards in groups of 3: map, merge and reduce tasks all on the cluster."""
+    source = (
+        f"wikidata={Path(__file__).resolve().parents[2] / 'fixtures' / 'wikidata' / 'entities-new.json.bz2'}"
+    )
+    common = {"sources": [source], "params": ["wikidata.num_shards=7"], "progress": False, "card": False}
+    local = api.build("wikidata", out=tmp_path / "local", log=lambda _m: None, **common)["wikidata"]
+    dask = api.build(
+        "wikidata",
+        out=tmp_path / "dask",
+        workers=2,
+        executor="dask",
+        shuffle_groups=3,
+        log=lambda _m: None,
+        **common,
+    )["wikidata"]
+    assert shard_hashes(local, files=True) == shard_hashes(dask, files=True)
