@@ -13,7 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench.builders import api, runner
+from entbench.builders import manifest as manifest_module
 from entbench.builders.manifest import load_manifest
+from entbench.builders.shards import file_sha256
 from entbench.errors import DataError
 from tests.builders.kb_support import shard_hashes
 
@@ -152,6 +154,34 @@ def test_rerun_of_a_complete_build_does_nothing(tmp_path: Path) -> None:
     assert again == stage
     assert any("up to date" in m for m in logged)
     assert {p: p.stat().st_mtime_ns for p in stage.rglob("*") if p.is_file()} == before
+
+
+def test_rerun_hashes_only_files_changed_since_they_were_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FIXTURES / "entities-old.json.bz2"
+    stage = build(tmp_path / "out", source)
+    hashed: list[str] = []
+    real_sha256 = manifest_module.file_sha256
+
+    def counting(path: Path | str, *args: Any) -> str:
+        hashed.append(Path(path).name)
+        return real_sha256(path, *args)
+
+    monkeypatch.setattr(manifest_module, "file_sha256", counting)
+    assert build(tmp_path / "out", source) == stage
+    assert hashed == []  # every file as written: sizes checked, nothing re-read
+    shard = stage / "truthy_claims" / "part-00001-of-00004.parquet"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01  # same size, new mtime: hashed, found corrupt, rebuilt
+    shard.write_bytes(bytes(data))
+    expected = shard_hashes(stage)
+    assert build(tmp_path / "out", source) == stage
+    assert "part-00001-of-00004.parquet" in hashed
+    assert (
+        shard_hashes(stage) == expected
+        and file_sha256(shard) == expected["truthy_claims/part-00001-of-00004.parquet"]
+    )
 
 
 def test_deleted_shard_is_rebuilt_identically(tmp_path: Path) -> None:

@@ -57,6 +57,7 @@ from entbench.builders.manifest import (
     RUN_NAME,
     canonical_json,
     check_complete,
+    file_stamps,
     load_manifest,
     upstream_from_manifest,
 )
@@ -464,6 +465,8 @@ class Builder:
             "started_unix": round(started, 3),
             "seconds": round(time.time() - started, 3),
             **timings,
+            # lets a re-run skip re-hashing files untouched since (`manifest.check_complete`)
+            "file_stamps": file_stamps(plan.work_dir),
         }
         atomic_write_text(plan.work_dir / RUN_NAME, json.dumps(run, indent=2, sort_keys=True) + "\n")
 
