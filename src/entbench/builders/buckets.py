@@ -6,13 +6,13 @@ without its `.done.json` did not finish: its files are overwritten when it runs 
 
 With few output shards every shard is its own group and a reducer reads its batches straight from
 every map task's files (`shard_inputs`). That costs tasks x shards batches, file opens and index
-entries: fine for a 100 GB dump (~1.6k tasks x 400 shards) at best, ~10^8 of each for a full
-Wikidata dump (~23k tasks x ~6k shards). So past `BuildOptions.shuffle_groups` shards, the map spills by
-*group* of consecutive shards, each row tagged with its shard (`SHARD_COLUMN`), and a merge pass
-(`merge_group`, one task per group) reads the group's batches from every map task in task order and
-re-spills them by shard, a bounded buffer at a time. A reducer then reads one file per table. The
-rows a reducer gathers, and their order (map task, then batch, then emit order), are the same
-either way, so the output shards are byte-identical.
+entries: ~10^8 of each for a full Wikidata dump (~23k tasks x ~6k shards), and at 400 shards the
+merge pass below is already faster (README, Performance). So past `BuildOptions.shuffle_groups`
+shards the map spills by *group* of consecutive shards, each row tagged with its shard
+(`SHARD_COLUMN`), and a merge pass (`merge_group`, one task per group) reads the group's batches
+from every map task in task order and re-spills them by shard, a bounded buffer at a time. A
+reducer then reads one file per table. The rows a reducer gathers, and their order (map task, then
+batch, then emit order), are the same either way, so the output shards are byte-identical.
 """
 
 from __future__ import annotations
