@@ -21,15 +21,13 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from entbench.builders.shards import atomic_write_text
+from entbench.builders.shards import atomic_write_text, split_by_shard_ids
 from entbench.builders.stage import BucketSink
 from entbench.builders.stats import Stats
 
@@ -37,7 +35,7 @@ from entbench.builders.stats import Stats
 FLUSH_ROWS = 32_768
 #: The column that tags each spilled row with its shard when a spill group holds several shards.
 SHARD_COLUMN = "__entbench_shard"
-#: Bytes a merge task buffers before it writes what it holds (its memory bound, with one input batch).
+#: Bytes a merge task buffers before it sorts and writes them (its memory bound: about twice this).
 MERGE_BUFFER_BYTES = 64 << 20
 
 
@@ -83,68 +81,61 @@ class FileBucketSink(BucketSink):
         task_id: str,
         schemas: Mapping[str, pa.Schema],
         layout: ShuffleLayout,
-        *,
-        max_pending_bytes: int | None = None,
     ) -> None:
         self.directory = directory
         self.task_id = task_id
         self.schemas = dict(schemas)
         self.layout = layout
-        self.max_pending_bytes = max_pending_bytes
         tag = pa.field(SHARD_COLUMN, pa.int32())
         self._spill_schemas = {
             name: schema.append(tag) if layout.merged else schema for name, schema in self.schemas.items()
         }
         self._pending: dict[tuple[str, int], list[pa.RecordBatch]] = {}
         self._pending_rows: dict[tuple[str, int], int] = {}
-        self._pending_bytes: dict[tuple[str, int], int] = {}  # kept only under max_pending_bytes
-        self._total_pending_bytes = 0
         self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
         self._index: dict[str, list[int]] = {name: [] for name in self.schemas}  # batch i -> group
 
     def _path(self, table: str) -> Path:
         return self.directory / f"{self.task_id}.{table}.arrow"
 
-    def emit(
-        self, table: str, shard: int, batch: pa.RecordBatch | pa.Table, *, nbytes: int | None = None
-    ) -> None:
-        """Buffer rows of `table` for `shard`; batches are written once enough rows have gathered.
-
-        `nbytes` (the rows' size, if the caller knows it) spares computing it for the byte bound:
-        `nbytes` of a slice walks its buffers."""
+    def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
+        """Buffer rows of `table` for `shard`; batches are written once enough rows have gathered."""
         if not 0 <= shard < self.layout.num_shards:
             raise ValueError(f"shard {shard} out of range for {self.layout.num_shards} shards")
+        rows = self._conform(table, batch)
+        if self.layout.merged:
+            rows = rows.append_column(SHARD_COLUMN, pa.array(np.full(rows.num_rows, shard, dtype=np.int32)))
+        self._add((table, self.layout.group(shard)), rows)
+
+    def emit_sharded(self, table: str, rows: pa.Table, shards: np.ndarray) -> None:
+        """Buffer rows of `table`, row i for shard `shards[i]`: tagged once and split by group only
+        (a split per shard is left to the merge pass, which does it for many tasks at once)."""
+        if not self.layout.merged:
+            super().emit_sharded(table, rows, shards)
+            return
+        if len(shards) and not (shards.min() >= 0 and shards.max() < self.layout.num_shards):
+            raise ValueError(f"shards out of range for {self.layout.num_shards} shards")
+        tagged = self._conform(table, rows).append_column(SHARD_COLUMN, pa.array(shards.astype(np.int32)))
+        groups = shards // self.layout.shards_per_group
+        for group, part in split_by_shard_ids(tagged, groups):
+            self._add((table, group), part)
+
+    def _conform(self, table: str, batch: pa.RecordBatch | pa.Table) -> pa.Table:
         schema = self.schemas[table]
-        if isinstance(batch, pa.Table):
-            batches = batch.cast(schema).to_batches()
-        else:
-            batches = [batch.cast(schema) if batch.schema != schema else batch]
-        key = (table, self.layout.group(shard))
-        pending = self._pending.setdefault(key, [])
-        for b in batches:
-            if not b.num_rows:
-                continue
-            tagged = (
-                b.append_column(SHARD_COLUMN, pa.array(np.full(b.num_rows, shard, dtype=np.int32)))
-                if self.layout.merged
-                else b
-            )
-            pending.append(tagged)
-            self._pending_rows[key] = self._pending_rows.get(key, 0) + b.num_rows
-        if self.max_pending_bytes is not None:
-            size = sum(b.nbytes for b in batches) if nbytes is None else nbytes
-            self._pending_bytes[key] = self._pending_bytes.get(key, 0) + size
-            self._total_pending_bytes += size
-        if self._pending_rows.get(key, 0) >= FLUSH_ROWS:
+        rows = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+        return rows if rows.schema == schema else rows.cast(schema)
+
+    def _add(self, key: tuple[str, int], rows: pa.Table) -> None:
+        if not rows.num_rows:
+            return
+        self._pending.setdefault(key, []).extend(b for b in rows.to_batches() if b.num_rows)
+        self._pending_rows[key] = self._pending_rows.get(key, 0) + rows.num_rows
+        if self._pending_rows[key] >= FLUSH_ROWS:
             self._flush(key)
-        if self.max_pending_bytes is not None and self._total_pending_bytes > self.max_pending_bytes:
-            for pending_key in sorted(self._pending):
-                self._flush(pending_key)
 
     def _flush(self, key: tuple[str, int]) -> None:
         batches = self._pending.pop(key, [])
         self._pending_rows.pop(key, None)
-        self._total_pending_bytes -= self._pending_bytes.pop(key, 0)
         if not batches:
             return
         table, group = key
@@ -222,15 +213,12 @@ def merge_group(
 ) -> None:
     """Re-spill group `group` of every map task by shard, in task id order, into `merge_dir`.
 
-    Memory stays bounded whatever the dump size: one input batch plus `MERGE_BUFFER_BYTES` of rows
-    waiting to be written. Each map spill file is opened, read and closed in turn."""
-    sink = FileBucketSink(
-        merge_dir,
-        merge_task_id(group),
-        schemas,
-        ShuffleLayout(layout.num_shards, 1),
-        max_pending_bytes=MERGE_BUFFER_BYTES,
-    )
+    The group's tagged batches are gathered as they are (no per-shard work per map task: a task
+    holds about one row per shard of a full dump's) until `MERGE_BUFFER_BYTES`, then sorted by
+    shard at once, stably (a shard's rows keep their task and emit order), and written as one
+    batch per shard. Memory stays bounded whatever the dump size; each map spill file is opened,
+    read and closed in turn."""
+    writer = _ShardRunWriter(merge_dir, merge_task_id(group), schemas)
     for task_id in sorted(task_ids):
         done = read_done(map_dir, task_id)
         if done is None:
@@ -242,26 +230,58 @@ def merge_group(
             with pa.OSFile(str(map_dir / f"{task_id}.{table}.arrow"), "rb") as source:
                 reader = pa.ipc.open_file(source)
                 for i in indices:
-                    batch = reader.get_batch(i)
-                    bytes_per_row = batch.nbytes / max(1, batch.num_rows)
-                    for shard, rows in _split_by_shard(batch):
-                        sink.emit(table, shard, rows, nbytes=int(bytes_per_row * rows.num_rows))
-    sink.close(Stats())
+                    writer.add(table, reader.get_batch(i))
+    writer.close()
 
 
-def _split_by_shard(batch: pa.RecordBatch) -> list[tuple[int, pa.RecordBatch]]:
-    """A tagged spill batch as (shard, rows without the tag) runs, rows in their order per shard."""
-    tags = batch.column(SHARD_COLUMN)
-    rows = batch.drop_columns([SHARD_COLUMN])
-    values = tags.to_numpy()
-    if values.size and (values == values[0]).all():
-        return [(int(values[0]), rows)]
-    order = pc.sort_indices(tags)  # a stable sort: each shard's rows keep their emit order
-    rows = rows.take(order)
-    values = values[order.to_numpy()]
-    starts = np.flatnonzero(np.diff(values)) + 1
-    bounds = [0, *starts.tolist(), len(values)]
-    return [(int(values[a]), rows.slice(a, b - a)) for a, b in pairwise(bounds)]
+class _ShardRunWriter:
+    """A merge task's output: per table, sorted runs written as one batch per shard, indexed like
+    a map task's spills (`<id>.done.json`: batch i -> shard) so `shard_inputs` reads both."""
+
+    def __init__(self, directory: Path, task_id: str, schemas: Mapping[str, pa.Schema]) -> None:
+        self.directory = directory
+        self.task_id = task_id
+        self.schemas = dict(schemas)
+        self._pending: dict[str, list[pa.RecordBatch]] = {}
+        self._pending_bytes = 0
+        self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
+        self._index: dict[str, list[int]] = {}
+
+    def add(self, table: str, batch: pa.RecordBatch) -> None:
+        self._pending.setdefault(table, []).append(batch)
+        self._pending_bytes += batch.nbytes
+        if self._pending_bytes > MERGE_BUFFER_BYTES:
+            for name in sorted(self._pending):
+                self._flush(name)
+            self._pending_bytes = 0
+
+    def _flush(self, table: str) -> None:
+        batches = self._pending.pop(table, [])
+        if not batches:
+            return
+        tagged = pa.Table.from_batches(batches)
+        shards = tagged.column(SHARD_COLUMN).to_numpy()
+        rows = tagged.drop_columns([SHARD_COLUMN]).cast(self.schemas[table])
+        writer = self._writers.get(table)
+        if writer is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            writer = pa.ipc.new_file(
+                str(self.directory / f"{self.task_id}.{table}.arrow"), self.schemas[table]
+            )
+            self._writers[table] = writer
+        for shard, run in split_by_shard_ids(rows, shards):
+            for b in run.combine_chunks().to_batches():
+                writer.write_batch(b)
+                self._index.setdefault(table, []).append(shard)
+
+    def close(self) -> None:
+        """Write what is buffered and the index (the completion marker, last)."""
+        for name in sorted(self._pending):
+            self._flush(name)
+        for writer in self._writers.values():
+            writer.close()
+        done = {"task": self.task_id, "stats": {}, "batches": dict(sorted(self._index.items()))}
+        atomic_write_text(self.directory / f"{self.task_id}.done.json", json.dumps(done, sort_keys=True))
 
 
 def gather_bucket(directory: Path, inputs: Sequence[ShardInput], table: str, schema: pa.Schema) -> pa.Table:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -60,14 +61,21 @@ def split_by_shard(table: pa.Table, key_column: str, num_shards: int) -> dict[in
         return {}
     if num_shards == 1:
         return {0: table}
-    shard_ids = shards_of(table.column(key_column).to_pylist(), num_shards)
-    order = np.argsort(shard_ids, kind="stable")
-    sorted_ids = shard_ids[order]
+    return dict(split_by_shard_ids(table, shards_of(table.column(key_column).to_pylist(), num_shards)))
+
+
+def split_by_shard_ids(table: pa.Table, shards: np.ndarray) -> list[tuple[int, pa.Table]]:
+    """Non-empty (shard, rows) slices of `table` by row `shards`, in shard order; rows keep their
+    order within a shard."""
+    if len(shards) == 0:
+        return []
+    if (shards == shards[0]).all():
+        return [(int(shards[0]), table)]
+    order = np.argsort(shards, kind="stable")
+    sorted_ids = shards[order]
     taken = table.take(pa.array(order))
-    bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
-    starts = np.concatenate(([0], bounds))
-    ends = np.concatenate((bounds, [len(sorted_ids)]))
-    return {int(sorted_ids[s]): taken.slice(int(s), int(e - s)) for s, e in zip(starts, ends, strict=True)}
+    bounds = [0, *(np.flatnonzero(np.diff(sorted_ids)) + 1).tolist(), len(sorted_ids)]
+    return [(int(sorted_ids[a]), taken.slice(a, b - a)) for a, b in itertools.pairwise(bounds)]
 
 
 def shard_file_name(shard: int, num_shards: int) -> str:

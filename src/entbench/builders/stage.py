@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pyarrow as pa
 
 from entbench.builders.stats import Stats
@@ -150,6 +151,16 @@ class BucketSink:
     def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
         """Add rows of `table` that belong to output shard `shard`."""
         raise NotImplementedError
+
+    def emit_sharded(self, table: str, rows: pa.Table, shards: np.ndarray) -> None:
+        """Add rows of `table`, row i to output shard `shards[i]` (rows keep their order per shard).
+
+        One call for a whole table: with thousands of shards, a call per shard's slice cost more
+        than the rows (`FileBucketSink` then spills by group without splitting per shard)."""
+        from entbench.builders.shards import split_by_shard_ids  # shards imports this module
+
+        for shard, part in split_by_shard_ids(rows, shards):
+            self.emit(table, shard, part)
 
 
 ProgressFn = Callable[[int, int], None]  # (units done, items done) since the last call

@@ -408,15 +408,15 @@ class ScanRows:
 
     def emit(self, sink: BucketSink) -> None:
         """Hand every table to the sink, cut into one slice per shard."""
-        emit_tables(sink, [self.tables()], self.num_shards)
+        emit_tables(sink, [self.tables()])
 
 
 #: Tables by name, each with the shard id of every row (`ScanRows.tables`, `NativeRows.tables`).
 ShardedTables = dict[str, tuple[pa.Table, np.ndarray]]
 
 
-def emit_tables(sink: BucketSink, parts: Sequence[ShardedTables], num_shards: int) -> None:
-    """Hand the rows of several row builders to the sink, table by table, one slice per shard."""
+def emit_tables(sink: BucketSink, parts: Sequence[ShardedTables]) -> None:
+    """Hand the rows of several row builders to the sink, table by table, with their shards."""
     for name in sorted({name for part in parts for name in part}):
         pieces = [part[name] for part in parts if name in part]
         if len(pieces) == 1:
@@ -424,22 +424,8 @@ def emit_tables(sink: BucketSink, parts: Sequence[ShardedTables], num_shards: in
         else:
             table = pa.concat_tables([t for t, _ in pieces])
             shards = np.concatenate([s for _, s in pieces])
-        for shard, rows in split_by_shard_ids(table, shards, num_shards):
-            sink.emit(name, shard, rows)
-
-
-def split_by_shard_ids(table: pa.Table, shards: np.ndarray, num_shards: int) -> list[tuple[int, pa.Table]]:
-    """Non-empty (shard, rows) slices of `table`, rows keeping their order within a shard."""
-    if num_shards == 1:
-        return [(0, table)]
-    order = np.argsort(shards, kind="stable")
-    ordered = table.take(pa.array(order))
-    bounds = np.searchsorted(shards[order], np.arange(num_shards + 1))
-    return [
-        (shard, ordered.slice(int(bounds[shard]), int(bounds[shard + 1] - bounds[shard])))
-        for shard in range(num_shards)
-        if bounds[shard + 1] > bounds[shard]
-    ]
+        if table.num_rows:
+            sink.emit_sharded(name, table, shards)
 
 
 def _item_id(snak: Any) -> str | None:

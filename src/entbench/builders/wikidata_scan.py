@@ -341,7 +341,7 @@ class WikidataScan(Stage):
                 report(offset)
         stats.add("entities_decoded", entity_count())
         stats.add("redirects_seen", rows.redirect_count)
-        emit_tables(sink, [rows.tables(), native.tables() if native is not None else {}], ctx.num_shards)
+        emit_tables(sink, [rows.tables(), native.tables() if native is not None else {}])
         if report_bytes:
             done_units = base + len(block) - reported
             stats.add("input_progress_bytes", len(block))
