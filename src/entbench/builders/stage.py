@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
+from entbench.builders.shards import split_by_shard_ids
 from entbench.builders.stats import Stats
 
 LAYERS = ("normalized", "derived", "benchmarks")
@@ -157,8 +158,6 @@ class BucketSink:
 
         One call for a whole table: with thousands of shards, a call per shard's slice cost more
         than the rows (`FileBucketSink` then spills by group without splitting per shard)."""
-        from entbench.builders.shards import split_by_shard_ids  # shards imports this module
-
         for shard, part in split_by_shard_ids(rows, shards):
             self.emit(table, shard, part)
 
