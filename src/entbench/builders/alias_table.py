@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from entbench.builders.registry import register_stage
-from entbench.builders.shards import atomic_write_text, split_by_shard
+from entbench.builders.shards import atomic_write_text
 from entbench.builders.stage import (
     BucketSink,
     MapTask,
@@ -193,8 +193,7 @@ class AliasTable(Stage):
                 ],
                 schema=PARTIAL,
             )
-            for shard, rows in split_by_shard(table, "mention", ctx.num_shards).items():
-                sink.emit("alias_table", shard, rows)
+            sink.emit_by_key("alias_table", table, "mention", ctx.num_shards)
         progress(1, len(counts))
         return stats
 

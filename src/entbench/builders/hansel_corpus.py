@@ -28,7 +28,6 @@ import duckdb
 import pyarrow as pa
 
 from entbench.builders.alias_table import NORMALIZATION_FILE
-from entbench.builders.shards import split_by_shard
 from entbench.builders.stage import (
     BucketSink,
     MapTask,
@@ -181,8 +180,7 @@ class HanselCorpus(Stage):
                 columns = list(zip(*rows, strict=True))
                 arrays = [pa.array(c, type=f.type) for c, f in zip(columns, table_schema, strict=True)]
                 data = pa.Table.from_arrays(arrays, schema=table_schema)
-                for shard, piece in split_by_shard(data, key, ctx.num_shards).items():
-                    sink.emit(table, shard, piece)
+                sink.emit_by_key(table, data, key, ctx.num_shards)
         progress(len(task.payload), len(docs))
         return stats
 

@@ -20,7 +20,6 @@ import duckdb
 import pyarrow as pa
 
 from entbench.builders.manifest import load_manifest
-from entbench.builders.shards import split_by_shard
 from entbench.builders.stage import BucketSink, MapTask, Params, ProgressFn, Stage, StageContext
 from entbench.builders.stats import Stats
 from entbench.errors import UserError
@@ -149,8 +148,7 @@ class QueryStage(Stage):
                     if key is None:
                         sink.emit(table, 0, part)
                         continue
-                    for shard, piece in split_by_shard(part, key, ctx.num_shards).items():
-                        sink.emit(table, shard, piece)
+                    sink.emit_by_key(table, part, key, ctx.num_shards)
         progress(1, rows)
         return stats
 

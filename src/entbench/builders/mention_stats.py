@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from entbench.builders.alias_table import normalizer_for
 from entbench.builders.registry import register_stage, register_target
-from entbench.builders.shards import shards_of, split_by_shard
+from entbench.builders.shards import shards_of
 from entbench.builders.stage import (
     BucketSink,
     MapTask,
@@ -206,8 +206,7 @@ class MentionStats(Stage):
                 stats.add("occurrences_unlinked", len(unlinked))
             progress(0, batch.num_rows)
         rows = counter.table(mentions)
-        for shard, part_rows in split_by_shard(rows, "mention", ctx.num_shards).items():
-            sink.emit("mention_stats", shard, part_rows)
+        sink.emit_by_key("mention_stats", rows, "mention", ctx.num_shards)
         progress(1, 0)
         return stats
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
-from entbench.builders.shards import split_by_shard_ids
+from entbench.builders.shards import shards_of, split_by_shard_ids
 from entbench.builders.stats import Stats
 
 LAYERS = ("normalized", "derived", "benchmarks")
@@ -160,6 +160,11 @@ class BucketSink:
         than the rows (`FileBucketSink` then spills by group without splitting per shard)."""
         for shard, part in split_by_shard_ids(rows, shards):
             self.emit(table, shard, part)
+
+    def emit_by_key(self, table: str, rows: pa.Table, key_column: str, num_shards: int) -> None:
+        """Add rows of `table`, each to the shard of its `key_column` value (`shards.shard_of`)."""
+        if rows.num_rows:
+            self.emit_sharded(table, rows, shards_of(rows.column(key_column).to_pylist(), num_shards))
 
 
 ProgressFn = Callable[[int, int], None]  # (units done, items done) since the last call

@@ -31,7 +31,6 @@ import duckdb
 import pyarrow as pa
 
 from entbench.builders.registry import register_stage, register_target
-from entbench.builders.shards import split_by_shard
 from entbench.builders.stage import (
     BucketSink,
     MapTask,
@@ -144,8 +143,7 @@ class TitleQid(Stage):
             ).to_arrow_reader(BATCH_ROWS)
             for batch in reader:
                 rows = pa.Table.from_batches([batch]).cast(TITLE_QID)
-                for shard, part in split_by_shard(rows, "title", ctx.num_shards).items():
-                    sink.emit("title_qid", shard, part)
+                sink.emit_by_key("title_qid", rows, "title", ctx.num_shards)
                 progress(0, batch.num_rows)
         finally:
             con.close()

@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from entbench.builders.shards import split_by_shard
 from entbench.builders.stage import (
     BucketSink,
     MapTask,
@@ -122,8 +121,7 @@ class WikiReadingInstances(Stage):
             keys = [normalize_title(t) for t in pages.column("title").to_pylist()]
             table = pages.append_column(_PAGE_ROWS.field(TITLE_KEY), pa.array(keys, pa.string()))
             name = "_pages"
-        for shard, part in split_by_shard(table, TITLE_KEY, ctx.num_shards).items():
-            sink.emit(name, shard, part)
+        sink.emit_by_key(name, table, TITLE_KEY, ctx.num_shards)
         progress(1, table.num_rows)
         return stats
 

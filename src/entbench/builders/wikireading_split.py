@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from entbench.builders.shards import atomic_write_text, split_by_shard
+from entbench.builders.shards import atomic_write_text, shards_of
 from entbench.builders.stage import (
     BucketSink,
     MapTask,
@@ -148,8 +148,8 @@ class WikiReadingSplit(Stage):
                     table.column("property"), value_set=pa.array(sorted(held_out), pa.string())
                 )
                 stats.add(f"{name}_held_out_instances", pc.sum(in_held).as_py() or 0)
-            for shard, part in split_by_shard(table, "_route", ctx.num_shards).items():
-                sink.emit(name, shard, part.drop_columns(["_route"]))
+            routes = shards_of(table.column("_route").to_pylist(), ctx.num_shards)
+            sink.emit_sharded(name, table.drop_columns(["_route"]), routes)
         progress(1, instances.num_rows)
         return stats
 

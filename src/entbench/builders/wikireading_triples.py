@@ -26,7 +26,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.manifest import load_manifest
-from entbench.builders.shards import split_by_shard
 from entbench.builders.stage import (
     BucketSink,
     MapTask,
@@ -141,8 +140,7 @@ class WikiReadingTriples(Stage):
         labels, datatypes = _lookup_labels(upstream.files("entities"), claims, params.language)
         rows = _consolidate_shard(claims, items, titles, labels, datatypes, params, stats)
         table = pa.Table.from_pylist(rows, schema=schema.TRIPLES)
-        for shard, part in split_by_shard(table, "qid", ctx.num_shards).items():
-            sink.emit("triples", shard, part)
+        sink.emit_by_key("triples", table, "qid", ctx.num_shards)
         progress(1, len(rows))
         return stats
 
