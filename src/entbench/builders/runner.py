@@ -345,11 +345,7 @@ class Builder:
                 enabled=self.options.progress,
             )
             tasks = ((str(plan.work_dir), list(task_ids), g, layout, schemas) for g in todo)
-            try:
-                for _ in executor.run(_merge_task, tasks, bar):
-                    pass
-            finally:
-                bar.close()
+            _run_all(executor, _merge_task, tasks, bar)
         if all(read_done(merge_dir, merge_task_id(g)) is not None for g in range(layout.num_groups)):
             # Every group is regrouped: the map's spills are a second copy of the data (hundreds
             # of GB for a full dump). Its records stay, so a resumed build knows the map is done.
@@ -398,11 +394,7 @@ class Builder:
         tasks = (
             (stage, plan.ctx, shard, plan.outputs, meta, spill_dir, inputs.get(shard, ())) for shard in shards
         )
-        try:
-            for _ in executor.run(_shard_task, tasks, bar):
-                pass
-        finally:
-            bar.close()
+        _run_all(executor, _shard_task, tasks, bar)
 
     def _write_manifest(self, plan: StagePlan, map_stats: Stats) -> None:
         ctx, work = plan.ctx, plan.work_dir
@@ -584,6 +576,17 @@ class Builder:
             yield executor
         finally:
             executor.close()
+
+
+def _run_all(
+    executor: Executor, fn: Callable[..., Any], tasks: Iterator[tuple[Any, ...]], bar: StageBar
+) -> None:
+    """Run every task for its side effects (its files); the bar is closed whatever happens."""
+    try:
+        for _ in executor.run(fn, tasks, bar):
+            pass
+    finally:
+        bar.close()
 
 
 # --- task functions (module level: they run in worker processes) --------------------------------
