@@ -9,15 +9,16 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
-from entbench.builders import api
+from entbench.builders import api, runner
 from entbench.builders.manifest import load_manifest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -25,6 +26,23 @@ OLD_DUMP = FIXTURES / "wikidata" / "entities-old.json.bz2"
 NEW_DUMP = FIXTURES / "wikidata" / "entities-new.json.bz2"
 HIERARCHY_DUMP = FIXTURES / "wikidata" / "kgtk-arnold.hierarchy.json.gz"
 KB_STAGES = ("internal_filter", "entity_diff", "type_closure", "coarse_types", "top_snaks")
+
+
+def die_after(monkeypatch: pytest.MonkeyPatch, task: str, calls: int) -> Callable[..., Any]:
+    """Make the runner's task function `task` (`_map_task`, `_merge_task`, `_shard_task`) raise
+    KeyboardInterrupt, a simulated kill, once it has run `calls` times (inline: `--workers 1`);
+    returns the original, to put back before the resume."""
+    original: Callable[..., Any] = getattr(runner, task)
+    ran = {"n": 0}
+
+    def dies(*args: Any, **kwargs: Any) -> Any:
+        if ran["n"] == calls:
+            raise KeyboardInterrupt(f"simulated kill after {calls} {task} call(s)")
+        ran["n"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(runner, task, dies)
+    return original
 
 
 def build_kb(

@@ -24,7 +24,7 @@ from entbench.builders.buckets import (
     shuffle_layout,
 )
 from entbench.builders.stats import Stats
-from tests.builders.kb_support import shard_hashes
+from tests.builders.kb_support import die_after, shard_hashes
 from tests.builders.test_wikidata_build import FIXTURES, build
 
 SCHEMA = pa.schema([("task", pa.int32()), ("row", pa.int32()), ("text", pa.string())])
@@ -117,16 +117,7 @@ def test_build_killed_in_the_merge_pass_resumes_to_identical_bytes(
     source = FIXTURES / "entities-new.json.bz2"
     params = ("wikidata.num_shards=7",)
     reference = shard_hashes(build(tmp_path / "ref", source, *params))
-    original = runner._merge_task
-    calls = {"n": 0}
-
-    def dies_after_one(*args: Any, **kwargs: Any) -> int:
-        if calls["n"] == 1:
-            raise KeyboardInterrupt("simulated kill in the merge pass")
-        calls["n"] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(runner, "_merge_task", dies_after_one)
+    original = die_after(monkeypatch, "_merge_task", 1)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", source, *params, shuffle_groups=3)
     incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
@@ -149,12 +140,7 @@ def test_resume_with_another_layout_runs_the_map_again(
     source = FIXTURES / "entities-new.json.bz2"
     params = ("wikidata.num_shards=7",)
     reference = shard_hashes(build(tmp_path / "ref", source, *params))
-    original = runner._shard_task
-
-    def dies(*args: Any, **kwargs: Any) -> int:
-        raise KeyboardInterrupt("simulated kill before the reduce")
-
-    monkeypatch.setattr(runner, "_shard_task", dies)
+    original = die_after(monkeypatch, "_shard_task", 0)  # killed before the reduce
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", source, *params, shuffle_groups=3)
     monkeypatch.setattr(runner, "_shard_task", original)
@@ -206,16 +192,7 @@ def test_map_spills_are_deleted_once_every_group_is_merged_and_a_resume_needs_no
     source = FIXTURES / "entities-new.json.bz2"
     params = ("wikidata.num_shards=7",)
     reference = shard_hashes(build(tmp_path / "ref", source, *params))
-    original = runner._shard_task
-    calls = {"n": 0}
-
-    def dies_after_two(*args: Any, **kwargs: Any) -> int:
-        if calls["n"] == 2:
-            raise KeyboardInterrupt("simulated kill in the reduce")
-        calls["n"] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(runner, "_shard_task", dies_after_two)
+    original = die_after(monkeypatch, "_shard_task", 2)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", source, *params, shuffle_groups=3)
     incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())

@@ -17,7 +17,7 @@ from entbench.builders import manifest as manifest_module
 from entbench.builders.manifest import load_manifest
 from entbench.builders.shards import file_sha256
 from entbench.errors import DataError
-from tests.builders.kb_support import shard_hashes
+from tests.builders.kb_support import die_after, shard_hashes
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikidata"
 REAL_DUMPS = [
@@ -198,16 +198,7 @@ def test_deleted_shard_is_rebuilt_identically(tmp_path: Path) -> None:
 def test_killed_build_resumes_to_identical_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = FIXTURES / "entities-new.json.bz2"
     reference = shard_hashes(build(tmp_path / "ref", source))
-    original = runner._shard_task
-    calls = {"n": 0}
-
-    def dies_after_two(*args: Any, **kwargs: Any) -> int:
-        if calls["n"] == 2:
-            raise KeyboardInterrupt("simulated kill after 2 shards")
-        calls["n"] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(runner, "_shard_task", dies_after_two)
+    original = die_after(monkeypatch, "_shard_task", 2)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", source)
     incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
@@ -403,16 +394,7 @@ def test_resume_with_another_chunk_size_reads_every_line_once(
     assert len(expected.splitlines()) == len(bad)
 
     name = "_map_task" if killed_in == "map" else "_shard_task"
-    original = getattr(runner, name)
-    calls = {"n": 0}
-
-    def dies_after_two(*args: Any, **kwargs: Any) -> Any:
-        if calls["n"] == 2:
-            raise KeyboardInterrupt(f"simulated kill in the {killed_in}")
-        calls["n"] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(runner, name, dies_after_two)
+    original = die_after(monkeypatch, name, 2)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", dump, max_bad_lines=10, chunk_mb=1)
     monkeypatch.setattr(runner, name, original)
