@@ -407,7 +407,7 @@ class ScanRows:
         return result
 
     def emit(self, sink: BucketSink) -> None:
-        """Hand every table to the sink, cut into one slice per shard."""
+        """Hand every table to the sink with its rows' shards (`emit_tables`)."""
         emit_tables(sink, [self.tables()])
 
 
