@@ -1,9 +1,10 @@
-"""The two kinds of failure a user sees.
+"""The kinds of failure a user sees.
 
 `UserError` is something the user can fix on the command line or in the config (exit 2);
 `DataError` is something wrong with an input file (exit 1) and always names the file and,
-where there is one, the byte offset. Anything else is a bug and shows a traceback only
-with `--verbose`.
+where there is one, the byte offset; `StorageError` is a failed operation on the store a build
+publishes to (exit 1), naming the store and what was being done. Anything else is a bug and
+shows a traceback only with `--verbose`.
 """
 
 from __future__ import annotations
@@ -36,3 +37,9 @@ class DataError(EntbenchError):
         super().__init__(where + message)
         self.path = path
         self.offset = offset
+
+
+class StorageError(EntbenchError):
+    """A store operation (upload, download, listing) failed: network, permissions, quota."""
+
+    exit_code = 1

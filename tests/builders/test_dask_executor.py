@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,23 @@ def test_dask_runs_the_merge_pass_to_the_local_bytes(tmp_path: Path) -> None:
         **common,
     )["wikidata"]
     assert shard_hashes(local, files=True) == shard_hashes(dask, files=True)
+
+
+def test_dask_build_published_to_a_store_has_the_local_bytes(tmp_path: Path) -> None:
+    """Workers write to the work directory; the coordinator publishes each finished stage."""
+    fsspec = pytest.importorskip("fsspec")
+    source = (
+        f"wikidata={Path(__file__).resolve().parents[2] / 'fixtures' / 'wikidata' / 'entities-old.json.bz2'}"
+    )
+    common = {"sources": [source], "params": ["wikidata.num_shards=3"], "progress": False, "card": False}
+    local = api.build("wikidata", out=tmp_path / "local", log=lambda _m: None, **common)["wikidata"]
+    url = f"memory://entbench-dask-{tmp_path.name}/out"
+    work = tmp_path / "work"
+    published = api.build(
+        "wikidata", out=url, work_dir=work, workers=2, executor="dask", log=lambda _m: None, **common
+    )["wikidata"]
+    rel = published.relative_to(work).as_posix()
+    assert rel == local.relative_to(tmp_path / "local").as_posix()
+    for name, sha256 in shard_hashes(local, files=True).items():
+        with fsspec.open(f"{url}/{rel}/{name}", "rb") as f:
+            assert hashlib.sha256(f.read()).hexdigest() == sha256, name

@@ -10,24 +10,39 @@ from entbench.builders.config import load_config
 from entbench.builders.runner import Builder
 from entbench.builders.shards import is_url
 from entbench.builders.stage import BuildOptions
+from entbench.builders.store import Store, default_work_dir
 from entbench.errors import UserError
 
 
-def output_dir(out: str | Path) -> Path:
-    """The local directory a build writes to: a path, or a `file://` URL.
+def build_location(out: str | Path, work_dir: str | Path | None = None) -> tuple[Path, Store | None]:
+    """Where a build runs, and the store it publishes to if `out` is a store URL (`s3://…`).
 
-    Builds resume through atomic renames and file locks, which object stores do not offer; so any
-    other URL scheme is refused here rather than taken for a relative directory named `s3:`."""
+    A store's work directory is `work_dir`, else one under the user's cache per URL; builds with
+    several machines (`--executor dask`) need one every worker can read and write."""
     text = str(out)
-    if not is_url(text):
-        return Path(out)
+    local = Path(out) if not is_url(text) else _file_url_path(text)
+    if local is not None:
+        if work_dir is not None:
+            raise UserError("--work-dir is only for an --out URL (s3://…); here --out is the work directory")
+        return local, None
+    store = Store(text)
+    return (Path(work_dir) if work_dir is not None else default_work_dir(text)), store
+
+
+def stage_locations(out: str | Path, work_dir: Path, dirs: dict[str, Path]) -> dict[str, str]:
+    """Where each stage's output can be read: in the store for a store build, else its directory."""
+    text = str(out)
+    if is_url(text) and _file_url_path(text) is None:
+        base = text.rstrip("/")
+        return {name: f"{base}/{path.relative_to(work_dir).as_posix()}" for name, path in dirs.items()}
+    return {name: str(path) for name, path in dirs.items()}
+
+
+def _file_url_path(text: str) -> Path | None:
     parsed = urllib.parse.urlparse(text)
     if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
         return Path(urllib.parse.unquote(parsed.path))
-    raise UserError(
-        f"--out {text}: only local or shared-filesystem directories are supported (builds resume "
-        "through atomic renames and locks); mount the store (e.g. s3fs, gcsfuse) and pass its path"
-    )
+    return None
 
 
 def build(
@@ -37,6 +52,7 @@ def build(
     sources: Sequence[str] = (),
     params: Sequence[str] = (),
     out: str | Path = "entbench-out",
+    work_dir: str | Path | None = None,
     workers: int = 1,
     executor: str = "local",
     dask_address: str | None = None,
@@ -51,7 +67,10 @@ def build(
     """Build `target` into `out`; returns stage name -> output directory.
 
     `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with no `config`
-    the bundled fixture config is used. With `card` (default) the target's dataset card is written
+    the bundled fixture config is used. `out` may be a store URL (`s3://bucket/prefix`, any fsspec
+    URL with its driver installed): the build then runs in `work_dir` (default: one under the
+    user's cache) and publishes every complete stage there (`builders.store`); the returned
+    directories are in the work directory. With `card` (default) the target's dataset card is written
     to `<out>/cards/<target>/` afterwards (`entbench.cards`). `shuffle_groups` tunes the map-reduce
     shuffle (`builders.buckets`), never the output.
     """
@@ -63,7 +82,7 @@ def build(
         raise UserError(f"--chunk-mb must be >= 1, got {chunk_mb}")
     if executor not in ("local", "dask"):
         raise UserError(f"--executor must be local or dask, got {executor!r}")
-    out = output_dir(out)
+    work, store = build_location(out, work_dir)
     cfg = load_config(config, sources, params)
     options = BuildOptions(
         workers=workers,
@@ -74,8 +93,11 @@ def build(
         progress=progress,
         shuffle_groups=shuffle_groups,
     )
-    dirs = Builder(out, cfg, options, log=log).build(target, force=force)
-    if card:
+    builder = Builder(work, cfg, options, log=log, store=store)
+    dirs = builder.build(target, force=force)
+    if card and store is not None:
+        _card_to_store(builder, store, work, target, dirs, config, sources, params, str(out), log)
+    elif card:
         # The dataset card (`<out>/cards/<target>/`); it never raises: a failed plot is counted.
         from entbench.cards.model import Invocation
         from entbench.cards.writer import card_after_build
@@ -83,5 +105,33 @@ def build(
         invocation = Invocation(
             None if config is None else str(config), tuple(sources), tuple(params), str(out)
         )
-        card_after_build(out, target, invocation, log=log if callable(log) else None)
+        card_after_build(work, target, invocation, log=log if callable(log) else None)
     return dirs
+
+
+def _card_to_store(
+    builder: Builder,
+    store: Store,
+    work: Path,
+    target: str,
+    dirs: dict[str, Path],
+    config: str | Path | None,
+    sources: Sequence[str],
+    params: Sequence[str],
+    out: str,
+    log: object,
+) -> None:
+    """Write the card in the work directory and publish it; the card reads every stage of the
+    target, so stages found only in the store are downloaded first, unless nothing was built and
+    the store already has this target's card."""
+    from entbench.cards.model import Invocation
+    from entbench.cards.writer import CARD_JSON, card_after_build, card_dir
+
+    rel = card_dir(work, target).relative_to(work).as_posix()
+    if not builder.built_any and store.exists(f"{rel}/{CARD_JSON}"):
+        return
+    builder.fetch_from_store(list(dirs.values()))
+    invocation = Invocation(None if config is None else str(config), tuple(sources), tuple(params), out)
+    result = card_after_build(work, target, invocation, log=log if callable(log) else None)
+    if result is not None:
+        store.publish_tree(card_dir(work, target), rel)

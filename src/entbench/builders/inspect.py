@@ -9,6 +9,7 @@ every file a manifest lists, and for a build directory also checks that every st
 
 from __future__ import annotations
 
+import hashlib
 import json
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 
 from entbench.builders.manifest import MANIFEST_NAME, load_manifest, manifest_files
 from entbench.builders.shards import file_sha256
+from entbench.builders.store import Store, load_manifest_bytes
 from entbench.errors import UserError
 
 INCOMPLETE = ".incomplete"
@@ -101,10 +103,10 @@ def verify_dir(directory: Path) -> tuple[str, int]:
 class VerifyReport:
     """What `verify_build` checked and the first problem it found ('' if none)."""
 
-    directories: list[Path] = field(default_factory=list)
+    directories: Sequence[Path | str] = field(default_factory=list)  # str: a store's stage URLs
     files_checked: int = 0
     problem: str = ""
-    problem_dir: Path | None = None
+    problem_dir: Path | str | None = None
     incomplete: list[IncompleteStage] = field(default_factory=list)
 
 
@@ -129,7 +131,7 @@ def verify_build(directory: str | Path) -> VerifyReport:
     seen = {d.resolve() for d in dirs}
     dirs += [d for d in listed if d.resolve() not in seen]
     report.directories = sorted(dirs)
-    for d in report.directories:
+    for d in sorted(dirs):
         problem, n = verify_dir(d)
         report.files_checked += n
         if problem:
@@ -138,6 +140,60 @@ def verify_build(directory: str | Path) -> VerifyReport:
     if not (root / MANIFEST_NAME).is_file():
         report.incomplete = incomplete_dirs(root)
     return report
+
+
+def verify_store(url: str) -> VerifyReport:
+    """`verify_build` for a build published to a store (`--out s3://…`): every stage directory with
+    a manifest there, and every one a `targets/*.json` listing names, is re-hashed as it streams
+    from the store; stops at the first bad file."""
+    store = Store(url)
+    report = VerifyReport()
+    rels = store.stage_dirs()
+    for name, _size in store.iter_files("targets"):
+        try:
+            stages = json.loads(store.read_bytes(f"targets/{name}") or b"")["stages"]
+            items = sorted(stages.items())
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            report.problem, report.problem_dir = (
+                f"{name}: unreadable target listing ({exc})",
+                store.location("targets"),
+            )
+            return report
+        for stage, rel in items:
+            if rel not in rels:
+                report.problem = f"stage {stage} listed in {name}: {rel} has no manifest in the store"
+                report.problem_dir = store.url
+                return report
+    report.directories = [store.location(rel) for rel in rels]
+    for rel in rels:
+        problem, n = _verify_store_dir(store, rel)
+        report.files_checked += n
+        if problem:
+            report.problem, report.problem_dir = problem, store.location(rel)
+            return report
+    return report
+
+
+def _verify_store_dir(store: Store, rel: str) -> tuple[str, int]:
+    try:
+        manifest = load_manifest_bytes(store.read_bytes(f"{rel}/{MANIFEST_NAME}") or b"")
+        entries = manifest_files(manifest)
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"{MANIFEST_NAME}: unreadable ({exc})", 0
+    sizes = dict(store.iter_files(rel))
+    for n, entry in enumerate(entries):
+        size = sizes.get(entry["file"])
+        if size is None:
+            return f"{entry['file']}: missing", n
+        if size != entry["bytes"]:
+            return f"{entry['file']}: {size} bytes, manifest says {entry['bytes']} (truncated?)", n
+        digest = hashlib.sha256()
+        with store.open(f"{rel}/{entry['file']}") as f:
+            while block := f.read(1 << 22):
+                digest.update(block)
+        if digest.hexdigest() != entry["sha256"]:
+            return f"{entry['file']}: sha256 differs from the manifest (corrupted)", n
+    return "", len(entries)
 
 
 def _listed_stage_dirs(root: Path, report: VerifyReport) -> list[Path]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from entbench.builders.shards import file_sha256
+from entbench.builders.shards import atomic_write_text, file_sha256
 from entbench.builders.stage import UpstreamOutput
 from entbench.errors import UserError
 
@@ -85,6 +85,20 @@ def file_stamps(directory: Path) -> dict[str, list[int]]:
     return {e["file"]: file_stamp(directory / e["file"]) for e in manifest_files(load_manifest(directory))}
 
 
+def refresh_stamps(directory: Path) -> None:
+    """Record the current stamps of a directory whose files were all just hashed against its
+    manifest (a downloaded or copied stage), so later builds need not hash them again."""
+    path = directory / RUN_NAME
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        run = {}
+    if not isinstance(run, dict):
+        run = {}
+    run["file_stamps"] = file_stamps(directory)
+    atomic_write_text(path, json.dumps(run, indent=2, sort_keys=True) + "\n")
+
+
 def _recorded_stamps(directory: Path) -> dict[str, list[int]]:
     try:
         run = json.loads((directory / RUN_NAME).read_text(encoding="utf-8"))
@@ -94,10 +108,15 @@ def _recorded_stamps(directory: Path) -> dict[str, list[int]]:
     return stamps if isinstance(stamps, dict) else {}
 
 
-def upstream_from_manifest(directory: Path) -> UpstreamOutput:
-    """How downstream stages see a complete stage directory."""
-    manifest = load_manifest(directory)
-    raw = (directory / MANIFEST_NAME).read_bytes()
+def upstream_from_manifest(directory: Path, raw: bytes | None = None) -> UpstreamOutput:
+    """How downstream stages see a complete stage directory.
+
+    With `raw` (a manifest read from a store) the directory need not exist yet: the paths are
+    where the stage will be downloaded to if a downstream stage has to read it."""
+    if raw is None:
+        load_manifest(directory)
+        raw = (directory / MANIFEST_NAME).read_bytes()
+    manifest = json.loads(raw.decode("utf-8"))
     tables = {
         name: tuple(str((directory / s["file"]).resolve()) for s in out["shards"])
         for name, out in manifest["outputs"].items()

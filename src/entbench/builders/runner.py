@@ -14,7 +14,8 @@ Layout of one stage's output (`<out>/<layer>/<stage>/`):
 
 Every file is written to a temp name and renamed; a marker is written only after what it marks.
 So a killed build leaves nothing that looks complete, and a re-run redoes exactly the unfinished
-tasks.
+tasks. With a store (`--out s3://…`, `builders.store`) that directory is the work directory and each
+complete stage is then published to the store, its manifest last.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ from entbench.builders.stage import (
     UpstreamOutput,
 )
 from entbench.builders.stats import Stats
+from entbench.builders.store import Store
 from entbench.errors import UserError
 from entbench.schemas.base import schema_hash, schema_to_json
 
@@ -108,12 +110,26 @@ def table_rel_path(outputs: Sequence[Output], table: str, shard: int, num_shards
 class Builder:
     """Builds targets into an output directory."""
 
-    def __init__(self, out: str | Path, config: BuildConfig, options: BuildOptions, log: Any = None) -> None:
+    def __init__(
+        self,
+        out: str | Path,
+        config: BuildConfig,
+        options: BuildOptions,
+        log: Any = None,
+        store: Store | None = None,
+    ) -> None:
+        """`out` is the build directory; with `store` it is the work directory whose complete
+        stages are published to the store (and found there by later builds)."""
         self.out = Path(out)
         self.config = config
         self.options = options
+        self.store = store
+        #: whether this build ran any stage (rather than finding every one up to date)
+        self.built_any = False
         self._log = log or (lambda msg: print(msg, file=sys.stderr))
         self._sources: dict[str, SourceInfo] = {}
+        # stages found complete in the store but not (yet) here: resolved local dir -> its path in the store
+        self._only_in_store: dict[str, str] = {}
 
     # --- public ------------------------------------------------------------------------------
     def build(self, target: str, *, force: bool = False) -> dict[str, Path]:
@@ -121,6 +137,8 @@ class Builder:
         # The pool starts first: its workers' interpreter start-up and imports (about half a
         # second each) overlap the coordinator loading every stage module and planning, instead
         # of delaying the first map tasks.
+        if self.store is not None:
+            self._log(f"building in {self.out}, publishing to {self.store.url}")
         with self._executor() as executor:
             spec = registry.get_target(target)
             order = registry.stage_order(spec.stages)
@@ -132,8 +150,18 @@ class Builder:
             "target": target,
             "stages": {name: os.path.relpath(path, self.out) for name, path in sorted(dirs.items())},
         }
-        atomic_write_text(self.out / "targets" / f"{target}.json", json.dumps(target_doc, indent=2) + "\n")
+        listing = self.out / "targets" / f"{target}.json"
+        atomic_write_text(listing, json.dumps(target_doc, indent=2) + "\n")
+        if self.store is not None:
+            self.store.publish_file(listing, f"targets/{target}.json")
         return dirs
+
+    def fetch_from_store(self, directories: Sequence[Path]) -> None:
+        """Download those of `directories` that this build found complete only in the store."""
+        for directory in directories:
+            rel = self._only_in_store.pop(str(directory.resolve()), None)
+            if rel is not None and self.store is not None:
+                self.store.fetch_stage(rel, directory, self._log)
 
     def _build_stages(self, order: Sequence[Stage], executor: Executor, *, force: bool) -> dict[str, Path]:
         results: dict[str, UpstreamOutput] = {}
@@ -189,6 +217,15 @@ class Builder:
         """Run one planned stage, unless an identical complete output already exists."""
         name = plan.stage.stage_name
         self._remove_stale_trash(plan)
+        if self.store is not None and not force and not plan.final_dir.exists():
+            rel = self._store_path(plan)
+            raw = self.store.read_manifest(rel)
+            if raw is not None:
+                self._log(f"{name}: up to date ({self.store.location(rel)})")
+                self._only_in_store[str(plan.final_dir.resolve())] = rel
+                if plan.work_dir.exists():  # a run here was cut short; the store has the stage now
+                    shutil.rmtree(plan.work_dir)
+                return upstream_from_manifest(plan.final_dir, raw)
         if plan.final_dir.exists():
             if force:
                 shutil.rmtree(plan.final_dir)
@@ -196,11 +233,14 @@ class Builder:
                 bad = check_complete(plan.final_dir)
                 if not bad:
                     self._log(f"{name}: up to date ({plan.final_dir})")
+                    self._publish(plan, replace=False)
                     return upstream_from_manifest(plan.final_dir)
                 self._log(f"{name}: {bad}; rebuilding the damaged shards")
                 self._demote(plan)
         elif force and plan.work_dir.exists():
             shutil.rmtree(plan.work_dir)
+        self.built_any = True
+        self.fetch_from_store([Path(up.directory) for up in plan.ctx.inputs.values()])
         started = time.time()
         timings: dict[str, float] = {}
         plan.work_dir.mkdir(parents=True, exist_ok=True)
@@ -228,7 +268,19 @@ class Builder:
         self._write_run_record(plan, started, timings)
         self._promote(plan)
         self._log(f"{name}: wrote {plan.final_dir}")
+        self._publish(plan, replace=True)
         return upstream_from_manifest(plan.final_dir)
+
+    def _store_path(self, plan: StagePlan) -> str:
+        return plan.final_dir.relative_to(self.out).as_posix()
+
+    def _publish(self, plan: StagePlan, *, replace: bool) -> None:
+        """Copy a complete stage to the store, unless (with `replace` false) it is there already."""
+        if self.store is None:
+            return
+        rel = self._store_path(plan)
+        if replace or self.store.read_manifest(rel) is None:
+            self.store.publish_stage(plan.final_dir, rel, self._log)
 
     # --- phases ------------------------------------------------------------------------------
     def _run_map_phase(self, plan: StagePlan, executor: Executor) -> tuple[Stats, list[str]]:

@@ -18,7 +18,19 @@ from entbench.cli.main import cli, verbose_option
 @click.option(
     "--param", "params", multiple=True, metavar="STAGE.KEY=VALUE", help="Override a stage parameter."
 )
-@click.option("--out", default="entbench-out", show_default=True, type=click.Path(file_okay=False))
+@click.option(
+    "--out",
+    default="entbench-out",
+    show_default=True,
+    help="Output directory, or a store URL (s3://bucket/prefix, any fsspec URL) to publish to.",
+)
+@click.option(
+    "--work-dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="With an --out URL: where stages run before being published "
+    "(default: under ~/.cache/entbench; on a cluster, a directory every worker shares).",
+)
 @click.option("--workers", default=1, show_default=True, type=int, help="Worker processes.")
 @click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "dask"]))
 @click.option("--dask-address", default=None, help="dask scheduler address (default: a LocalCluster).")
@@ -39,6 +51,7 @@ def build(
     sources: tuple[str, ...],
     params: tuple[str, ...],
     out: str,
+    work_dir: str | None,
     workers: int,
     executor: str,
     dask_address: str | None,
@@ -49,6 +62,7 @@ def build(
 ) -> None:
     """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories."""
     from entbench.builders.api import build as build_target
+    from entbench.builders.api import build_location, stage_locations
 
     dirs = build_target(
         target,
@@ -56,6 +70,7 @@ def build(
         sources=sources,
         params=params,
         out=out,
+        work_dir=work_dir,
         workers=workers,
         executor=executor,
         dask_address=dask_address,
@@ -64,11 +79,15 @@ def build(
         chunk_mb=chunk_mb,
         progress=not no_progress,
     )
-    click.echo(
-        f"target {target}: {len(dirs)} stage(s); listed in {os.path.join(out, 'targets', target + '.json')}"
+    listing = (
+        f"{out.rstrip('/')}/targets/{target}.json"
+        if "://" in out
+        else os.path.join(out, "targets", target + ".json")
     )
-    for stage, directory in dirs.items():
-        click.echo(f"  {stage}: {directory}")
+    click.echo(f"target {target}: {len(dirs)} stage(s); listed in {listing}")
+    work, _ = build_location(out, work_dir)
+    for stage, location in stage_locations(out, work, dirs).items():
+        click.echo(f"  {stage}: {location}")
 
 
 @cli.command()

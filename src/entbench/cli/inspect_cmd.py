@@ -43,13 +43,22 @@ def inspect(directory: str, as_json: bool, rows: int, tables: tuple[str, ...], w
 
 
 @cli.command()
-@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.argument("directory")
 @verbose_option
 def verify(directory: str) -> None:
-    """Re-hash every shard against its manifest; exit 1 naming the first bad shard."""
-    from entbench.builders.inspect import verify_build
+    """Re-hash every shard against its manifest; exit 1 naming the first bad shard.
 
-    report = verify_build(directory)
+    DIRECTORY is a stage or build directory, or the store URL a build published to."""
+    from entbench.builders.api import build_location
+    from entbench.builders.inspect import verify_build, verify_store
+
+    local, store = build_location(directory)
+    if store is not None:
+        report = verify_store(directory)
+    elif not local.is_dir():
+        raise click.BadParameter(f"{directory!r} is not a directory or a store URL", param_hint="DIRECTORY")
+    else:
+        report = verify_build(local)
     if report.problem:
         click.echo(f"entbench: verify failed: {report.problem_dir}: {report.problem}", err=True)
         sys.exit(1)
