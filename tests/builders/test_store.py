@@ -161,3 +161,20 @@ def test_a_store_without_its_driver_is_one_usage_error(tmp_path: Path, run_cli: 
     assert refused.stderr.count("\n") == 1 and "s3fs" in refused.stderr
     unknown = run_cli(["build", "wikidata", "--no-progress", "--out", "nosuchproto://bucket/x"])
     assert unknown.exit_code == 2 and unknown.stderr.count("\n") == 1
+
+
+def test_a_damaged_copy_in_the_store_is_not_taken_when_downloaded(tmp_path: Path) -> None:
+    url = store_url(tmp_path)
+    stage = build("wikidata", url, work_dir=tmp_path / "w1", sources=[WIKIDATA], card=False)["wikidata"]
+    rel = stage.relative_to(tmp_path / "w1").as_posix()
+    fs = fsspec.filesystem("memory")
+    shard = f"{url.removeprefix('memory://')}/{rel}/{manifest_files(load_manifest(stage))[0]['file']}"
+    data = bytearray(fs.cat_file(shard))
+    data[-100] ^= 0xFF  # same size: only the hash can tell
+    fs.pipe_file(shard, bytes(data))
+    with pytest.raises(
+        StorageError, match=r"does not match its sha256 .* after download: the store's copy is damaged"
+    ):
+        build("title-qid", url, work_dir=tmp_path / "w2", sources=[WIKIDATA], card=False)
+    assert not (tmp_path / "w2" / rel).exists()
+    assert not list((tmp_path / "w2" / rel).parent.glob(".fetch-*"))

@@ -111,9 +111,13 @@ class Store:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 download = functools.partial(self._fs.get_file, f"{self._root}/{rel}/{name}", str(target))
                 self._call(f"downloading {self.location(rel)}/{name}", download)
-            problem = check_complete(tmp)
+            problem = check_complete(tmp, trust_stamps=False)
             if problem:
-                raise StorageError(f"{self.location(rel)}: {problem} after download")
+                raise StorageError(
+                    f"{self.location(rel)}: {problem} after download: the store's copy is damaged "
+                    f"(`entbench verify {self.url}` checks it all); delete that stage directory "
+                    "from the store and re-run"
+                )
             refresh_stamps(tmp)
             os.rename(tmp, local)
         finally:
