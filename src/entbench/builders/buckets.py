@@ -288,7 +288,11 @@ def gather_bucket(directory: Path, inputs: Sequence[ShardInput], table: str, sch
     """All rows of `table` in the given tasks' batches (one shard's `shard_inputs`).
 
     Each spill file is read and closed in turn: keeping thousands of them memory-mapped at once
-    would exhaust the process's map count (vm.max_map_count) on a big dump."""
+    would exhaust the process's map count (vm.max_map_count) on a big dump.
+
+    The rows come back as one chunk per column: every `take` on a chunked string or list column
+    (the reduce's sort, its dictionary sample, each row group written) concatenates all its
+    chunks first, so a shard of ten row groups was copied ten more times."""
     batches: list[pa.RecordBatch] = []
     for task_id, tables in inputs:
         indices = tables.get(table)
@@ -299,7 +303,7 @@ def gather_bucket(directory: Path, inputs: Sequence[ShardInput], table: str, sch
             batches.extend(reader.get_batch(i) for i in indices)
     if not batches:
         return schema.empty_table()
-    return pa.Table.from_batches(batches, schema)
+    return pa.Table.from_batches(batches, schema).combine_chunks()
 
 
 class GatheredTables(Mapping[str, pa.Table]):

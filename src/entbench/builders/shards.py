@@ -176,6 +176,10 @@ def write_parquet(
         }
     )
     table = table.replace_schema_metadata(schema_with_meta.metadata)
+    if order is not None and any(column.num_chunks > 1 for column in table.columns):
+        # A take from a chunked column concatenates its chunks first, on every call: once here
+        # instead of once per row group (and once more for the dictionary sample).
+        table = table.combine_chunks()
     options = parquet_options(_first_rows(table, order), sort_by)
     if is_url(path):
         return _write_parquet_fsspec(table, order, str(path), schema_with_meta, options)
