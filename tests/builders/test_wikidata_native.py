@@ -14,6 +14,7 @@ that silently falls back on everything would pass the equality checks and be use
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 from itertools import zip_longest
@@ -22,12 +23,14 @@ from types import ModuleType
 
 import pyarrow.compute as pc
 import pytest
+import xxhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from entbench.builders import api, wikidata_scan
 from entbench.builders.manifest import load_manifest
-from entbench.builders.wikidata_native import native_available
+from entbench.builders.shards import shards_of
+from entbench.builders.wikidata_native import NativeRows, _wdscan, native_available
 from tests.builders.kb_support import shard_hashes
 from tests.builders.wikidata_native_support import (
     CLAIMS,
@@ -1194,6 +1197,45 @@ def test_build_uncompressed_byte_ranges_with_quirky_lines(
     )
     _assert_same_build(reference, native)
     assert load_manifest(native)["stats"]["rejects_lines"] > 0
+
+
+# --- routing rows by shard ------------------------------------------------------------------------------
+@pytest.mark.parametrize("shards_per_group", [1, 2])
+def test_native_rows_come_grouped_by_spill_group(synthetic_dump: bytes, shards_per_group: int) -> None:
+    """Each line goes to the scanner of its shard's group, so every table's rows come out in group
+    order (the sink then cuts them without a copy) and each row's shard is its id's."""
+    rows = NativeRows(BUNDLED_LANGUAGES, BUNDLED_SITES, 5, shards_per_group)
+    lines, _opens, _closes, fallbacks = rows.scan(synthetic_dump, 0, 0, len(synthetic_dump))
+    assert lines == 300
+    assert fallbacks == []
+    tables = rows.tables()
+    assert set(tables) >= {"entities", "truthy_claims", "aliases", "sitelinks"}
+    for name, (table, shard_ids) in tables.items():
+        groups = shard_ids // shards_per_group
+        assert (groups[1:] >= groups[:-1]).all(), f"{name}: rows not grouped by spill group"
+        key = "id" if "id" in table.column_names else "subject"
+        assert shard_ids.tolist() == shards_of(table.column(key).to_pylist(), 5).tolist(), name
+
+
+def test_a_line_whose_id_comes_late_is_still_routed_right() -> None:
+    """An "id" member past the lookahead sends the line to the first scanner: its rows then break the
+    grouping (the sink reorders them), but their shards still come from their parsed ids."""
+    lines = entity_lines(read_dump(FIXTURES / "wikidata/entities-new.json.bz2"))[:6]
+    first = json.loads(lines[0])
+    assert len(first) > 5 and "claims" in first
+    moved = {k: v for k, v in first.items() if k != "id"} | {"id": first["id"]}
+    late = json.dumps(moved, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    data = dump_of([*lines[1:], late])
+    pair = scan_both(data, languages=BUNDLED_LANGUAGES, sites=BUNDLED_SITES, num_shards=3)
+    assert_paths_equal(pair)
+    assert pair.native.fallbacks == []
+
+
+@given(st.binary(max_size=100))
+@settings(max_examples=200, deadline=None)
+def test_routing_hash_is_shard_of_hash(data: bytes) -> None:
+    """The scanner's XXH64 is `shards.shard_of`'s (xxhash), at every length (stripes, tails)."""
+    assert _wdscan.xxh64(data) == xxhash.xxh64_intdigest(data)
 
 
 # --- the compiled extension ------------------------------------------------------------------------------

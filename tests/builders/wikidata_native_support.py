@@ -102,8 +102,14 @@ class _RecordingNativeRows(NativeRows):
 
     instances: list[_RecordingNativeRows] = []  # noqa: RUF012 - per run, reset by `scan_block`
 
-    def __init__(self, languages: Sequence[str], sites: Sequence[str] | None, num_shards: int) -> None:
-        super().__init__(languages, sites, num_shards)
+    def __init__(
+        self,
+        languages: Sequence[str],
+        sites: Sequence[str] | None,
+        num_shards: int,
+        shards_per_group: int = 1,
+    ) -> None:
+        super().__init__(languages, sites, num_shards, shards_per_group)
         self.fallback_offsets: list[int] = []
         _RecordingNativeRows.instances.append(self)
 

@@ -1627,6 +1627,198 @@ static int add_fallback(Scanner *s, int64_t offset, Py_ssize_t start, Py_ssize_t
     return OK;
 }
 
+static PyTypeObject ScannerType;
+
+/* ---- routing lines by shard -------------------------------------------------------------------- */
+/* XXH64 (seed 0) of `n` bytes, as Python's xxhash.xxh64_intdigest: shards.shard_of's hash. */
+#define XXH_P1 0x9E3779B185EBCA87ULL
+#define XXH_P2 0xC2B2AE3D27D4EB4FULL
+#define XXH_P3 0x165667B19E3779F9ULL
+#define XXH_P4 0x85EBCA77C2B2AE63ULL
+#define XXH_P5 0x27D4EB2F165667C5ULL
+
+static inline uint64_t xxh_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t xxh_read64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v; /* little-endian hosts only: hatch_build.py builds on x86-64 and arm64 */
+}
+static inline uint32_t xxh_read32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t xxh_round(uint64_t acc, uint64_t input) {
+    acc += input * XXH_P2;
+    acc = xxh_rotl(acc, 31);
+    return acc * XXH_P1;
+}
+static inline uint64_t xxh_merge(uint64_t acc, uint64_t val) {
+    acc ^= xxh_round(0, val);
+    return acc * XXH_P1 + XXH_P4;
+}
+
+static uint64_t xxh64(const unsigned char *p, size_t len) {
+    const unsigned char *end = p + len;
+    uint64_t h;
+    if (len >= 32) {
+        uint64_t v1 = XXH_P1 + XXH_P2, v2 = XXH_P2, v3 = 0, v4 = 0 - XXH_P1;
+        const unsigned char *limit = end - 32;
+        do {
+            v1 = xxh_round(v1, xxh_read64(p));
+            v2 = xxh_round(v2, xxh_read64(p + 8));
+            v3 = xxh_round(v3, xxh_read64(p + 16));
+            v4 = xxh_round(v4, xxh_read64(p + 24));
+            p += 32;
+        } while (p <= limit);
+        h = xxh_rotl(v1, 1) + xxh_rotl(v2, 7) + xxh_rotl(v3, 12) + xxh_rotl(v4, 18);
+        h = xxh_merge(h, v1);
+        h = xxh_merge(h, v2);
+        h = xxh_merge(h, v3);
+        h = xxh_merge(h, v4);
+    } else {
+        h = XXH_P5;
+    }
+    h += (uint64_t)len;
+    while (p + 8 <= end) {
+        h ^= xxh_round(0, xxh_read64(p));
+        h = xxh_rotl(h, 27) * XXH_P1 + XXH_P4;
+        p += 8;
+    }
+    if (p + 4 <= end) {
+        h ^= (uint64_t)xxh_read32(p) * XXH_P1;
+        h = xxh_rotl(h, 23) * XXH_P2 + XXH_P3;
+        p += 4;
+    }
+    while (p < end) {
+        h ^= (uint64_t)(*p) * XXH_P5;
+        h = xxh_rotl(h, 11) * XXH_P1;
+        p++;
+    }
+    h ^= h >> 33;
+    h *= XXH_P2;
+    h ^= h >> 29;
+    h *= XXH_P3;
+    h ^= h >> 32;
+    return h;
+}
+
+/* The "id" of an entity line, read ahead of its parse to pick the scanner it goes to: looked for
+   among the first members of the top-level object only (dumps write "type", then "id"), so a line
+   without it costs a few skipped values. 1 if found (decoded into `out`), else 0. */
+#define ROUTE_LOOKAHEAD 4
+static int line_id(const unsigned char *a, const unsigned char *b, Buf *out) {
+    Cur c = {a, b, 0};
+    int first = 1;
+    const char *key;
+    size_t klen;
+    if (obj_begin(&c)) return 0;
+    for (int i = 0; i < ROUTE_LOOKAHEAD && obj_next(&c, &first, &key, &klen) == 1; i++) {
+        if (key_is(key, klen, "id")) {
+            out->len = 0;
+            return peek(&c) == '"' && parse_string(&c, out) == OK;
+        }
+        if (skip_value(&c)) return 0;
+    }
+    return 0;
+}
+
+/* ---- scanning lines ----------------------------------------------------------------------------- */
+typedef struct {
+    int64_t entities, lines, fopen, fclose;
+} Counts;
+
+/* Scan the lines of data[start:end] into `scanners[route]`, where route = shard // per_route of the
+   line's id (`line_id`; route 0 when not found), or always into scanners[0] when n == 1. Fallbacks go
+   to scanners[0]'s list, in line order. Runs without the GIL; BAIL only when out of memory. */
+static int scan_lines(Scanner **scanners, Py_ssize_t n, uint64_t num_shards, uint64_t per_route,
+                      const unsigned char *data, int64_t base, Py_ssize_t start, Py_ssize_t end, Counts *k) {
+    Scanner *owner = scanners[0];
+    Py_ssize_t pos = start;
+    while (pos < end) {
+        const unsigned char *nl = memchr(data + pos, '\n', (size_t)(end - pos));
+        Py_ssize_t line_end = nl ? (Py_ssize_t)(nl - data) : end;
+        Py_ssize_t a = pos, b = line_end;
+        while (a < b && is_space(data[a])) a++;
+        while (b > a && is_space(data[b - 1])) b--;
+        int64_t offset = base + pos;
+        if (a < b) {
+            Py_ssize_t len = b - a;
+            if ((len == 1 && data[a] == '[') || (len == 4 && memcmp(data + a, "\xef\xbb\xbf[", 4) == 0)) {
+                k->fopen++;
+            } else if (len == 1 && data[a] == ']') {
+                k->fclose++;
+            } else {
+                k->lines++;
+                if (data[b - 1] == ',') b--;
+                Scanner *s = owner;
+                if (n > 1 && line_id(data + a, data + b, &owner->scratch_tmp)) {
+                    uint64_t route = (xxh64((const unsigned char *)owner->scratch_tmp.p, owner->scratch_tmp.len) %
+                                      num_shards) / per_route;
+                    s = scanners[route < (uint64_t)n ? route : (uint64_t)(n - 1)];
+                }
+                if (oom_flag) return BAIL;
+                Marks m;
+                mark(s, &m);
+                Cur c = {data + a, data + b, 0};
+                int rc = data[a] == '{' ? parse_entity(s, &c, offset) : BAIL;
+                if (rc == OK) {
+                    ws(&c);
+                    if (c.p != c.end) rc = BAIL;
+                }
+                if (rc == OK) {
+                    k->entities++;
+                } else {
+                    truncate_all(s, &m);
+                    if (oom_flag || add_fallback(owner, offset, pos, line_end)) {
+                        oom_flag = 1;
+                        return BAIL;
+                    }
+                }
+            }
+        }
+        pos = line_end + 1;
+    }
+    return OK;
+}
+
+/* The (entities, lines, framing_open, framing_close, fallbacks) tuple of a scan; resets the list. */
+static PyObject *scan_result(Scanner *owner, const Counts *k) {
+    PyObject *fb = PyList_New((Py_ssize_t)owner->n_fallback);
+    if (!fb) return NULL;
+    for (int64_t i = 0; i < owner->n_fallback; i++) {
+        int64_t rec[3];
+        memcpy(rec, owner->fallbacks.p + i * sizeof(rec), sizeof(rec));
+        PyObject *t = Py_BuildValue("(Lnn)", (long long)rec[0], (Py_ssize_t)rec[1], (Py_ssize_t)rec[2]);
+        if (!t) {
+            Py_DECREF(fb);
+            return NULL;
+        }
+        PyList_SET_ITEM(fb, (Py_ssize_t)i, t);
+    }
+    return Py_BuildValue("(LLLLN)", (long long)k->entities, (long long)k->lines, (long long)k->fopen,
+                         (long long)k->fclose, fb);
+}
+
+static PyObject *run_scan(Scanner **scanners, Py_ssize_t n, uint64_t num_shards, uint64_t per_route,
+                          Py_buffer *view, long long base, Py_ssize_t start, Py_ssize_t end) {
+    if (start < 0 || end > view->len || start > end) {
+        PyErr_SetString(PyExc_ValueError, "range outside the block");
+        return NULL;
+    }
+    Scanner *owner = scanners[0];
+    Counts k = {0, 0, 0, 0};
+    owner->fallbacks.len = 0;
+    owner->n_fallback = 0;
+    oom_flag = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = scan_lines(scanners, n, num_shards, per_route, view->buf, base, start, end, &k);
+    Py_END_ALLOW_THREADS
+    if (rc != OK || oom_flag) return PyErr_NoMemory();
+    return scan_result(owner, &k);
+}
+
 PyDoc_STRVAR(Scanner_scan_doc,
              "scan(block, base_offset, start, end) -> (entities, lines, framing_open, framing_close, fallbacks)\n\n"
              "Scan the lines of block[start:end] (start at a line start). Entities are appended to the\n"
@@ -1642,71 +1834,63 @@ static PyObject *Scanner_scan(Scanner *s, PyObject *args) {
         return NULL;
     }
     if (!PyArg_ParseTuple(args, "y*Lnn", &view, &base, &start, &end)) return NULL;
-    if (start < 0 || end > view.len || start > end) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "range outside the block");
-        return NULL;
-    }
-    const unsigned char *data = view.buf;
-    int64_t entities = 0, lines = 0, fopen = 0, fclose = 0;
-    s->fallbacks.len = 0;
-    s->n_fallback = 0;
-    oom_flag = 0;
-    Py_ssize_t pos = start;
-    Py_BEGIN_ALLOW_THREADS
-    while (pos < end) {
-        const unsigned char *nl = memchr(data + pos, '\n', (size_t)(end - pos));
-        Py_ssize_t line_end = nl ? (Py_ssize_t)(nl - data) : end;
-        Py_ssize_t a = pos, b = line_end;
-        while (a < b && is_space(data[a])) a++;
-        while (b > a && is_space(data[b - 1])) b--;
-        int64_t offset = base + pos;
-        if (a < b) {
-            Py_ssize_t n = b - a;
-            if ((n == 1 && data[a] == '[') || (n == 4 && memcmp(data + a, "\xef\xbb\xbf[", 4) == 0)) {
-                fopen++;
-            } else if (n == 1 && data[a] == ']') {
-                fclose++;
-            } else {
-                lines++;
-                if (data[b - 1] == ',') b--;
-                Marks m;
-                mark(s, &m);
-                Cur c = {data + a, data + b, 0};
-                int rc = data[a] == '{' ? parse_entity(s, &c, offset) : BAIL;
-                if (rc == OK) {
-                    ws(&c);
-                    if (c.p != c.end) rc = BAIL;
-                }
-                if (rc == OK) {
-                    entities++;
-                } else {
-                    truncate_all(s, &m);
-                    if (oom_flag || add_fallback(s, offset, pos, line_end)) {
-                        oom_flag = 1;
-                        break;
-                    }
-                }
-            }
-        }
-        pos = line_end + 1;
-    }
-    Py_END_ALLOW_THREADS
+    PyObject *result = run_scan(&s, 1, 1, 1, &view, base, start, end);
     PyBuffer_Release(&view);
-    if (oom_flag) return PyErr_NoMemory();
-    PyObject *fb = PyList_New((Py_ssize_t)s->n_fallback);
-    if (!fb) return NULL;
-    for (int64_t i = 0; i < s->n_fallback; i++) {
-        int64_t rec[3];
-        memcpy(rec, s->fallbacks.p + i * sizeof(rec), sizeof(rec));
-        PyObject *t = Py_BuildValue("(Lnn)", (long long)rec[0], (Py_ssize_t)rec[1], (Py_ssize_t)rec[2]);
-        if (!t) {
-            Py_DECREF(fb);
-            return NULL;
-        }
-        PyList_SET_ITEM(fb, (Py_ssize_t)i, t);
+    return result;
+}
+
+PyDoc_STRVAR(scan_routed_doc,
+             "scan_routed(scanners, num_shards, shards_per_route, block, base_offset, start, end) -> as Scanner.scan\n\n"
+             "Scan like scanners[0].scan, but each entity line goes to scanners[shard // shards_per_route],\n"
+             "shard being shards.shard_of of the line's \"id\" (read ahead among the first members; the\n"
+             "last scanner if the route is past the end, the first if no id is found there). Each scanner\n"
+             "then holds the rows of its own shards, already grouped, so they need no reordering. The\n"
+             "routing is an optimisation only: callers recompute each row's shard from its parsed id.");
+
+static PyObject *scan_routed(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *seq;
+    unsigned long long num_shards, per_route;
+    Py_buffer view;
+    long long base;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "OKKy*Lnn", &seq, &num_shards, &per_route, &view, &base, &start, &end)) return NULL;
+    PyObject *fast = PySequence_Fast(seq, "scanners must be a sequence of Scanner");
+    PyObject *result = NULL;
+    Scanner **scanners = NULL;
+    if (!fast) goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n < 1 || num_shards < 1 || per_route < 1) {
+        PyErr_SetString(PyExc_ValueError, "need at least one scanner, shard and shard per route");
+        goto done;
     }
-    return Py_BuildValue("(LLLLN)", (long long)entities, (long long)lines, (long long)fopen, (long long)fclose, fb);
+    scanners = malloc((size_t)n * sizeof(Scanner *));
+    if (!scanners) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+        if (!PyObject_TypeCheck(item, &ScannerType) || !((Scanner *)item)->ready) {
+            PyErr_SetString(PyExc_TypeError, "scanners must be Scanner objects not yet exported");
+            goto done;
+        }
+        scanners[i] = (Scanner *)item;
+    }
+    /* `fast` holds the scanners while the GIL is released */
+    result = run_scan(scanners, n, (uint64_t)num_shards, (uint64_t)per_route, &view, base, start, end);
+done:
+    free(scanners);
+    Py_XDECREF(fast);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyObject *py_xxh64(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
+    uint64_t h = xxh64(view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLongLong(h);
 }
 
 /* ---- export ---------------------------------------------------------------------------------------- */
@@ -1856,8 +2040,13 @@ static PyTypeObject ScannerType = {
     .tp_new = PyType_GenericNew,
 };
 
+static PyMethodDef module_methods[] = {
+    {"scan_routed", (PyCFunction)scan_routed, METH_VARARGS, scan_routed_doc},
+    {"xxh64", (PyCFunction)py_xxh64, METH_VARARGS, "xxh64(data) -> XXH64 of the bytes, seed 0 (the routing hash)."},
+    {NULL, NULL, 0, NULL}};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wdscan",
-                                    "Native fast path of the Wikidata dump scan (see wdscan.c).", -1, NULL, NULL, NULL, NULL, NULL};
+                                    "Native fast path of the Wikidata dump scan (see wdscan.c).", -1, module_methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__wdscan(void) {
     init_classes();
@@ -1870,7 +2059,7 @@ PyMODINIT_FUNC PyInit__wdscan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (PyModule_AddIntConstant(m, "ABI", 3) < 0) {
+    if (PyModule_AddIntConstant(m, "ABI", 4) < 0) {
         Py_DECREF(m);
         return NULL;
     }

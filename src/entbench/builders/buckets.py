@@ -86,6 +86,7 @@ class FileBucketSink(BucketSink):
         self.task_id = task_id
         self.schemas = dict(schemas)
         self.layout = layout
+        self.shards_per_group = layout.shards_per_group
         tag = pa.field(SHARD_COLUMN, pa.int32())
         self._spill_schemas = {
             name: schema.append(tag) if layout.merged else schema for name, schema in self.schemas.items()

@@ -71,9 +71,13 @@ def split_by_shard_ids(table: pa.Table, shards: np.ndarray) -> list[tuple[int, p
         return []
     if (shards == shards[0]).all():
         return [(int(shards[0]), table)]
-    order = np.argsort(shards, kind="stable")
-    sorted_ids = shards[order]
-    taken = table.take(pa.array(order))
+    if (shards[1:] >= shards[:-1]).all():
+        # Already grouped (the native scan routes rows by shard group): slices, no copy.
+        sorted_ids, taken = shards, table
+    else:
+        order = np.argsort(shards, kind="stable")
+        sorted_ids = shards[order]
+        taken = table.take(pa.array(order))
     bounds = [0, *(np.flatnonzero(np.diff(sorted_ids)) + 1).tolist(), len(sorted_ids)]
     return [(int(sorted_ids[a]), taken.slice(a, b - a)) for a, b in itertools.pairwise(bounds)]
 

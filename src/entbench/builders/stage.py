@@ -149,6 +149,10 @@ class BucketSink:
     Implemented by the framework (`builders.buckets`); declared here so stages can type it.
     """
 
+    #: How many consecutive shards the sink spills together: rows handed over already in order of
+    #: `shard // shards_per_group` are cut into groups without a copy (`split_by_shard_ids`).
+    shards_per_group: int = 1
+
     def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
         """Add rows of `table` that belong to output shard `shard`."""
         raise NotImplementedError

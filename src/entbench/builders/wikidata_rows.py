@@ -416,16 +416,17 @@ ShardedTables = dict[str, tuple[pa.Table, np.ndarray]]
 
 
 def emit_tables(sink: BucketSink, parts: Sequence[ShardedTables]) -> None:
-    """Hand the rows of several row builders to the sink, table by table, with their shards."""
+    """Hand the rows of several row builders to the sink, table by table, with their shards.
+
+    Each builder's rows go in their own call: the native scan's come grouped by spill group and
+    are cut without a copy, which the reference path's rows put in front would undo (a reducer
+    sorts its shard by a unique key, so the order rows are spilled in never shows)."""
     for name in sorted({name for part in parts for name in part}):
-        pieces = [part[name] for part in parts if name in part]
-        if len(pieces) == 1:
-            table, shards = pieces[0]
-        else:
-            table = pa.concat_tables([t for t, _ in pieces])
-            shards = np.concatenate([s for _, s in pieces])
-        if table.num_rows:
-            sink.emit_sharded(name, table, shards)
+        for part in parts:
+            if name in part:
+                table, shards = part[name]
+                if table.num_rows:
+                    sink.emit_sharded(name, table, shards)
 
 
 def _item_id(snak: Any) -> str | None:

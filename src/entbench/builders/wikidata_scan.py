@@ -268,7 +268,9 @@ class WikidataScan(Stage):
         decoder = EntityDecoder(config)
         rows = ScanRows(ctx.params.languages, ctx.params.sites, ctx.num_shards, decoder)
         native = (
-            NativeRows(ctx.params.languages, config.sites, ctx.num_shards) if native_enabled(config) else None
+            NativeRows(ctx.params.languages, config.sites, ctx.num_shards, sink.shards_per_group)
+            if native_enabled(config)
+            else None
         )
 
         def decode_line(offset: int, line: bytes, stripped: bytes) -> None:
