@@ -114,7 +114,7 @@ def scan_native(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) -
             rows = NativeRows(languages, sites, 1)
             _lines, _opens, _closes, fallback = rows.scan(block, 0, 0, cut)
             fallbacks += len(fallback)
-            columns = rows.scanner.columns()
+            columns = rows.scanners[0].columns()  # one shard: one scanner
             work.entities += rows.entity_count
             work.truthy_claims += columns["c.ent"][1]
             work.qualifiers += columns["q.property"][1]
