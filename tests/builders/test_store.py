@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from entbench.builders import api
+from entbench.builders.build_out import locate_stage
 from entbench.builders.manifest import MANIFEST_NAME, load_manifest, manifest_files
-from entbench.builders.store import Store
+from entbench.builders.store import Store, default_work_dir
 from entbench.errors import StorageError
-from tests.builders.kb_support import FIXTURES, KB_STAGES
+from tests.builders.kb_support import FIXTURES, KB_STAGES, shard_hashes
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -178,3 +179,49 @@ def test_a_damaged_copy_in_the_store_is_not_taken_when_downloaded(tmp_path: Path
         build("title-qid", url, work_dir=tmp_path / "w2", sources=[WIKIDATA], card=False)
     assert not (tmp_path / "w2" / rel).exists()
     assert not list((tmp_path / "w2" / rel).parent.glob(".fetch-*"))
+
+
+def test_a_published_build_is_read_from_its_url(
+    tmp_path: Path, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inspect, alias lookup, card and the exports' `locate_stage` take the store URL; what they
+    read is downloaded once into the URL's work directory, and only the stages they read."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    url = store_url(tmp_path)
+    wikipedia = f"wikipedia={FIXTURES / 'wikipedia' / 'enwiki.dbpedia-minidump.part.xml.bz2'}"
+    built = build("alias-table", url, work_dir=tmp_path / "w1", sources=[wikipedia])
+    w1 = tmp_path / "w1"
+
+    def inspected(where: str) -> Any:
+        result = run_cli(["inspect", where, "--json", "--rows", "3"])
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)
+
+    remote = inspected(url)
+    local = inspected(str(w1))
+    assert [r["stage"] for r in remote] == [r["stage"] for r in local]
+    for there, here in zip(remote, local, strict=True):
+        assert there["directory"] == f"{url}/{Path(here['directory']).relative_to(w1).as_posix()}"
+        assert {**there, "directory": ""} == {**here, "directory": ""}
+    rel = built["alias_table"].relative_to(w1).as_posix()
+    one = inspected(f"{url}/{rel}")
+    assert one["stage"] == "alias_table" and one["tables"]["alias_table"]["sample"]
+    text = run_cli(["inspect", url])
+    assert text.exit_code == 0 and "derived/alias_table" in text.stdout
+
+    lookups = [run_cli(["alias", "lookup", "London", "--from", where, "--json"]) for where in (url, str(w1))]
+    assert lookups[0].exit_code == 0, lookups[0].stderr
+    assert json.loads(lookups[0].stdout) == json.loads(lookups[1].stdout)
+    cache = default_work_dir(url)
+    fetched = sorted(p.parent.relative_to(cache).as_posix() for p in cache.glob("*/*/*/_MANIFEST.json"))
+    assert fetched == sorted(built[s].relative_to(w1).as_posix() for s in ("alias_table", "mention_stats"))
+
+    stage = locate_stage(url, "alias-table", "title_qid")
+    assert Path(stage.directory) == cache / built["title_qid"].relative_to(w1)
+    assert shard_hashes(Path(stage.directory)) == shard_hashes(built["title_qid"])
+
+    fs = fsspec.filesystem("memory")
+    fs.rm(f"{url.removeprefix('memory://')}/cards/alias-table", recursive=True)
+    card = run_cli(["card", "alias-table", "--from", url])
+    assert card.exit_code == 0, card.stderr
+    assert json.loads(store_bytes(url, "cards/alias-table/card.json"))["target"] == "alias-table"

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.alias_table import NORMALIZATION_FILE
+from entbench.builders.build_out import local_build
 from entbench.builders.shards import shard_of
 from entbench.errors import DataError, UserError
 from entbench.filters.mentions import MentionNormalizer
@@ -58,7 +59,7 @@ class AliasTables:
 
 def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTables:
     """The alias table of a build directory (a user error if it was not built)."""
-    root = Path(out)
+    root = local_build(out, target, stages=())  # a store URL: its listing, no stage yet
     listing = root / "targets" / f"{target}.json"
     if not listing.is_file():
         raise UserError(f"no {target} build in {root} (run: entbench build {target} --out {root})")
@@ -67,6 +68,7 @@ def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTable
     stats = [s for s in stages if s.startswith("mention_stats")]
     if len(alias) != 1 or len(stats) != 1:
         raise UserError(f"{listing} does not list one alias table and one mention_stats stage")
+    root = local_build(out, target, stages=[alias[0], stats[0]])
     alias_dir, stats_dir = root / stages[alias[0]], root / stages[stats[0]]
     norm = json.loads((alias_dir / NORMALIZATION_FILE).read_text(encoding="utf-8"))
     normalizer = MentionNormalizer(str(norm["scheme"]), chinese=bool(norm["chinese"]))

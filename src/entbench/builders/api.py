@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
+from entbench.builders.build_out import is_store_url, local_dir
 from entbench.builders.config import load_config
 from entbench.builders.runner import Builder
-from entbench.builders.shards import is_url
 from entbench.builders.stage import BuildOptions
 from entbench.builders.store import Store, default_work_dir
 from entbench.errors import UserError
@@ -19,30 +18,20 @@ def build_location(out: str | Path, work_dir: str | Path | None = None) -> tuple
 
     A store's work directory is `work_dir`, else one under the user's cache per URL; builds with
     several machines (`--executor dask`) need one every worker can read and write."""
-    text = str(out)
-    local = Path(out) if not is_url(text) else _file_url_path(text)
-    if local is not None:
+    if not is_store_url(out):
         if work_dir is not None:
             raise UserError("--work-dir is only for an --out URL (s3://…); here --out is the work directory")
-        return local, None
-    store = Store(text)
-    return (Path(work_dir) if work_dir is not None else default_work_dir(text)), store
+        return local_dir(out), None
+    store = Store(str(out))
+    return (Path(work_dir) if work_dir is not None else default_work_dir(store.url)), store
 
 
 def stage_locations(out: str | Path, work_dir: Path, dirs: dict[str, Path]) -> dict[str, str]:
     """Where each stage's output can be read: in the store for a store build, else its directory."""
-    text = str(out)
-    if is_url(text) and _file_url_path(text) is None:
-        base = text.rstrip("/")
+    if is_store_url(out):
+        base = str(out).rstrip("/")
         return {name: f"{base}/{path.relative_to(work_dir).as_posix()}" for name, path in dirs.items()}
     return {name: str(path) for name, path in dirs.items()}
-
-
-def _file_url_path(text: str) -> Path | None:
-    parsed = urllib.parse.urlparse(text)
-    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
-        return Path(urllib.parse.unquote(parsed.path))
-    return None
 
 
 def build(

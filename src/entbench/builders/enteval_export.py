@@ -16,17 +16,16 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from entbench.builders.manifest import load_manifest, upstream_from_manifest
-from entbench.builders.stage import UpstreamOutput
+from entbench.builders.build_out import locate_stage
+from entbench.builders.manifest import load_manifest
 from entbench.enteval.tsv import FieldError, check_field
-from entbench.errors import DataError, UserError
+from entbench.errors import DataError
 
 FORMATS = ("wikient-tsv", "tasks")
 WIKIENT_FILE = "wikient.tsv"
@@ -52,20 +51,6 @@ class ExportResult:
     notes: list[str] = field(default_factory=list)
 
 
-def locate(build_out: str | Path, target: str, stage: str) -> UpstreamOutput:
-    """A finished stage of a build directory, found through `targets/<target>.json`."""
-    base = Path(build_out)
-    target_file = base / "targets" / f"{target}.json"
-    if not target_file.is_file():
-        raise UserError(f"{base}: no {target} build found (run `entbench build {target} --out {base}` first)")
-    try:
-        directory = base / json.loads(target_file.read_text(encoding="utf-8"))["stages"][stage]
-    except (ValueError, KeyError) as exc:
-        raise UserError(f"{target_file}: not a {target} target record ({exc})") from exc
-    load_manifest(directory)
-    return upstream_from_manifest(directory)
-
-
 def wikient_line(row: dict[str, object]) -> str:
     """One TSV line of a WikiEnt row (`target_qid` may be empty; every other field is not)."""
     fields = [str(row[c]) if row[c] is not None else "" for c in WIKIENT_COLUMNS]
@@ -77,7 +62,7 @@ def wikient_line(row: dict[str, object]) -> str:
 
 def export_wikient(*, build_out: str | Path, out: str | Path) -> ExportResult:
     """Write `wikient.tsv` from a `wikient` build."""
-    stage = locate(build_out, "wikient", "wikient")
+    stage = locate_stage(build_out, "wikient", "wikient")
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     result = ExportResult(target)
@@ -114,7 +99,7 @@ def export_tasks(*, build_out: str | Path, out: str | Path) -> ExportResult:
     """Copy the EntEval task directory of an `enteval-tasks` build, plus `TASKS.tsv`."""
     from entbench.builders.enteval_tasks import TASK_DIR
 
-    stage = locate(build_out, "enteval-tasks", "enteval_tasks")
+    stage = locate_stage(build_out, "enteval-tasks", "enteval_tasks")
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     result = ExportResult(target)

@@ -10,7 +10,6 @@ the files are byte-identical for identical builds whatever their shard count.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from entbench.builders.manifest import load_manifest, upstream_from_manifest
+from entbench.builders.build_out import locate_stage
 from entbench.builders.stage import UpstreamOutput
 from entbench.errors import UserError
 from entbench.hansel.records import record_line
@@ -38,20 +37,6 @@ class ExportResult:
     out: Path
     counts: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
-
-
-def locate_stage(build_out: str | Path, target: str = TARGET, stage: str = STAGE) -> UpstreamOutput:
-    """The finished stage `stage` of a build directory, via `targets/<target>.json`."""
-    base = Path(build_out)
-    target_file = base / "targets" / f"{target}.json"
-    if not target_file.is_file():
-        raise UserError(f"{base}: no {target} build found (run `entbench build {target} --out {base}` first)")
-    try:
-        directory = base / json.loads(target_file.read_text(encoding="utf-8"))["stages"][stage]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{target_file}: not a {target} target record ({exc})") from exc
-    load_manifest(directory)  # a UserError if the directory is not a complete stage
-    return upstream_from_manifest(directory)
 
 
 def iter_records(splits: UpstreamOutput, split: str) -> Iterator[dict[str, Any]]:
@@ -74,7 +59,7 @@ def export_hansel_train(*, build_out: str | Path, fmt: str, out: str | Path) -> 
     """Write `train.jsonl` and `validation.jsonl` of `build_out`'s hansel-train build into `out`."""
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    splits = locate_stage(build_out)
+    splits = locate_stage(build_out, TARGET, STAGE)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     result = ExportResult(target)

@@ -9,17 +9,18 @@ every file a manifest lists, and for a build directory also checks that every st
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
-from entbench.builders.manifest import MANIFEST_NAME, load_manifest, manifest_files
+from entbench.builders.manifest import MANIFEST_NAME, RUN_NAME, load_manifest, manifest_files
 from entbench.builders.shards import file_sha256
 from entbench.builders.store import Store, load_manifest_bytes
 from entbench.errors import UserError
@@ -237,12 +238,63 @@ def build_manifests(directory: str | Path, *, target: str | None = None) -> list
 # --- describe --------------------------------------------------------------------------------------
 def describe(directory: Path, *, sample_rows: int = 5, tables: Sequence[str] = ()) -> dict[str, Any]:
     """Manifest summary, schema, stats and the first rows of each table (or only of `tables`)."""
-    manifest = load_manifest(directory)
+    run_path = directory / RUN_NAME
+    return _describe(
+        load_manifest(directory),
+        str(directory),
+        lambda name: pq.ParquetFile(directory / name),
+        json.loads(run_path.read_text(encoding="utf-8")) if run_path.exists() else None,
+        sample_rows=sample_rows,
+        tables=tables,
+    )
+
+
+def describe_store(url: str, *, sample_rows: int = 5, tables: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """`describe_all` for a build published to a store, or one stage directory in it: manifests and
+    the first rows of each table, read from the store (a Parquet footer and one row group)."""
+    store = Store(url)
+    rels = [""] if store.exists(MANIFEST_NAME) else store.stage_dirs()
+    if not rels:
+        raise UserError(f"{store.url}: no complete stage directory (with {MANIFEST_NAME}) found there")
+    reports = []
+    for rel in rels:
+        prefix = f"{rel}/" if rel else ""
+        manifest = load_manifest_bytes(store.read_bytes(f"{prefix}{MANIFEST_NAME}") or b"")
+        wanted = [t for t in tables if t in manifest["outputs"]]
+        if tables and not wanted:
+            continue
+        run = store.read_bytes(f"{prefix}{RUN_NAME}")
+        reports.append(
+            _describe(
+                manifest,
+                store.location(rel),
+                functools.partial(_open_stored, store, prefix),
+                json.loads(run) if run else None,
+                sample_rows=sample_rows,
+                tables=wanted,
+            )
+        )
+    if not reports:
+        raise UserError(f"{store.url}: no stage has a table named {', '.join(tables)}")
+    return reports
+
+
+def _open_stored(store: Store, prefix: str, name: str) -> pq.ParquetFile:
+    return pq.ParquetFile(store.open(f"{prefix}{name}"))
+
+
+def _describe(
+    manifest: dict[str, Any],
+    where: str,
+    open_shard: Callable[[str], pq.ParquetFile],
+    run: Any,
+    *,
+    sample_rows: int,
+    tables: Sequence[str],
+) -> dict[str, Any]:
     unknown = sorted(set(tables) - set(manifest["outputs"]))
     if unknown:
-        raise UserError(
-            f"{directory}: no table(s) {unknown}; tables: {', '.join(sorted(manifest['outputs']))}"
-        )
+        raise UserError(f"{where}: no table(s) {unknown}; tables: {', '.join(sorted(manifest['outputs']))}")
     described: dict[str, Any] = {}
     for name, out in sorted(manifest["outputs"].items()):
         if tables and name not in tables:
@@ -252,8 +304,7 @@ def describe(directory: Path, *, sample_rows: int = 5, tables: Sequence[str] = (
             if len(samples) >= sample_rows:
                 break
             if shard["rows"]:
-                pf = pq.ParquetFile(directory / shard["file"])
-                batch = next(pf.iter_batches(batch_size=sample_rows - len(samples)))
+                batch = next(open_shard(shard["file"]).iter_batches(batch_size=sample_rows - len(samples)))
                 samples.extend(batch.to_pylist())
         described[name] = {
             "rows": out["rows"],
@@ -262,9 +313,8 @@ def describe(directory: Path, *, sample_rows: int = 5, tables: Sequence[str] = (
             "sort_by": out["sort_by"],
             "sample": samples[:sample_rows],
         }
-    run_path = directory / "_RUN.json"
     return {
-        "directory": str(directory),
+        "directory": where,
         "stage": manifest["stage"],
         "layer": manifest.get("layer"),
         "version": manifest["version"],
@@ -276,7 +326,7 @@ def describe(directory: Path, *, sample_rows: int = 5, tables: Sequence[str] = (
         "stats": manifest["stats"],
         "files": manifest.get("files", {}),
         "tables": described,
-        "run": json.loads(run_path.read_text(encoding="utf-8")) if run_path.exists() else None,
+        "run": run,
     }
 
 

@@ -21,7 +21,6 @@ complete stage is then published to the store, its manifest last.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -50,6 +49,7 @@ from entbench.builders.buckets import (
     shard_inputs,
     shuffle_layout,
 )
+from entbench.builders.build_out import build_lock
 from entbench.builders.config import BuildConfig, make_params
 from entbench.builders.executors import Executor, make_executor
 from entbench.builders.manifest import (
@@ -166,7 +166,7 @@ class Builder:
     def _build_stages(self, order: Sequence[Stage], executor: Executor, *, force: bool) -> dict[str, Path]:
         results: dict[str, UpstreamOutput] = {}
         dirs: dict[str, Path] = {}
-        with self._lock():
+        with build_lock(self.out, self._log):
             for stage in order:
                 upstream = {name: results[name] for name in stage.inputs}
                 plan = self.plan(stage, upstream)
@@ -605,21 +605,6 @@ class Builder:
                 progress=self.options.progress,
             )
         return self._sources[name]
-
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        """One build per output directory at a time; a second one waits for the first."""
-        path = self.out / ".lock"
-        with open(path, "a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                self._log(f"waiting for another build holding {path}")
-                fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def _executor(self) -> Iterator[Executor]:

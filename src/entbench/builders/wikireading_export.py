@@ -26,7 +26,7 @@ from typing import Any, TextIO
 
 import pyarrow.parquet as pq
 
-from entbench.builders.manifest import load_manifest, upstream_from_manifest
+from entbench.builders.build_out import locate_stage
 from entbench.builders.stage import UpstreamOutput
 from entbench.errors import UserError
 from entbench.wikireading.recycled import SPLIT_DIRS, expected_line, in_line
@@ -53,21 +53,6 @@ class ExportResult:
     out: Path
     counts: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
-
-
-def locate_splits(build_out: str | Path) -> UpstreamOutput:
-    """The finished `wikireading` stage of a build directory (via `targets/wikireading.json`)."""
-    base = Path(build_out)
-    target_file = base / "targets" / f"{TARGET}.json"
-    if not target_file.is_file():
-        raise UserError(f"{base}: no {TARGET} build found (run `entbench build {TARGET} --out {base}` first)")
-    try:
-        stages = json.loads(target_file.read_text(encoding="utf-8"))["stages"]
-        directory = base / stages[STAGE]
-    except (ValueError, KeyError) as exc:
-        raise UserError(f"{target_file}: not a {TARGET} target record ({exc})") from exc
-    load_manifest(directory)  # a UserError if the directory is not a complete stage
-    return upstream_from_manifest(directory)
 
 
 def iter_rows(splits: UpstreamOutput, split: str, columns: list[str]) -> Iterator[dict[str, Any]]:
@@ -98,7 +83,7 @@ def export_wikireading(
     ):
         if value < 0:
             raise UserError(f"{name} must be >= 0 (0 = no limit), got {value}")
-    splits = locate_splits(build_out)
+    splits = locate_stage(build_out, TARGET, STAGE)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     tokenizer = Tokenizer()

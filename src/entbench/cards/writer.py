@@ -9,15 +9,14 @@ in the card and counted in `card.json`: a plot never fails a build (`card_after_
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
+from entbench.builders.build_out import build_lock
 from entbench.cards import generic
 from entbench.cards.build_view import BuildView
 from entbench.cards.leakage import leakage_section
@@ -48,7 +47,7 @@ def write_card(out: str | Path, target: str, *, invocation: Invocation | None = 
     root = Path(out)
     view = BuildView(root, target)
     try:
-        with _build_lock(root):
+        with build_lock(root):
             final = card_dir(root, target)
             if invocation is None:
                 invocation = recorded_invocation(final)
@@ -188,15 +187,3 @@ def _swap(tmp: Path, final: Path) -> None:
         os.rename(final, old)
     os.rename(tmp, final)
     shutil.rmtree(old, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _build_lock(out: Path) -> Iterator[None]:
-    """The lock `entbench build` holds on `<out>/.lock`: cards and builds of one directory take turns."""
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

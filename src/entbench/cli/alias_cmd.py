@@ -14,7 +14,8 @@ _FROM = click.option(
     default="entbench-out",
     show_default=True,
     type=click.Path(file_okay=False),
-    help="Build directory holding the alias table (the --out of `entbench build alias-table`).",
+    help="Build directory holding the alias table (the --out of `entbench build alias-table`), "
+    "or the store URL it was published to.",
 )
 _TARGET = click.option(
     "--target",

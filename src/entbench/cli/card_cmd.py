@@ -16,8 +16,8 @@ from entbench.cli.main import cli, verbose_option
     "build_out",
     default="entbench-out",
     show_default=True,
-    type=click.Path(file_okay=False),
-    help="The build's --out directory (its targets/<TARGET>.json names the stage directories).",
+    help="The build's --out directory (its targets/<TARGET>.json names the stage directories), "
+    "or the store URL it was published to (the card is then published there too).",
 )
 @verbose_option
 def card(target: str, build_out: str) -> None:
@@ -26,9 +26,14 @@ def card(target: str, build_out: str) -> None:
     `entbench build` writes the card itself; run this to regenerate it. Exits 1 if a plot or a
     section failed (the card is still written, with a note where it failed).
     """
-    from entbench.cards.writer import write_card
+    from entbench.builders.build_out import is_store_url, local_build
+    from entbench.builders.store import Store
+    from entbench.cards.writer import card_dir, write_card
 
-    result = write_card(build_out, target)
+    root = local_build(build_out, target)
+    result = write_card(root, target)
+    if is_store_url(build_out):
+        Store(build_out).publish_tree(card_dir(root, target), f"cards/{target}")
     click.echo(f"{target}: {result.readme}")
     for name in sorted(result.plots_written):
         click.echo(f"  plot {name}")

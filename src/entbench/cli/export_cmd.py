@@ -11,7 +11,10 @@ import click
 
 from entbench.cli.main import cli, verbose_option
 
-FROM_HELP = "A build's --out directory (its targets/<TARGET>.json names the stage directories)."
+FROM_HELP = (
+    "A build's --out directory (its targets/<TARGET>.json names the stage directories), or the "
+    "store URL it was published to (the stages read are downloaded once, see builders.build_out)."
+)
 
 
 @cli.group()

@@ -13,7 +13,7 @@ from entbench.cli.main import cli, verbose_option
 
 
 @cli.command()
-@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.argument("directory")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option(
     "--rows", default=5, show_default=True, type=click.IntRange(min=0), help="Sample rows per table."
@@ -24,18 +24,41 @@ from entbench.cli.main import cli, verbose_option
 )
 @verbose_option
 def inspect(directory: str, as_json: bool, rows: int, tables: tuple[str, ...], width: int | None) -> None:
-    """Show a stage directory's manifest, schema, stats and sample rows (or every stage of a build)."""
-    from entbench.builders.inspect import describe_all, incomplete_dirs, render_overview, render_text
+    """Show a stage directory's manifest, schema, stats and sample rows (or every stage of a build).
 
-    reports = describe_all(directory, sample_rows=rows, tables=tables)
+    DIRECTORY may also be the store URL a build was published to, or a stage directory in it."""
+    from entbench.builders.build_out import is_store_url, local_dir
+    from entbench.builders.inspect import (
+        IncompleteStage,
+        describe_all,
+        describe_store,
+        incomplete_dirs,
+        render_overview,
+        render_text,
+    )
+
+    incomplete: list[IncompleteStage] = []
+    if is_store_url(directory):
+        reports = describe_store(directory, sample_rows=rows, tables=tables)
+        build_dir = len(reports) > 1 or reports[0]["directory"] != directory.rstrip("/")
+        root = Path(".")
+    else:
+        root = local_dir(directory)
+        if not root.is_dir():
+            raise click.BadParameter(
+                f"{directory!r} is not a directory or a store URL", param_hint="DIRECTORY"
+            )
+        reports = describe_all(root, sample_rows=rows, tables=tables)
+        build_dir = not (root / "_MANIFEST.json").is_file()
+        if build_dir:
+            incomplete = incomplete_dirs(root)
     if as_json:
         payload = reports[0] if len(reports) == 1 else reports
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
         return
     columns = width or shutil.get_terminal_size((120, 24)).columns
-    build_dir = not (Path(directory) / "_MANIFEST.json").is_file()
     if build_dir:
-        click.echo(render_overview(reports, incomplete_dirs(directory), root=Path(directory)))
+        click.echo(render_overview(reports, incomplete, root=root))
     for report in reports:
         if build_dir:
             click.echo("")
@@ -49,11 +72,11 @@ def verify(directory: str) -> None:
     """Re-hash every shard against its manifest; exit 1 naming the first bad shard.
 
     DIRECTORY is a stage or build directory, or the store URL a build published to."""
-    from entbench.builders.api import build_location
+    from entbench.builders.build_out import is_store_url, local_dir
     from entbench.builders.inspect import verify_build, verify_store
 
-    local, store = build_location(directory)
-    if store is not None:
+    local = local_dir(directory)
+    if is_store_url(directory):
         report = verify_store(directory)
     elif not local.is_dir():
         raise click.BadParameter(f"{directory!r} is not a directory or a store URL", param_hint="DIRECTORY")
