@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol
 
-from entbench.builders.process import without_pandas
+from entbench.builders.process import unmap_freed_buffers, without_pandas
 from entbench.builders.progress import QueueDrain, StageBar
 
 TaskFn = Callable[..., Any]
@@ -24,6 +24,7 @@ _worker_queue: Any = None
 def _init_worker(queue: Any) -> None:
     global _worker_queue  # noqa: PLW0603 - one queue per worker process, set once at start
     without_pandas()
+    unmap_freed_buffers()
     _worker_queue = queue
     # What every task needs, imported while the coordinator is still planning (see `_ready`).
     import pyarrow.compute
@@ -55,11 +56,12 @@ def _call_in_worker(fn: TaskFn, args: tuple[Any, ...]) -> Any:
 def release_memory() -> None:
     """Hand memory freed by finished tasks back to the system; called between phases.
 
-    A map task frees a block's worth of Python objects into glibc's heap and Arrow buffers into
-    mimalloc; both keep the pages, and the next phase's tasks (a reduce allocating through Arrow,
-    say) take new ones, so a worker's peak was the sum of its task kinds, not the largest task.
-    Tasks of one kind reuse each other's freed pages, so trimming after every task only made each
-    one fault its memory in again (about 3 ms a task, plus the faults).
+    A map task frees a block's worth of small Python objects into glibc's heap (and Arrow
+    buffers into mimalloc, when a user picks that pool: `process.unmap_freed_buffers`); both keep
+    the pages, and the next phase's tasks (a reduce allocating through Arrow, say) take new ones,
+    so a worker's peak was the sum of its task kinds, not the largest task. Tasks of one kind
+    reuse each other's freed pages, so trimming after every task only made each one fault its
+    memory in again (about 3 ms a task, plus the faults).
     """
     import pyarrow as pa
 

@@ -85,9 +85,10 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point."""
-    from entbench.builders.process import without_pandas
+    from entbench.builders.process import unmap_freed_buffers, without_pandas
 
     without_pandas()
+    unmap_freed_buffers()  # before pyarrow's import, which picks its allocator
     from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
 
     cli(prog_name="entbench")
