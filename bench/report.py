@@ -20,8 +20,12 @@ MB = 1_000_000
 TARGETS: tuple[tuple[str, str, float, str], ...] = (
     ("ratio_to_limit", ">=", 0.6, "issue 2"),
     ("ratio_to_limit", ">=", 0.85, "issue 8"),
+    # "on one core" read strictly: no second CPU for the background decompression thread
+    ("ratio_to_limit_one_cpu", ">=", 0.85, "issue 8, pinned to one CPU"),
     ("speedup_vs_qwikidata", ">=", 7.0, "issue 8"),
     ("scaling_2_workers", ">=", 1.8, "issue 8"),
+    # the same at 10x: a ~1 s stage at N pays the workers' start-up (~0.5 s of imports each)
+    ("scaling_2_workers_10x", ">=", 1.8, "issue 8, at 10x"),
     ("rss_ratio_10x", "<=", 1.1, "issue 8"),
 )
 
@@ -98,6 +102,7 @@ def ratios(by_size: dict[str, dict[str, Any]], main: str, big: str | None) -> di
             for k, v in ratios({main: b}, main, None).items()
             if k not in ("rss_ratio_10x", "rss_ratio_10x_by_measurement")
         }
+        out["scaling_2_workers_10x"] = out["at_10x"].get("scaling_2_workers")
     return out
 
 
@@ -250,7 +255,6 @@ def markdown(result: dict[str, Any]) -> str:
         met = "—" if t["met"] is None else ("yes" if t["met"] else "**no**")
         lines.append(f"| `{t['ratio']}` | {_fmt(t['value'], 3)} | {t['target']} ({t['issue']}) | {met} |")
     for key in (
-        "ratio_to_limit_one_cpu",
         "ratio_to_limit_uncompressed",
         "ratio_to_limit_end_to_end",
         "speedup_vs_stdlib",
