@@ -6,7 +6,7 @@ Progress is reported when a task finishes (worker-side increments are summed, no
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from entbench.builders.progress import StageBar
@@ -74,6 +74,9 @@ class DaskExecutor:
         finally:
             for future in list(pending.futures):
                 future.cancel()
+
+    def prepare(self, modules: Sequence[str]) -> None:
+        """Nothing ahead of time: a dask worker imports a stage's modules with its first task."""
 
     def close(self) -> None:
         """Disconnect (and stop the LocalCluster if this executor started one)."""

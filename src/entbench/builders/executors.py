@@ -8,8 +8,9 @@ only on the task's own inputs), which is why the worker count cannot change the 
 from __future__ import annotations
 
 import ctypes
+import importlib
 import multiprocessing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol
 
@@ -35,6 +36,12 @@ def _init_worker(queue: Any) -> None:
 
 def _ready() -> None:
     """A no-op task: submitting one per worker starts the workers (and their imports) at once."""
+
+
+def _import_modules(modules: Sequence[str]) -> None:
+    """Import the modules of a build's stages in a worker before its first task arrives."""
+    for name in modules:
+        importlib.import_module(name)
 
 
 def _worker_progress(units: int, items: int = 0) -> None:
@@ -91,6 +98,10 @@ class Executor(Protocol):
         """Run `fn(*args, progress=...)` for each args tuple."""
         ...
 
+    def prepare(self, modules: Sequence[str]) -> None:
+        """Let workers import `modules` (the build's stage modules) ahead of their first task."""
+        ...
+
     def close(self) -> None:
         """Release workers."""
         ...
@@ -108,6 +119,9 @@ class InlineExecutor:
                 yield fn(*args, progress=bar.update)
         finally:
             release_memory()  # each run is one phase
+
+    def prepare(self, modules: Sequence[str]) -> None:
+        """Nothing to do: tasks run here, where the planner imported the stage modules."""
 
     def close(self) -> None:
         """Nothing to release."""
@@ -154,6 +168,13 @@ class ProcessPoolTaskExecutor:
                 future.cancel()
             wait(pending)
             drain.stop()
+
+    def prepare(self, modules: Sequence[str]) -> None:
+        """Queue one import task per worker, behind its start-up: otherwise each worker imported
+        the stage's modules while unpickling its first task, inside the stage (measured: the
+        2-worker map of a small dump lost ~0.1-0.3 s to it; the inline executor never paid it)."""
+        for _ in range(self.workers):
+            self._pool.submit(_import_modules, tuple(modules))
 
     def close(self) -> None:
         """Shut the pool down."""

@@ -142,6 +142,7 @@ class Builder:
         with self._executor() as executor:
             spec = registry.get_target(target)
             order = registry.stage_order(spec.stages)
+            executor.prepare(sorted({type(stage).__module__ for stage in order}))
             self._check_params(order)
             self._check_sources(order)
             self.out.mkdir(parents=True, exist_ok=True)
