@@ -162,7 +162,7 @@ class Builder:
         for directory in directories:
             rel = self._only_in_store.pop(str(directory.resolve()), None)
             if rel is not None and self.store is not None:
-                self.store.fetch_stage(rel, directory, self._log)
+                self.store.fetch_stage(rel, directory, self._log, progress=self.options.progress)
 
     def _build_stages(self, order: Sequence[Stage], executor: Executor, *, force: bool) -> dict[str, Path]:
         results: dict[str, UpstreamOutput] = {}
@@ -281,7 +281,7 @@ class Builder:
             return
         rel = self._store_path(plan)
         if replace or self.store.read_manifest(rel) is None:
-            self.store.publish_stage(plan.final_dir, rel, self._log)
+            self.store.publish_stage(plan.final_dir, rel, self._log, progress=self.options.progress)
 
     # --- phases ------------------------------------------------------------------------------
     def _run_map_phase(self, plan: StagePlan, executor: Executor) -> tuple[Stats, list[str]]:

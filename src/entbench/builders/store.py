@@ -31,6 +31,7 @@ from entbench.builders.manifest import (
     manifest_files,
     refresh_stamps,
 )
+from entbench.builders.progress import StageBar
 from entbench.errors import StorageError, UserError
 
 T = TypeVar("T")
@@ -83,18 +84,29 @@ class Store:
                 return None
         return raw
 
-    def publish_stage(self, local: Path, rel: str, log: Callable[[str], None]) -> None:
+    def publish_stage(
+        self, local: Path, rel: str, log: Callable[[str], None], *, progress: bool = False
+    ) -> None:
         """Copy the complete stage directory `local` to `rel`, its manifest last."""
         files = sorted(
             p.relative_to(local).as_posix()
             for p in local.rglob("*")
             if p.is_file() and p.name != MANIFEST_NAME
         )
-        self._upload(local, rel, files)
-        self._upload(local, rel, [MANIFEST_NAME])
+        total = sum((local / name).stat().st_size for name in files)
+        bar = StageBar(
+            f"{_stage_name(rel)} [publish]", total=total, unit="B", items="files", enabled=progress
+        )
+        try:
+            self._upload(local, rel, files, bar)
+            self._upload(local, rel, [MANIFEST_NAME])
+        finally:
+            bar.close()
         log(f"published {self.location(rel)} ({len(files) + 1} files)")
 
-    def fetch_stage(self, rel: str, local: Path, log: Callable[[str], None]) -> None:
+    def fetch_stage(
+        self, rel: str, local: Path, log: Callable[[str], None], *, progress: bool = False
+    ) -> None:
         """Download stage directory `rel` into `local` (absent), checking every file's sha256.
 
         The copy lands under a temporary name and is renamed into place once it matches its
@@ -103,14 +115,22 @@ class Store:
         if local.parent.is_dir():  # what a killed download left (the caller holds the build lock)
             for stale in local.parent.glob(f".fetch-{local.name}-*"):
                 shutil.rmtree(stale, ignore_errors=True)
+        sizes = self._call(f"listing {rel}", lambda: self._sizes(rel))
         tmp.mkdir(parents=True)
+        bar = StageBar(
+            f"{_stage_name(rel)} [fetch]",
+            total=sum(sizes.values()),
+            unit="B",
+            items="files",
+            enabled=progress,
+        )
         try:
-            names = sorted(self._call(f"listing {rel}", lambda: self._sizes(rel)))
-            for name in names:
+            for name, size in sorted(sizes.items()):
                 target = tmp / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 download = functools.partial(self._fs.get_file, f"{self._root}/{rel}/{name}", str(target))
                 self._call(f"downloading {self.location(rel)}/{name}", download)
+                bar.update(size, 1)
             problem = check_complete(tmp, trust_stamps=False)
             if problem:
                 raise StorageError(
@@ -121,6 +141,7 @@ class Store:
             refresh_stamps(tmp)
             os.rename(tmp, local)
         finally:
+            bar.close()
             shutil.rmtree(tmp, ignore_errors=True)
         log(f"fetched {self.location(rel)} into {local}")
 
@@ -161,7 +182,7 @@ class Store:
         yield from sorted(self._call(f"listing {rel}", lambda: self._sizes(rel)).items())
 
     # --- helpers -------------------------------------------------------------------------------
-    def _upload(self, local: Path, rel: str, names: list[str]) -> None:
+    def _upload(self, local: Path, rel: str, names: list[str], bar: StageBar | None = None) -> None:
         for name in names:
             source = local / name
             remote = f"{self._root}/{rel}/{name}" if rel else f"{self._root}/{name}"
@@ -169,6 +190,8 @@ class Store:
                 f"uploading {source} to {self.location(rel)}/{name}",
                 functools.partial(self._put, source, remote),
             )
+            if bar is not None:
+                bar.update(source.stat().st_size, 1)
 
     def _put(self, source: Path, remote: str) -> None:
         self._fs.makedirs(remote.rsplit("/", 1)[0], exist_ok=True)
@@ -215,3 +238,9 @@ def load_manifest_bytes(raw: bytes) -> dict[str, Any]:
     if manifest.get("format") != MANIFEST_FORMAT:
         raise ValueError(f"format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
     return manifest
+
+
+def _stage_name(rel: str) -> str:
+    """The stage a `layer/stage/version` path holds (how the progress bars name a stage)."""
+    parts = rel.split("/")
+    return parts[-2] if len(parts) >= 2 else rel
