@@ -72,6 +72,39 @@ def shuffle_layout(num_shards: int, max_groups: int) -> ShuffleLayout:
     return ShuffleLayout(num_shards, max(1, math.ceil(num_shards / max_groups)))
 
 
+class _SpillFiles:
+    """A task's spill files (one Arrow IPC file per table, `<task>.<table>.arrow`) and their index,
+    which its completion record `<task>.done.json` keeps: batch i of a table -> its spill group
+    (a map task's) or shard (a merge task's). `shard_inputs` and `merge_group` read both kinds."""
+
+    def __init__(self, directory: Path, task_id: str, schemas: Mapping[str, pa.Schema]) -> None:
+        self.directory = directory
+        self.task_id = task_id
+        self.schemas = dict(schemas)
+        self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
+        self._index: dict[str, list[int]] = {}
+
+    def write(self, table: str, rows: pa.Table, key: int) -> None:
+        """Append `rows` of `table` as contiguous batches, each indexed under `key`."""
+        writer = self._writers.get(table)
+        if writer is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            writer = pa.ipc.new_file(
+                str(self.directory / f"{self.task_id}.{table}.arrow"), self.schemas[table]
+            )
+            self._writers[table] = writer
+        for batch in rows.combine_chunks().to_batches():
+            writer.write_batch(batch)
+            self._index.setdefault(table, []).append(key)
+
+    def close(self, stats: Stats) -> None:
+        """Close the files, then write the completion record (last, atomically)."""
+        for writer in self._writers.values():
+            writer.close()
+        done = {"task": self.task_id, "stats": stats.sorted(), "batches": dict(sorted(self._index.items()))}
+        atomic_write_text(self.directory / f"{self.task_id}.done.json", json.dumps(done, sort_keys=True))
+
+
 class FileBucketSink(BucketSink):
     """Collects one task's rows and spills them as batches, each holding one spill group."""
 
@@ -93,11 +126,7 @@ class FileBucketSink(BucketSink):
         }
         self._pending: dict[tuple[str, int], list[pa.RecordBatch]] = {}
         self._pending_rows: dict[tuple[str, int], int] = {}
-        self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
-        self._index: dict[str, list[int]] = {name: [] for name in self.schemas}  # batch i -> group
-
-    def _path(self, table: str) -> Path:
-        return self.directory / f"{self.task_id}.{table}.arrow"
+        self._files = _SpillFiles(directory, task_id, self._spill_schemas)
 
     def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
         """Buffer rows of `table` for `shard`; batches are written once enough rows have gathered."""
@@ -140,29 +169,13 @@ class FileBucketSink(BucketSink):
         if not batches:
             return
         table, group = key
-        schema = self._spill_schemas[table]
-        writer = self._writers.get(table)
-        if writer is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            writer = pa.ipc.new_file(str(self._path(table)), schema)
-            self._writers[table] = writer
-        combined = pa.Table.from_batches(batches, schema).combine_chunks()
-        for b in combined.to_batches():
-            writer.write_batch(b)
-            self._index[table].append(group)
+        self._files.write(table, pa.Table.from_batches(batches, self._spill_schemas[table]), group)
 
     def close(self, stats: Stats) -> None:
         """Flush everything and mark the task done (the index file is the completion marker)."""
         for key in sorted(self._pending):
             self._flush(key)
-        for writer in self._writers.values():
-            writer.close()
-        done = {
-            "task": self.task_id,
-            "stats": stats.sorted(),
-            "batches": {table: groups for table, groups in sorted(self._index.items()) if groups},
-        }
-        atomic_write_text(self.directory / f"{self.task_id}.done.json", json.dumps(done, sort_keys=True))
+        self._files.close(stats)
 
 
 def read_done(directory: Path, task_id: str) -> dict[str, Any] | None:
@@ -240,13 +253,10 @@ class _ShardRunWriter:
     a map task's spills (`<id>.done.json`: batch i -> shard) so `shard_inputs` reads both."""
 
     def __init__(self, directory: Path, task_id: str, schemas: Mapping[str, pa.Schema]) -> None:
-        self.directory = directory
-        self.task_id = task_id
         self.schemas = dict(schemas)
         self._pending: dict[str, list[pa.RecordBatch]] = {}
         self._pending_bytes = 0
-        self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
-        self._index: dict[str, list[int]] = {}
+        self._files = _SpillFiles(directory, task_id, schemas)
 
     def add(self, table: str, batch: pa.RecordBatch) -> None:
         self._pending.setdefault(table, []).append(batch)
@@ -263,26 +273,14 @@ class _ShardRunWriter:
         tagged = pa.Table.from_batches(batches)
         shards = tagged.column(SHARD_COLUMN).to_numpy()
         rows = tagged.drop_columns([SHARD_COLUMN]).cast(self.schemas[table])
-        writer = self._writers.get(table)
-        if writer is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            writer = pa.ipc.new_file(
-                str(self.directory / f"{self.task_id}.{table}.arrow"), self.schemas[table]
-            )
-            self._writers[table] = writer
         for shard, run in split_by_shard_ids(rows, shards):
-            for b in run.combine_chunks().to_batches():
-                writer.write_batch(b)
-                self._index.setdefault(table, []).append(shard)
+            self._files.write(table, run, shard)
 
     def close(self) -> None:
         """Write what is buffered and the index (the completion marker, last)."""
         for name in sorted(self._pending):
             self._flush(name)
-        for writer in self._writers.values():
-            writer.close()
-        done = {"task": self.task_id, "stats": {}, "batches": dict(sorted(self._index.items()))}
-        atomic_write_text(self.directory / f"{self.task_id}.done.json", json.dumps(done, sort_keys=True))
+        self._files.close(Stats())
 
 
 def gather_bucket(directory: Path, inputs: Sequence[ShardInput], table: str, schema: pa.Schema) -> pa.Table:
