@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,26 @@ from entbench.builders.stats import Stats
 from tests.builders.kb_support import die_after, shard_hashes
 from tests.builders.test_wikidata_build import FIXTURES, build
 
+#: A real dump built into 7 shards; with `shuffle_groups=3` they spill in 3 groups and are merged.
+SOURCE = FIXTURES / "entities-new.json.bz2"
+PARAMS = ("wikidata.num_shards=7",)
 SCHEMA = pa.schema([("task", pa.int32()), ("row", pa.int32()), ("text", pa.string())])
 #: shard -> (map task, row) in the order its reducer must gather them
 Expected = dict[int, list[tuple[int, int]]]
+
+
+def killed_merged_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str, calls: int
+) -> tuple[dict[str, str], Callable[..., Any], Path]:
+    """Build `SOURCE` once whole (the reference), then in 3 spill groups killed after `calls`
+    calls of the runner's `task`: (reference shard hashes, `task`'s original function to put back,
+    the stage's unfinished directory)."""
+    reference = shard_hashes(build(tmp_path / "ref", SOURCE, *PARAMS))
+    original = die_after(monkeypatch, task, calls)
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path / "out", SOURCE, *PARAMS, shuffle_groups=3)
+    incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
+    return reference, original, incomplete
 
 
 def spill_tasks(map_dir: Path, layout: ShuffleLayout, tasks: int, rows: int) -> Expected:
@@ -103,10 +121,8 @@ def test_merge_buffer_bound_splits_output_into_more_batches_not_other_rows(
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_wikidata_build_through_the_merge_pass_writes_identical_bytes(tmp_path: Path, workers: int) -> None:
-    source = FIXTURES / "entities-new.json.bz2"
-    params = ("wikidata.num_shards=7",)
-    reference = shard_hashes(build(tmp_path / "direct", source, *params), files=True)
-    stage = build(tmp_path / "merged", source, *params, workers=workers, shuffle_groups=3, chunk_mb=1)
+    reference = shard_hashes(build(tmp_path / "direct", SOURCE, *PARAMS), files=True)
+    stage = build(tmp_path / "merged", SOURCE, *PARAMS, workers=workers, shuffle_groups=3, chunk_mb=1)
     assert shard_hashes(stage, files=True) == reference
     assert not (stage / "_merge").exists()  # spills are scratch
 
@@ -114,13 +130,7 @@ def test_wikidata_build_through_the_merge_pass_writes_identical_bytes(tmp_path: 
 def test_build_killed_in_the_merge_pass_resumes_to_identical_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = FIXTURES / "entities-new.json.bz2"
-    params = ("wikidata.num_shards=7",)
-    reference = shard_hashes(build(tmp_path / "ref", source, *params))
-    original = die_after(monkeypatch, "_merge_task", 1)
-    with pytest.raises(KeyboardInterrupt):
-        build(tmp_path / "out", source, *params, shuffle_groups=3)
-    incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
+    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "_merge_task", 1)
     assert sorted(p.name for p in (incomplete / "_merge").glob("*.done.json")) == ["g00000.done.json"]
     monkeypatch.setattr(runner, "_merge_task", original)
     merged_again: list[int] = []
@@ -130,25 +140,20 @@ def test_build_killed_in_the_merge_pass_resumes_to_identical_bytes(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(runner, "_merge_task", counting)
-    assert shard_hashes(build(tmp_path / "out", source, *params, shuffle_groups=3)) == reference
+    assert shard_hashes(build(tmp_path / "out", SOURCE, *PARAMS, shuffle_groups=3)) == reference
     assert merged_again == [1, 2]
 
 
 def test_resume_with_another_layout_runs_the_map_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = FIXTURES / "entities-new.json.bz2"
-    params = ("wikidata.num_shards=7",)
-    reference = shard_hashes(build(tmp_path / "ref", source, *params))
-    original = die_after(monkeypatch, "_shard_task", 0)  # killed before the reduce
-    with pytest.raises(KeyboardInterrupt):
-        build(tmp_path / "out", source, *params, shuffle_groups=3)
+    reference, original, _ = killed_merged_build(tmp_path, monkeypatch, "_shard_task", 0)  # before the reduce
     monkeypatch.setattr(runner, "_shard_task", original)
     logged: list[str] = []
     dirs = api.build(
         "wikidata",
-        sources=[f"wikidata={source}"],
-        params=list(params),
+        sources=[f"wikidata={SOURCE}"],
+        params=list(PARAMS),
         out=tmp_path / "out",
         progress=False,
         log=logged.append,
@@ -189,15 +194,9 @@ def test_every_golden_target_through_the_merge_pass_matches_the_golden_files(
 def test_map_spills_are_deleted_once_every_group_is_merged_and_a_resume_needs_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = FIXTURES / "entities-new.json.bz2"
-    params = ("wikidata.num_shards=7",)
-    reference = shard_hashes(build(tmp_path / "ref", source, *params))
-    original = die_after(monkeypatch, "_shard_task", 2)
-    with pytest.raises(KeyboardInterrupt):
-        build(tmp_path / "out", source, *params, shuffle_groups=3)
-    incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
+    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "_shard_task", 2)
     assert not list((incomplete / "_map").glob("*.arrow"))
     assert list((incomplete / "_map").glob("*.done.json"))
     assert len(list((incomplete / "_merge").glob("*.done.json"))) == 3
     monkeypatch.setattr(runner, "_shard_task", original)
-    assert shard_hashes(build(tmp_path / "out", source, *params, shuffle_groups=3)) == reference
+    assert shard_hashes(build(tmp_path / "out", SOURCE, *PARAMS, shuffle_groups=3)) == reference
