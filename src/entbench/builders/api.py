@@ -26,12 +26,12 @@ def build_location(out: str | Path, work_dir: str | Path | None = None) -> tuple
     return (Path(work_dir) if work_dir is not None else default_work_dir(store.url)), store
 
 
-def stage_locations(out: str | Path, work_dir: Path, dirs: dict[str, Path]) -> dict[str, str]:
-    """Where each stage's output can be read: in the store for a store build, else its directory."""
+def published_location(out: str | Path, work_dir: Path, path: Path) -> str:
+    """Where a file or stage directory a build wrote under `work_dir` can be read: at the same
+    relative path in the store for a store build, else `path` itself."""
     if is_store_url(out):
-        base = str(out).rstrip("/")
-        return {name: f"{base}/{path.relative_to(work_dir).as_posix()}" for name, path in dirs.items()}
-    return {name: str(path) for name, path in dirs.items()}
+        return f"{str(out).rstrip('/')}/{path.relative_to(work_dir).as_posix()}"
+    return str(path)
 
 
 def build(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from entbench.cli.main import cli, verbose_option
@@ -62,7 +60,7 @@ def build(
 ) -> None:
     """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories."""
     from entbench.builders.api import build as build_target
-    from entbench.builders.api import build_location, stage_locations
+    from entbench.builders.api import build_location, published_location
 
     dirs = build_target(
         target,
@@ -79,15 +77,11 @@ def build(
         chunk_mb=chunk_mb,
         progress=not no_progress,
     )
-    listing = (
-        f"{out.rstrip('/')}/targets/{target}.json"
-        if "://" in out
-        else os.path.join(out, "targets", target + ".json")
-    )
-    click.echo(f"target {target}: {len(dirs)} stage(s); listed in {listing}")
     work, _ = build_location(out, work_dir)
-    for stage, location in stage_locations(out, work, dirs).items():
-        click.echo(f"  {stage}: {location}")
+    listing = published_location(out, work, work / "targets" / f"{target}.json")
+    click.echo(f"target {target}: {len(dirs)} stage(s); listed in {listing}")
+    for stage, directory in dirs.items():
+        click.echo(f"  {stage}: {published_location(out, work, directory)}")
 
 
 @cli.command()
