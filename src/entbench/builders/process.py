@@ -6,17 +6,21 @@ worker. entbench never uses pandas, so in processes it owns (never in a library 
 where pandas may be wanted) it makes pandas unimportable.
 
 The same processes also get allocators that give big freed buffers back (`unmap_freed_buffers`),
-so their peak RSS is what their tasks hold, not what earlier tasks left fragmented.
+so their peak RSS is what their tasks hold, not what earlier tasks left fragmented, and the
+`entbench` command asks glibc's malloc for transparent huge pages (`reexec_with_huge_pages`), so
+those fresh buffers are not first touched 4 KB at a time.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import platform
 import sys
 from collections.abc import Sequence
 from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
+from pathlib import Path
 from types import ModuleType
 
 
@@ -79,3 +83,57 @@ def unmap_freed_buffers() -> None:
         libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
     except (OSError, AttributeError):  # not glibc (musl, macOS): their own policies apply
         pass
+
+
+#: glibc's tunable (glibc 2.35+) that makes malloc advise transparent huge pages for what it maps.
+HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb"
+GLIBC_TUNABLES = "GLIBC_TUNABLES"
+_THP_ENABLED = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+
+
+def reexec_with_huge_pages() -> None:
+    """Run this process's command again, once, with glibc's malloc advising transparent huge pages.
+
+    With `unmap_freed_buffers` every buffer of 4 MB or more (a map task's decompressed block,
+    Arrow's column buffers, a reduce's gathered tables) is a fresh mapping whose pages the kernel
+    zeroes and maps one 4 KB fault at a time: 165k page faults in a one-CPU build of a 20k-entity
+    dump, ~9% of its time. Where the kernel gives huge pages to memory that asks for them
+    (`transparent_hugepage/enabled` = madvise, the usual default), malloc asks when glibc's
+    tunable `glibc.malloc.hugetlb=1` is set, and 2 MB pages cut the faults to 20k (the same
+    build: 3.02 -> 2.75 s, medians of 6; peak RSS unchanged). glibc reads tunables only when a
+    process starts, hence the re-execution, before anything has been read or written; pool
+    workers inherit the variable. Nothing happens when the user's `GLIBC_TUNABLES` already names
+    the tunable (`glibc.malloc.hugetlb=0` opts out), or off Linux, glibc < 2.35, or a kernel
+    that gives huge pages to all memory or to none.
+    """
+    if HUGE_PAGES_TUNABLE in os.environ.get(GLIBC_TUNABLES, "") or not _malloc_huge_pages_would_help():
+        return
+    argv = list(getattr(sys, "orig_argv", []))
+    if not sys.executable or not argv:
+        return
+    tunables = os.environ.get(GLIBC_TUNABLES)
+    setting = f"{HUGE_PAGES_TUNABLE}=1"
+    os.environ[GLIBC_TUNABLES] = f"{tunables}:{setting}" if tunables else setting
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execv(sys.executable, [sys.executable, *argv[1:]])
+    except OSError:  # run on as we are; workers still inherit the variable
+        return
+
+
+def _malloc_huge_pages_would_help() -> bool:
+    """glibc 2.35+ on Linux, with the kernel giving huge pages only to memory that asks."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc, version = platform.libc_ver()
+    try:
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return False
+    if libc != "glibc" or (major, minor) < (2, 35):
+        return False
+    try:
+        return "[madvise]" in _THP_ENABLED.read_text(encoding="ascii")
+    except OSError:
+        return False
