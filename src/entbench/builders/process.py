@@ -106,20 +106,27 @@ def reexec_with_huge_pages() -> None:
     the tunable (`glibc.malloc.hugetlb=0` opts out), or off Linux, glibc < 2.35, or a kernel
     that gives huge pages to all memory or to none.
     """
-    if HUGE_PAGES_TUNABLE in os.environ.get(GLIBC_TUNABLES, "") or not _malloc_huge_pages_would_help():
-        return
+    update = huge_pages_environment()
     argv = list(getattr(sys, "orig_argv", []))
-    if not sys.executable or not argv:
+    if not update or not sys.executable or not argv:
         return
-    tunables = os.environ.get(GLIBC_TUNABLES)
-    setting = f"{HUGE_PAGES_TUNABLE}=1"
-    os.environ[GLIBC_TUNABLES] = f"{tunables}:{setting}" if tunables else setting
+    os.environ.update(update)
     sys.stdout.flush()
     sys.stderr.flush()
     try:
         os.execv(sys.executable, [sys.executable, *argv[1:]])
     except OSError:  # run on as we are; workers still inherit the variable
         return
+
+
+def huge_pages_environment() -> dict[str, str]:
+    """The environment update that makes a new process's malloc advise huge pages (`{}` when the
+    user's `GLIBC_TUNABLES` already names the tunable, or it would not help here)."""
+    tunables = os.environ.get(GLIBC_TUNABLES, "")
+    if HUGE_PAGES_TUNABLE in tunables or not _malloc_huge_pages_would_help():
+        return {}
+    setting = f"{HUGE_PAGES_TUNABLE}=1"
+    return {GLIBC_TUNABLES: f"{tunables}:{setting}" if tunables else setting}
 
 
 def _malloc_huge_pages_would_help() -> bool:

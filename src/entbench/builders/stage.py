@@ -140,7 +140,7 @@ class MapTask:
 
     task_id: str
     meta: Mapping[str, Any] = field(default_factory=dict)
-    payload: bytes | None = None
+    payload: bytes | bytearray | None = None
 
 
 class BucketSink:

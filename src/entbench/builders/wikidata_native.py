@@ -98,7 +98,7 @@ class NativeRows:
         self.entity_count = 0
 
     def scan(
-        self, block: bytes, base: int, start: int, end: int
+        self, block: bytes | bytearray, base: int, start: int, end: int
     ) -> tuple[int, int, int, list[tuple[int, int, int]]]:
         """Scan block[start:end]: (entity lines, framing opens, framing closes, fallback lines).
 

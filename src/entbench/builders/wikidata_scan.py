@@ -321,12 +321,12 @@ class WikidataScan(Stage):
                     if count:
                         stats.add(key, count)
                 for offset, line_start, line_end in fallbacks:
-                    line = block[line_start:line_end]
+                    line = bytes(block[line_start:line_end])
                     stripped = line.strip()
                     decode_line(offset, line, stripped[:-1] if stripped.endswith(b",") else stripped)
                 report(base + end)
         else:
-            for offset, line in iter_lines(block, base):
+            for offset, line in iter_lines(bytes(block), base):  # the reference path: no hot path
                 stripped = line.strip()
                 if not stripped:
                     continue
@@ -437,7 +437,7 @@ def task_bytes(ctx: StageContext, input_bytes: int) -> int:
     return min(ctx.options.chunk_bytes, max(MIN_TASK_BYTES, input_bytes // MIN_TASKS))
 
 
-def _pieces(block: bytes, size: int) -> Iterator[tuple[int, int]]:
+def _pieces(block: bytes | bytearray, size: int) -> Iterator[tuple[int, int]]:
     """[start, end) spans of `block` of about `size` bytes, each ending after a newline (or at the end)."""
     start, n = 0, len(block)
     while start < n:

@@ -199,7 +199,7 @@ class WikipediaScan(Stage):
         src = ctx.sources[self.sources[0]]
         header = str(task.meta["header"]).encode("utf-8")
         if task.payload is not None:
-            offset, body = int(task.meta["offset"]), task.payload
+            offset, body = int(task.meta["offset"]), bytes(task.payload)  # bytes already: no copy
             units = int(task.meta["compressed_delta"])
         elif "mstart" in task.meta:
             offset = int(task.meta["mstart"])

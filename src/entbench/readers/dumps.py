@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, TypeVar, cast
 
 from entbench.errors import DataError
 
@@ -125,7 +125,7 @@ def sniff_json_dump(path: str) -> DumpFormat:
 
 def iter_blocks(
     stream: BinaryIO, block_bytes: int, read_bytes: int = 256 << 10
-) -> Iterator[tuple[int, bytes]]:
+) -> Iterator[tuple[int, bytearray]]:
     """Line-aligned blocks of about `block_bytes` with the offset of their first byte.
 
     The stream is read `read_bytes` at a time so that a compressed stream that ends early loses
@@ -134,9 +134,12 @@ def iter_blocks(
 
     Reads go straight into one reused buffer (`readinto`) and each block is copied out once: the
     join-then-slice of separate reads copied every byte three times into fresh allocations, which
-    cost more than isal's decompression itself.
+    cost more than isal's decompression itself. The blocks are `bytearray`s that are filled again
+    once nothing refers to them any more (`_BlockBuffers`): fresh memory for every block was half
+    the page faults of a build.
     """
     buf = bytearray(max(block_bytes, read_bytes) + read_bytes)
+    blocks = _BlockBuffers()
     filled = 0  # bytes of `buf` holding data not yet handed out
     offset = 0  # stream offset of buf[0]
     while True:
@@ -146,11 +149,11 @@ def iter_blocks(
             got = _fill(stream, buf, filled, read_bytes)
         except (EOFError, OSError, ValueError) as exc:
             if filled:
-                yield offset, bytes(memoryview(buf)[:filled])
+                yield offset, blocks.copy_of(buf, filled)
             raise StreamTruncated(offset + filled, str(exc) or type(exc).__name__) from exc
         if not got:
             if filled:
-                yield offset, bytes(memoryview(buf)[:filled])
+                yield offset, blocks.copy_of(buf, filled)
             return
         filled += got
         if filled < block_bytes:
@@ -158,13 +161,52 @@ def iter_blocks(
         cut = buf.rfind(b"\n", 0, filled)
         if cut < 0:
             continue
-        with memoryview(buf) as view:
-            block = bytes(view[: cut + 1])
+        block = blocks.copy_of(buf, cut + 1)
         rest = filled - (cut + 1)
         buf[:rest] = buf[cut + 1 : filled]
         filled = rest
         yield offset, block
         offset += len(block)
+        del block  # the consumer's references decide when its buffer is filled again
+
+
+class _BlockBuffers:
+    """The buffers of the blocks one `iter_blocks` hands out, each filled again once only this
+    pool refers to it.
+
+    A block of 16-64 MB is a mapping of its own (`process.unmap_freed_buffers`): allocating one
+    per block had the kernel zero and fault in every page of it again. A block is reused only
+    when its reference count shows that nothing else holds it: a task's payload, a prefetch queue,
+    a memoryview or an exported buffer (the native scanner's, while it runs without the GIL) all
+    count, so a block still in use is never overwritten. At most `KEEP` buffers are kept; beyond
+    that (many blocks in flight at once) blocks are fresh allocations, as before.
+    """
+
+    KEEP = 4
+
+    def __init__(self) -> None:
+        self._buffers: list[bytearray] = []
+
+    def copy_of(self, source: bytearray, size: int) -> bytearray:
+        """A block holding `source[:size]`, in a free buffer of the pool if there is one."""
+        with memoryview(source) as view, view[:size] as data:
+            for index in range(len(self._buffers)):
+                # 2: the pool's list and getrefcount's own argument; anything more is a user.
+                if sys.getrefcount(self._buffers[index]) == 2:
+                    block = self._buffers[index]
+                    if len(block) > size:
+                        del block[size:]  # within its capacity: no new memory
+                    elif len(block) < size:
+                        block.extend(data[len(block) :])
+                    # Through a view: `block[:] = data` copies a non-bytearray `data` into a
+                    # temporary bytearray first, a fresh allocation as large as the block.
+                    with memoryview(block) as target:
+                        target[:] = data
+                    return block
+            block = bytearray(data)
+        if len(self._buffers) < self.KEEP:
+            self._buffers.append(block)
+        return block
 
 
 def _fill(stream: Any, buf: bytearray, at: int, n: int) -> int:
@@ -185,7 +227,10 @@ def _fill(stream: Any, buf: bytearray, at: int, n: int) -> int:
     return got
 
 
-def iter_lines(block: bytes, base_offset: int) -> Iterator[tuple[int, bytes]]:
+Block = TypeVar("Block", bytes, bytearray)
+
+
+def iter_lines(block: Block, base_offset: int) -> Iterator[tuple[int, Block]]:
     """Lines of a block (without the newline) with their absolute byte offsets."""
     start = 0
     n = len(block)
@@ -314,7 +359,7 @@ def iter_decompressed_blocks(
     *,
     threads: int = 1,
     index_sha256: str | None = None,
-) -> Generator[tuple[int, bytes, int], None, None]:
+) -> Generator[tuple[int, bytearray, int], None, None]:
     """Line-aligned blocks `(offset, block, compressed_position)` of a compressed dump, read in order.
 
     `.bz2` goes through rapidgzip's bz2 reader with `threads` threads; `.gz` through isal, or,
