@@ -61,3 +61,28 @@ def test_dask_build_published_to_a_store_has_the_local_bytes(tmp_path: Path) -> 
     for name, sha256 in shard_hashes(local, files=True).items():
         with fsspec.open(f"{url}/{rel}/{name}", "rb") as f:
             assert hashlib.sha256(f.read()).hexdigest() == sha256, name
+
+
+def test_a_local_clusters_workers_get_entbenchs_process_set_up() -> None:
+    """Arrow allocates through malloc and pandas stays unimported in the workers entbench starts."""
+    from entbench.builders.dask_executor import DaskExecutor
+
+    executor = DaskExecutor(2, None)
+    try:
+        found = executor._client.run(_worker_set_up)
+    finally:
+        executor.close()
+    assert len(found) == 2
+    assert set(found.values()) == {("system", "refused")}
+
+
+def _worker_set_up() -> tuple[str, str]:
+    import pyarrow as pa
+
+    try:
+        import pandas  # noqa: F401
+    except ModuleNotFoundError:
+        pandas_import = "refused"
+    else:
+        pandas_import = "imported"
+    return pa.default_memory_pool().backend_name, pandas_import

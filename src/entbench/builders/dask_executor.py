@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from entbench.builders.process import set_up_worker_process
 from entbench.builders.progress import StageBar
 from entbench.errors import UserError
 
@@ -47,6 +48,10 @@ class DaskExecutor:
                 n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
             )
             self._client = Client(self._cluster)
+            # The workers of a cluster started here are entbench's own, like its pool workers: no
+            # pandas, big freed buffers unmapped (they inherit the command's environment, so its
+            # huge pages too). A user's cluster runs other work: its workers are left as they are.
+            self._client.run(set_up_worker_process)
 
     def run(self, fn: Any, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
         """Submit lazily; yield results as tasks complete; the first failure cancels the rest."""

@@ -42,6 +42,12 @@ def without_pandas() -> None:
         sys.meta_path.insert(0, _NoPandas())
 
 
+def set_up_worker_process() -> None:
+    """What every worker process entbench owns gets (pool workers, a LocalCluster's workers)."""
+    without_pandas()
+    unmap_freed_buffers()
+
+
 #: glibc's `mallopt` parameters: the size from which an allocation is a mapping of its own, and
 #: the free space at the top of the heap from which malloc gives it back.
 _M_MMAP_THRESHOLD = -3
