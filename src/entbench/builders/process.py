@@ -122,7 +122,8 @@ def reexec_with_huge_pages() -> None:
     """
     update = huge_pages_environment()
     argv = list(getattr(sys, "orig_argv", []))
-    if not update or not sys.executable or not argv:
+    # Not for a program read from stdin ("-") or typed in (""): running it again would read nothing.
+    if not update or not sys.executable or not argv or sys.argv[0] in ("", "-"):
         return
     os.environ.update(update)
     sys.stdout.flush()
