@@ -20,9 +20,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from entbench.builders.manifest import MANIFEST_NAME, RUN_NAME, load_manifest, manifest_files
+from entbench.builders.manifest import MANIFEST_NAME, RUN_NAME, load_manifest, manifest_files, parse_manifest
 from entbench.builders.shards import file_sha256
-from entbench.builders.store import Store, load_manifest_bytes
+from entbench.builders.store import Store
 from entbench.errors import UserError
 
 INCOMPLETE = ".incomplete"
@@ -177,9 +177,10 @@ def verify_store(url: str) -> VerifyReport:
 
 def _verify_store_dir(store: Store, rel: str) -> tuple[str, int]:
     try:
-        manifest = load_manifest_bytes(store.read_bytes(f"{rel}/{MANIFEST_NAME}") or b"")
+        where = store.location(f"{rel}/{MANIFEST_NAME}")
+        manifest = parse_manifest(store.read_bytes(f"{rel}/{MANIFEST_NAME}") or b"", where)
         entries = manifest_files(manifest)
-    except (ValueError, KeyError, TypeError) as exc:
+    except (UserError, KeyError, TypeError) as exc:
         return f"{MANIFEST_NAME}: unreadable ({exc})", 0
     sizes = dict(store.iter_files(rel))
     for n, entry in enumerate(entries):
@@ -259,7 +260,9 @@ def describe_store(url: str, *, sample_rows: int = 5, tables: Sequence[str] = ()
     reports = []
     for rel in rels:
         prefix = f"{rel}/" if rel else ""
-        manifest = load_manifest_bytes(store.read_bytes(f"{prefix}{MANIFEST_NAME}") or b"")
+        manifest = parse_manifest(
+            store.read_bytes(f"{prefix}{MANIFEST_NAME}") or b"", store.location(f"{prefix}{MANIFEST_NAME}")
+        )
         wanted = [t for t in tables if t in manifest["outputs"]]
         if tables and not wanted:
             continue

@@ -26,12 +26,18 @@ def load_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST_NAME
     if not path.is_file():
         raise UserError(f"{directory}: no {MANIFEST_NAME} (not a complete entbench stage directory)")
+    return parse_manifest(path.read_bytes(), str(path))
+
+
+def parse_manifest(raw: bytes, where: str) -> dict[str, Any]:
+    """Parse and sanity-check a manifest's bytes (read from a directory or a store); `where`
+    names it in the error."""
     try:
-        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        manifest: dict[str, Any] = json.loads(raw.decode("utf-8"))
     except ValueError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc})") from exc
+        raise UserError(f"{where}: not valid JSON ({exc})") from exc
     if manifest.get("format") != MANIFEST_FORMAT:
-        raise UserError(f"{path}: format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
+        raise UserError(f"{where}: format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
     return manifest
 
 

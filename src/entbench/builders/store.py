@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -25,10 +24,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from entbench.builders.manifest import (
-    MANIFEST_FORMAT,
     MANIFEST_NAME,
     check_complete,
     manifest_files,
+    parse_manifest,
     refresh_stamps,
 )
 from entbench.builders.progress import StageBar
@@ -74,9 +73,9 @@ class Store:
         if raw is None:
             return None
         try:
-            manifest = load_manifest_bytes(raw)
+            manifest = parse_manifest(raw, self.location(f"{rel}/{MANIFEST_NAME}"))
             entries = manifest_files(manifest)
-        except (ValueError, KeyError, TypeError, UserError):
+        except (KeyError, TypeError, UserError):
             return None  # an unreadable manifest vouches for nothing: the stage is published again
         sizes = self._call(f"listing {rel}", lambda: self._sizes(rel))
         for entry in entries:
@@ -230,14 +229,6 @@ class Store:
             raise StorageError(
                 f"{self.url}: {what} failed ({type(exc).__name__}: {exc}); re-run to resume"
             ) from exc
-
-
-def load_manifest_bytes(raw: bytes) -> dict[str, Any]:
-    """Parse a manifest read from a store (the checks of `load_manifest`, without a directory)."""
-    manifest: dict[str, Any] = json.loads(raw.decode("utf-8"))
-    if manifest.get("format") != MANIFEST_FORMAT:
-        raise ValueError(f"format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
-    return manifest
 
 
 def _stage_name(rel: str) -> str:
