@@ -102,19 +102,13 @@ class _RecordingNativeRows(NativeRows):
 
     instances: list[_RecordingNativeRows] = []  # noqa: RUF012 - per run, reset by `scan_block`
 
-    def __init__(
-        self,
-        languages: Sequence[str],
-        sites: Sequence[str] | None,
-        num_shards: int,
-        shards_per_group: int = 1,
-    ) -> None:
-        super().__init__(languages, sites, num_shards, shards_per_group)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.fallback_offsets: list[int] = []
         _RecordingNativeRows.instances.append(self)
 
     def scan(
-        self, block: bytes, base: int, start: int, end: int
+        self, block: bytes | bytearray, base: int, start: int, end: int
     ) -> tuple[int, int, int, list[tuple[int, int, int]]]:
         result = super().scan(block, base, start, end)
         self.fallback_offsets.extend(offset for offset, _, _ in result[3])
