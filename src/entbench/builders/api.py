@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from entbench.builders.build_out import is_store_url, local_dir
 from entbench.builders.config import load_config
@@ -11,6 +12,9 @@ from entbench.builders.runner import Builder
 from entbench.builders.stage import BuildOptions
 from entbench.builders.store import Store, default_work_dir
 from entbench.errors import UserError
+
+if TYPE_CHECKING:
+    from entbench.cards.model import Invocation
 
 
 def build_location(out: str | Path, work_dir: str | Path | None = None) -> tuple[Path, Store | None]:
@@ -84,43 +88,37 @@ def build(
     )
     builder = Builder(work, cfg, options, log=log, store=store)
     dirs = builder.build(target, force=force)
-    if card and store is not None:
-        _card_to_store(builder, store, work, target, dirs, config, sources, params, str(out), log)
-    elif card:
+    if card:
         # The dataset card (`<out>/cards/<target>/`); it never raises: a failed plot is counted.
         from entbench.cards.model import Invocation
-        from entbench.cards.writer import card_after_build
 
         invocation = Invocation(
             None if config is None else str(config), tuple(sources), tuple(params), str(out)
         )
-        card_after_build(work, target, invocation, log=log if callable(log) else None)
+        _write_card(builder, store, work, target, dirs, invocation, log if callable(log) else None)
     return dirs
 
 
-def _card_to_store(
+def _write_card(
     builder: Builder,
-    store: Store,
+    store: Store | None,
     work: Path,
     target: str,
     dirs: dict[str, Path],
-    config: str | Path | None,
-    sources: Sequence[str],
-    params: Sequence[str],
-    out: str,
-    log: object,
+    invocation: Invocation,
+    log: Callable[[str], None] | None,
 ) -> None:
-    """Write the card in the work directory and publish it; the card reads every stage of the
-    target, so stages found only in the store are downloaded first, unless nothing was built and
-    the store already has this target's card."""
-    from entbench.cards.model import Invocation
+    """Write the card in the work directory; for a store build, publish it too. The card reads
+    every stage of the target, so stages found only in the store are downloaded first, unless
+    nothing was built and the store already has this target's card."""
     from entbench.cards.writer import CARD_JSON, card_after_build, card_dir
 
+    if store is None:
+        card_after_build(work, target, invocation, log=log)
+        return
     rel = card_dir(work, target).relative_to(work).as_posix()
     if not builder.built_any and store.exists(f"{rel}/{CARD_JSON}"):
         return
     builder.fetch_from_store(list(dirs.values()))
-    invocation = Invocation(None if config is None else str(config), tuple(sources), tuple(params), out)
-    result = card_after_build(work, target, invocation, log=log if callable(log) else None)
-    if result is not None:
+    if card_after_build(work, target, invocation, log=log) is not None:
         store.publish_tree(card_dir(work, target), rel)

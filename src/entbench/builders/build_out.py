@@ -17,7 +17,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from entbench.builders.manifest import check_complete, load_manifest, upstream_from_manifest
+from entbench.builders.manifest import check_complete, upstream_from_manifest
 from entbench.builders.shards import atomic_write_text, is_url
 from entbench.builders.stage import UpstreamOutput
 from entbench.builders.store import Store, default_work_dir
@@ -104,9 +104,7 @@ def locate_stage(build_out: str | Path, target: str, stage: str) -> UpstreamOutp
     listed = _listed_stages(listing.read_bytes(), str(listing))
     if stage not in listed:
         raise UserError(f"{listing}: not a {target} target record (no stage {stage!r})")
-    directory = base / listed[stage]
-    load_manifest(directory)  # a UserError if the directory is not a complete stage
-    return upstream_from_manifest(directory)
+    return upstream_from_manifest(base / listed[stage])  # a UserError if not a complete stage
 
 
 def _listed_stages(raw: bytes, where: str) -> dict[str, str]:
