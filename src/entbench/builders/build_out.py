@@ -107,9 +107,18 @@ def locate_stage(build_out: str | Path, target: str, stage: str) -> UpstreamOutp
     return upstream_from_manifest(base / listed[stage])  # a UserError if not a complete stage
 
 
-def _listed_stages(raw: bytes, where: str) -> dict[str, str]:
+def listed_stages(raw: bytes) -> dict[str, str]:
+    """Stage name -> stage directory (relative to the build root) of a `targets/<TARGET>.json`
+    listing; a ValueError if `raw` is not one."""
     try:
         stages = json.loads(raw.decode("utf-8"))["stages"]
         return {str(name): str(rel) for name, rel in dict(stages).items()}
-    except (ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError) as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def _listed_stages(raw: bytes, where: str) -> dict[str, str]:
+    try:
+        return listed_stages(raw)
+    except ValueError as exc:
         raise UserError(f"{where}: not a target record ({exc})") from exc

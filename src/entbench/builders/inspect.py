@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from entbench.builders.build_out import listed_stages
 from entbench.builders.manifest import MANIFEST_NAME, RUN_NAME, load_manifest, manifest_files, parse_manifest
 from entbench.builders.shards import file_sha256
 from entbench.builders.store import Store
@@ -152,9 +153,8 @@ def verify_store(url: str) -> VerifyReport:
     rels = store.stage_dirs()
     for name, _size in store.iter_files("targets"):
         try:
-            stages = json.loads(store.read_bytes(f"targets/{name}") or b"")["stages"]
-            items = sorted(stages.items())
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            items = sorted(listed_stages(store.read_bytes(f"targets/{name}") or b"").items())
+        except ValueError as exc:
             report.problem, report.problem_dir = (
                 f"{name}: unreadable target listing ({exc})",
                 store.location("targets"),
@@ -202,9 +202,8 @@ def _listed_stage_dirs(root: Path, report: VerifyReport) -> list[Path]:
     listed: list[Path] = []
     for listing in sorted((root / "targets").glob("*.json")):
         try:
-            stages = json.loads(listing.read_text(encoding="utf-8"))["stages"]
-            items = sorted(stages.items())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            items = sorted(listed_stages(listing.read_bytes()).items())
+        except (OSError, ValueError) as exc:
             report.problem, report.problem_dir = (
                 f"{listing.name}: unreadable target listing ({exc})",
                 listing.parent,
