@@ -37,6 +37,8 @@ FLUSH_ROWS = 32_768
 SHARD_COLUMN = "__entbench_shard"
 #: Bytes a merge task buffers before it sorts and writes them (its memory bound: about twice this).
 MERGE_BUFFER_BYTES = 64 << 20
+#: Bytes buffered per open spill file before they are written.
+SPILL_WRITE_BUFFER = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class _SpillFiles:
         self.task_id = task_id
         self.schemas = dict(schemas)
         self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
+        self._sinks: dict[str, pa.NativeFile] = {}
         self._index: dict[str, list[int]] = {}
 
     def write(self, table: str, rows: pa.Table, key: int) -> None:
@@ -89,9 +92,13 @@ class _SpillFiles:
         writer = self._writers.get(table)
         if writer is None:
             self.directory.mkdir(parents=True, exist_ok=True)
-            writer = pa.ipc.new_file(
-                str(self.directory / f"{self.task_id}.{table}.arrow"), self.schemas[table]
+            # Arrow writes a file path unbuffered, one write(2) per buffer of every column (~55 per
+            # batch of the nested claim tables): 0.9M system calls in a build at 10N.
+            sink = pa.BufferedOutputStream(
+                pa.OSFile(str(self.directory / f"{self.task_id}.{table}.arrow"), "wb"), SPILL_WRITE_BUFFER
             )
+            writer = pa.ipc.new_file(sink, self.schemas[table])
+            self._sinks[table] = sink
             self._writers[table] = writer
         for batch in rows.combine_chunks().to_batches():
             writer.write_batch(batch)
@@ -99,8 +106,9 @@ class _SpillFiles:
 
     def close(self, stats: Stats) -> None:
         """Close the files, then write the completion record (last, atomically)."""
-        for writer in self._writers.values():
+        for table, writer in self._writers.items():
             writer.close()
+            self._sinks[table].close()  # the writer leaves a stream it was given open
         done = {"task": self.task_id, "stats": stats.sorted(), "batches": dict(sorted(self._index.items()))}
         atomic_write_text(self.directory / f"{self.task_id}.done.json", json.dumps(done, sort_keys=True))
 
