@@ -17,7 +17,7 @@ import io
 import json
 import os
 import sys
-from itertools import zip_longest
+from itertools import pairwise, zip_longest
 from pathlib import Path
 from types import ModuleType
 
@@ -1229,6 +1229,53 @@ def test_a_line_whose_id_comes_late_is_still_routed_right() -> None:
     pair = scan_both(data, languages=BUNDLED_LANGUAGES, sites=BUNDLED_SITES, num_shards=3)
     assert_paths_equal(pair)
     assert pair.native.fallbacks == []
+
+
+def _exported(scanner: object) -> dict[str, tuple[object, ...]]:
+    """A scanner's `columns()`, every buffer as bytes (comparable)."""
+    return {
+        name: tuple(bytes(part) if not isinstance(part, str | int) else part for part in col)
+        for name, col in scanner.columns().items()  # type: ignore[attr-defined]
+    }
+
+
+@pytest.mark.parametrize("cuts", [(1,), (7, 8), (3, 11, 12), (5, 9, 17, 30)])
+def test_absorbed_scanners_export_what_one_scanner_of_all_lines_does(cuts: tuple[int, ...]) -> None:
+    """`Scanner.absorb` appends another scanner's rows column by column: validity bits at any bit
+    position, string offsets and child tables' entity indices rebased. Scanning consecutive runs of
+    real lines into separate scanners and absorbing them in order must give the very buffers one
+    scanner of all the lines gives."""
+    lines = entity_lines(read_dump(FIXTURES / "wikidata/entities-new.json.bz2"))[:40]
+    bounds = [0, *cuts, len(lines)]
+    runs = [dump_of(lines[a:b]) for a, b in pairwise(bounds)]
+    whole = _wdscan.Scanner(BUNDLED_LANGUAGES, BUNDLED_SITES)
+    for run in runs:
+        assert whole.scan(run, 0, 0, len(run))[4] == []
+    parts = [_wdscan.Scanner(BUNDLED_LANGUAGES, BUNDLED_SITES) for _ in runs]
+    for scanner, run in zip(parts, runs, strict=True):
+        scanner.scan(run, 0, 0, len(run))
+    for scanner in parts[1:]:
+        parts[0].absorb(scanner)
+    expected = _exported(whole)
+    assert expected["e.id"][1] == 40 and expected["c.ent"][1] > 40
+    assert sum(col[2] > 0 for col in expected.values()) >= 10, "validity bits with nulls to shift"
+    assert _exported(parts[0]) == expected
+    emptied = [_exported(scanner)["e.id"][1] for scanner in parts[1:]]
+    assert emptied == [0] * len(emptied), "absorbed scanners are left empty"
+
+
+def test_absorb_refuses_a_scanner_it_cannot_append() -> None:
+    first = _wdscan.Scanner(BUNDLED_LANGUAGES, BUNDLED_SITES)
+    with pytest.raises(ValueError, match="same languages"):
+        first.absorb(_wdscan.Scanner(BUNDLED_LANGUAGES[:1], BUNDLED_SITES))
+    with pytest.raises(ValueError, match="itself"):
+        first.absorb(first)
+    with pytest.raises(TypeError):
+        first.absorb(object())
+    exported = _wdscan.Scanner(BUNDLED_LANGUAGES, BUNDLED_SITES)
+    exported.columns()
+    with pytest.raises(RuntimeError, match="already exported"):
+        first.absorb(exported)
 
 
 @given(st.binary(max_size=100))

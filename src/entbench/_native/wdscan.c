@@ -1964,21 +1964,81 @@ static int put_num(PyObject *d, const char *name, NumCol *c) {
     return rc;
 }
 
-static int put_snak(PyObject *d, const char *prefix, SnakCols *sc) {
-    char name[64];
+/* One exported column of a scanner: its name in `columns()` and where it lives. `ent` marks the
+ * int32 columns that index the scanner's entity rows (rebased when another scanner's rows are
+ * appended). `column_refs` is the one list of them: `columns()` and `absorb()` both walk it. */
+typedef struct {
+    char name[48];
+    StrCol *str;
+    NumCol *num;
+    int ent;
+} ColRef;
+
+#define MAX_COLUMNS (5 + 2 * MAX_LANGS + 32 + 2 * (N_SNAK_STR + 4))
+
+static int add_ref(ColRef *refs, int n, const char *name, StrCol *str, NumCol *num, int ent) {
+    snprintf(refs[n].name, sizeof(refs[n].name), "%s", name);
+    refs[n].str = str;
+    refs[n].num = num;
+    refs[n].ent = ent;
+    return n + 1;
+}
+
+static int snak_refs(ColRef *refs, int n, const char *prefix, SnakCols *sc) {
+    char name[48];
     for (int i = 0; i < N_SNAK_STR; i++) {
         snprintf(name, sizeof(name), "%s%s", prefix, SNAK_STR_NAMES[i]);
-        if (put_str(d, name, &sc->s[i])) return -1;
+        n = add_ref(refs, n, name, &sc->s[i], NULL, 0);
     }
     snprintf(name, sizeof(name), "%stime_precision", prefix);
-    if (put_num(d, name, &sc->precision)) return -1;
+    n = add_ref(refs, n, name, NULL, &sc->precision, 0);
     snprintf(name, sizeof(name), "%slatitude", prefix);
-    if (put_num(d, name, &sc->lat)) return -1;
+    n = add_ref(refs, n, name, NULL, &sc->lat, 0);
     snprintf(name, sizeof(name), "%slongitude", prefix);
-    if (put_num(d, name, &sc->lon)) return -1;
+    n = add_ref(refs, n, name, NULL, &sc->lon, 0);
     snprintf(name, sizeof(name), "%scoord_precision", prefix);
-    if (put_num(d, name, &sc->cprec)) return -1;
-    return 0;
+    return add_ref(refs, n, name, NULL, &sc->cprec, 0);
+}
+
+/* Every exported column of `s`, in a fixed order (the same for scanners of one configuration). */
+static int column_refs(Scanner *s, ColRef *refs) {
+    char name[48];
+    int n = 0;
+    n = add_ref(refs, n, "e.id", &s->e_id, NULL, 0);
+    n = add_ref(refs, n, "e.type", &s->e_type, NULL, 0);
+    n = add_ref(refs, n, "e.datatype", &s->e_datatype, NULL, 0);
+    n = add_ref(refs, n, "e.lastrevid", NULL, &s->e_lastrevid, 0);
+    n = add_ref(refs, n, "e.offset", NULL, &s->e_offset, 0);
+    for (int i = 0; i < s->n_langs; i++) {
+        snprintf(name, sizeof(name), "e.label.%d", i);
+        n = add_ref(refs, n, name, &s->e_label[i], NULL, 0);
+        snprintf(name, sizeof(name), "e.description.%d", i);
+        n = add_ref(refs, n, name, &s->e_desc[i], NULL, 0);
+    }
+    n = add_ref(refs, n, "a.ent", NULL, &s->a_ent, 1);
+    n = add_ref(refs, n, "a.lang", NULL, &s->a_lang, 0);
+    n = add_ref(refs, n, "a.ordinal", NULL, &s->a_ord, 0);
+    n = add_ref(refs, n, "a.alias", &s->a_value, NULL, 0);
+    n = add_ref(refs, n, "s.ent", NULL, &s->s_ent, 1);
+    n = add_ref(refs, n, "s.site", NULL, &s->s_site, 0);
+    n = add_ref(refs, n, "s.nbadges", NULL, &s->s_nbadges, 0);
+    n = add_ref(refs, n, "s.title", &s->s_title, NULL, 0);
+    n = add_ref(refs, n, "s.badge", &s->s_badge, NULL, 0);
+    n = add_ref(refs, n, "s.site_name", &s->s_site_name, NULL, 0);
+    n = add_ref(refs, n, "c.ent", NULL, &s->c_ent, 1);
+    n = add_ref(refs, n, "c.ordinal", NULL, &s->c_ord, 0);
+    n = add_ref(refs, n, "c.nquals", NULL, &s->c_nquals, 0);
+    n = add_ref(refs, n, "c.property", &s->c_prop, NULL, 0);
+    n = add_ref(refs, n, "c.statement_id", &s->c_stid, NULL, 0);
+    n = add_ref(refs, n, "c.rank", &s->c_rank, NULL, 0);
+    n = snak_refs(refs, n, "c.snak.", &s->c_snak);
+    n = add_ref(refs, n, "q.property", &s->q_prop, NULL, 0);
+    n = snak_refs(refs, n, "q.snak.", &s->q_snak);
+    n = add_ref(refs, n, "o.ent", NULL, &s->o_ent, 1);
+    n = add_ref(refs, n, "o.ordinal", NULL, &s->o_ord, 0);
+    n = add_ref(refs, n, "o.property", &s->o_prop, NULL, 0);
+    n = add_ref(refs, n, "o.rank", &s->o_rank, NULL, 0);
+    return add_ref(refs, n, "o.item", &s->o_item, NULL, 0);
 }
 
 PyDoc_STRVAR(Scanner_columns_doc,
@@ -1995,38 +2055,130 @@ static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     s->ready = 0; /* its buffers are about to move out */
     PyObject *d = PyDict_New();
     if (!d) return NULL;
-    char name[64];
-    int err = put_str(d, "e.id", &s->e_id) || put_str(d, "e.type", &s->e_type) ||
-              put_str(d, "e.datatype", &s->e_datatype) || put_num(d, "e.lastrevid", &s->e_lastrevid) ||
-              put_num(d, "e.offset", &s->e_offset);
-    for (int i = 0; !err && i < s->n_langs; i++) {
-        snprintf(name, sizeof(name), "e.label.%d", i);
-        err = put_str(d, name, &s->e_label[i]);
-        snprintf(name, sizeof(name), "e.description.%d", i);
-        if (!err) err = put_str(d, name, &s->e_desc[i]);
-    }
-    err = err || put_num(d, "a.ent", &s->a_ent) || put_num(d, "a.lang", &s->a_lang) ||
-          put_num(d, "a.ordinal", &s->a_ord) || put_str(d, "a.alias", &s->a_value) ||
-          put_num(d, "s.ent", &s->s_ent) || put_num(d, "s.site", &s->s_site) ||
-          put_num(d, "s.nbadges", &s->s_nbadges) || put_str(d, "s.title", &s->s_title) ||
-          put_str(d, "s.badge", &s->s_badge) || put_str(d, "s.site_name", &s->s_site_name) || put_num(d, "c.ent", &s->c_ent) ||
-          put_num(d, "c.ordinal", &s->c_ord) || put_num(d, "c.nquals", &s->c_nquals) ||
-          put_str(d, "c.property", &s->c_prop) || put_str(d, "c.statement_id", &s->c_stid) ||
-          put_str(d, "c.rank", &s->c_rank) || put_snak(d, "c.snak.", &s->c_snak) ||
-          put_str(d, "q.property", &s->q_prop) || put_snak(d, "q.snak.", &s->q_snak) ||
-          put_num(d, "o.ent", &s->o_ent) || put_num(d, "o.ordinal", &s->o_ord) ||
-          put_str(d, "o.property", &s->o_prop) || put_str(d, "o.rank", &s->o_rank) ||
-          put_str(d, "o.item", &s->o_item);
-    if (err) {
-        Py_DECREF(d);
-        return NULL;
+    ColRef refs[MAX_COLUMNS];
+    int n = column_refs(s, refs);
+    for (int i = 0; i < n; i++) {
+        if (refs[i].str ? put_str(d, refs[i].name, refs[i].str) : put_num(d, refs[i].name, refs[i].num)) {
+            Py_DECREF(d);
+            return NULL;
+        }
     }
     return d;
+}
+
+/* Appends `sn` validity bits to the `dn` of `dst` (bits past the last row are zero in both). */
+static int bits_append(Buf *dst, int64_t dn, const Buf *src, int64_t sn) {
+    size_t total = (size_t)((dn + sn + 7) >> 3);
+    if (total > dst->len && buf_reserve(dst, total - dst->len)) return BAIL;
+    int shift = (int)(dn & 7);
+    size_t src_bytes = (size_t)((sn + 7) >> 3);
+    unsigned char *d = (unsigned char *)dst->p;
+    const unsigned char *b = (const unsigned char *)src->p;
+    if (shift == 0) {
+        if (src_bytes) memcpy(d + (dn >> 3), b, src_bytes);
+    } else {
+        size_t at = (size_t)(dn >> 3); /* the partly filled byte */
+        for (size_t k = 0; k < src_bytes; k++) {
+            d[at + k] |= (unsigned char)(b[k] << shift);
+            if (at + k + 1 < total) d[at + k + 1] = (unsigned char)(b[k] >> (8 - shift));
+        }
+    }
+    dst->len = total;
+    return OK;
+}
+
+static int str_append(StrCol *dst, const StrCol *src) {
+    if (dst->data.len + src->data.len > INT32_MAX) return BAIL;
+    int32_t base = (int32_t)dst->data.len;
+    if (buf_reserve(&dst->data, src->data.len) || buf_reserve(&dst->off, (size_t)(4 * src->n)) ||
+        bits_append(&dst->valid, dst->n, &src->valid, src->n))
+        return BAIL;
+    if (src->data.len) memcpy(dst->data.p + dst->data.len, src->data.p, src->data.len);
+    dst->data.len += src->data.len;
+    const char *from = src->off.p + 4; /* offset 0 of src is the end of dst's last row */
+    char *to = dst->off.p + dst->off.len;
+    for (int64_t i = 0; i < src->n; i++) {
+        int32_t v;
+        memcpy(&v, from + 4 * i, 4);
+        v += base;
+        memcpy(to + 4 * i, &v, 4);
+    }
+    dst->off.len += (size_t)(4 * src->n);
+    dst->n += src->n;
+    return OK;
+}
+
+static int num_append(NumCol *dst, const NumCol *src, int32_t rebase) {
+    if (buf_reserve(&dst->data, src->data.len) || bits_append(&dst->valid, dst->n, &src->valid, src->n))
+        return BAIL;
+    char *to = dst->data.p + dst->data.len;
+    if (rebase) { /* int32 entity indices */
+        for (int64_t i = 0; i < src->n; i++) {
+            int32_t v;
+            memcpy(&v, src->data.p + 4 * i, 4);
+            v += rebase;
+            memcpy(to + 4 * i, &v, 4);
+        }
+    } else if (src->data.len) {
+        memcpy(to, src->data.p, src->data.len);
+    }
+    dst->data.len += src->data.len;
+    dst->n += src->n;
+    return OK;
+}
+
+PyDoc_STRVAR(Scanner_absorb_doc,
+             "absorb(other) -> None\n\n"
+             "Append the rows of `other` (a scanner of the same languages and sites) after this\n"
+             "scanner's own, in every column, and leave `other` empty. One export of the routed\n"
+             "scanners of a task, instead of one per scanner.");
+
+static PyObject *Scanner_absorb(Scanner *s, PyObject *arg) {
+    if (!PyObject_TypeCheck(arg, &ScannerType)) {
+        PyErr_SetString(PyExc_TypeError, "absorb() takes a Scanner");
+        return NULL;
+    }
+    Scanner *o = (Scanner *)arg;
+    if (o == s) {
+        PyErr_SetString(PyExc_ValueError, "a scanner cannot absorb itself");
+        return NULL;
+    }
+    if (!s->ready || !o->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner not initialised or already exported");
+        return NULL;
+    }
+    if (s->n_langs != o->n_langs || s->n_sites != o->n_sites || s->all_sites != o->all_sites) {
+        PyErr_SetString(PyExc_ValueError, "absorb() needs scanners of the same languages and sites");
+        return NULL;
+    }
+    if (s->e_id.n + o->e_id.n > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many entities for one export");
+        return NULL;
+    }
+    ColRef mine[MAX_COLUMNS], theirs[MAX_COLUMNS];
+    int n = column_refs(s, mine);
+    column_refs(o, theirs);
+    int32_t rebase = (int32_t)s->e_id.n; /* read before e.id itself grows */
+    for (int i = 0; i < n; i++) {
+        int rc = mine[i].str ? str_append(mine[i].str, theirs[i].str)
+                             : num_append(mine[i].num, theirs[i].num, mine[i].ent ? rebase : 0);
+        if (rc != OK) {
+            /* Some columns already grew: this scanner's rows no longer line up, so it is spent. */
+            s->ready = 0;
+            if (oom_flag) return PyErr_NoMemory();
+            PyErr_SetString(PyExc_OverflowError, "a column passed 2 GB in one export");
+            return NULL;
+        }
+    }
+    Marks empty = {0, 0, 0, 0, 0, 0, 0};
+    truncate_all(o, &empty);
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef Scanner_methods[] = {
     {"scan", (PyCFunction)Scanner_scan, METH_VARARGS, Scanner_scan_doc},
     {"columns", (PyCFunction)Scanner_columns, METH_NOARGS, Scanner_columns_doc},
+    {"absorb", (PyCFunction)Scanner_absorb, METH_O, Scanner_absorb_doc},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ScannerType = {
@@ -2059,7 +2211,7 @@ PyMODINIT_FUNC PyInit__wdscan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (PyModule_AddIntConstant(m, "ABI", 4) < 0) {
+    if (PyModule_AddIntConstant(m, "ABI", 5) < 0) {
         Py_DECREF(m);
         return NULL;
     }
