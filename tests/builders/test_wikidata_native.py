@@ -24,7 +24,7 @@ from types import ModuleType
 import pyarrow.compute as pc
 import pytest
 import xxhash
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from entbench.builders import api, wikidata_scan
@@ -1120,6 +1120,60 @@ def test_mutated_real_lines_paths_agree(line: bytes, all_sites: bool) -> None:
     sites = ALL_SITES if all_sites else BUNDLED_SITES
     pair = scan_both(data, languages=BUNDLED_LANGUAGES, sites=sites, num_shards=3)
     assert_paths_equal(pair, f"mutated line {line[:300]!r}")
+
+
+#: Pieces of a JSON string literal's text: plain ASCII, raw UTF-8 (valid and not), simple escapes,
+#: \\u escapes of any code unit (upper and lower case hex), a high surrogate before any unit (a pair
+#: or not), bad escapes, control bytes. Runs of them exercise the scanner's escape and UTF-8 loops.
+#: Escapes a strict reader refuses, and raw bytes that are not UTF-8 or not allowed in a string.
+_BAD_STRING_PIECES = [b"\\x", b"\\u12", b"\\uzz00", b"\\u123g", b"\\u0g00", b"\\ud83d\\ude0x", b"\\"]
+_BAD_STRING_PIECES += [b"\xff", b"\xc3", b"\xe4\xb8", b"\x01", b"\t"]
+_STRING_PIECES = st.one_of(
+    st.text(
+        alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, exclude_characters='"\\'), max_size=20
+    ).map(str.encode),
+    st.text(
+        alphabet=st.characters(min_codepoint=0x80, exclude_categories=["Cs"]), min_size=1, max_size=6
+    ).map(lambda text: text.encode("utf-8")),
+    st.integers(0, 0xFFFF).map(lambda unit: b"\\u%04x" % unit),
+    st.integers(0, 0xFFFF).map(lambda unit: b"\\u%04X" % unit),
+    st.tuples(st.integers(0xD800, 0xDBFF), st.integers(0xD000, 0xE000)).map(
+        lambda units: b"\\u%04x\\u%04x" % units
+    ),
+    st.sampled_from([b'\\"', b"\\\\", b"\\/", b"\\b", b"\\f", b"\\n", b"\\r", b"\\t"]),
+    st.sampled_from(_BAD_STRING_PIECES),
+)
+
+
+def _json_string(literal: bytes) -> str | None:
+    """The text of a JSON string literal, or None if a strict reader must refuse it (not JSON, not
+    UTF-8, or a lone surrogate)."""
+    try:
+        text = json.loads(literal.decode("utf-8"))
+        text.encode("utf-8")
+    except (UnicodeError, ValueError):
+        return None
+    assert isinstance(text, str)
+    return text
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(_STRING_PIECES, max_size=12), kept=st.booleans())
+@example(pieces=[b"\\u00e9\\u4e2d", b"\\u123g"], kept=False)
+@example(pieces=[b"x", b"\\ud83d\\u0041"], kept=True)
+@example(pieces=["\u00e9t\u00e9 ".encode(), b"\xe4\xb8", b"!"], kept=True)
+def test_string_literals_paths_agree(pieces: list[bytes], kept: bool) -> None:
+    """Any string literal, in a value the scan keeps (a description) or one it skips: the native
+    scanner takes the line exactly when the literal is valid, and decodes it as the reference does."""
+    literal = b'"' + b"".join(pieces) + b'"'
+    where = entity() if kept else with_members(entity(), ("skipped", q("PLACEHOLDER")))
+    line = _replace(where, DESC if kept else q("PLACEHOLDER").encode(), literal)
+    pair = scan_both(dump_of([line]), languages=BUNDLED_LANGUAGES, sites=BUNDLED_SITES, num_shards=3)
+    assert_paths_equal(pair, f"string literal {literal!r}")
+    text = _json_string(literal)
+    assert (pair.native.fallbacks == []) == (text is not None), f"literal {literal!r}"
+    if kept and text is not None:
+        assert pair.native.tables["entities"].column("description_en").to_pylist() == [text]
 
 
 # --- end to end -------------------------------------------------------------------------------------------

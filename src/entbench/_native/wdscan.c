@@ -264,11 +264,16 @@ static inline int peek(Cur *c) {
 
 /* Byte classes: 0 = plain ASCII, 1 = quote or backslash, 2 = control char, 3 = non-ASCII. */
 static unsigned char CLASS[256];
+/* Hex digit values, -1 for any other byte. */
+static signed char HEXV[256];
 
 static void init_classes(void) {
     for (int i = 0; i < 256; i++) CLASS[i] = i < 0x20 ? 2 : (i >= 0x80 ? 3 : 0);
     CLASS['"'] = 1;
     CLASS['\\'] = 1;
+    for (int i = 0; i < 256; i++) HEXV[i] = -1;
+    for (int i = 0; i < 10; i++) HEXV['0' + i] = (signed char)i;
+    for (int i = 0; i < 6; i++) HEXV['a' + i] = HEXV['A' + i] = (signed char)(10 + i);
 }
 
 /* The first byte at or after p that is a quote, a backslash, a control character or non-ASCII.
@@ -314,20 +319,9 @@ static inline int utf8_seq(const unsigned char *p, const unsigned char *end) {
 }
 
 static inline int hex4(const unsigned char *p, unsigned *out) {
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        unsigned char ch = p[i];
-        v <<= 4;
-        if (ch >= '0' && ch <= '9')
-            v |= ch - '0';
-        else if (ch >= 'a' && ch <= 'f')
-            v |= ch - 'a' + 10;
-        else if (ch >= 'A' && ch <= 'F')
-            v |= ch - 'A' + 10;
-        else
-            return BAIL;
-    }
-    *out = v;
+    int a = HEXV[p[0]], b = HEXV[p[1]], c = HEXV[p[2]], d = HEXV[p[3]];
+    if ((a | b | c | d) < 0) return BAIL;
+    *out = (unsigned)((a << 12) | (b << 8) | (c << 4) | d);
     return OK;
 }
 
@@ -340,89 +334,89 @@ static int parse_string(Cur *c, Buf *out) {
     for (;;) {
         const unsigned char *run = p;
         p = plain_run(p, end);
+        if (p >= end) return BAIL;
+        unsigned char ch = *p;
+        /* Runs of non-ASCII text are validated in place and copied with the plain bytes around them
+         * (a sequence never contains a quote, a backslash or a control byte). */
+        while (CLASS[ch] == 3) {
+            int n = utf8_seq(p, end);
+            if (!n) return BAIL;
+            p = plain_run(p + n, end);
+            if (p >= end) return BAIL;
+            ch = *p;
+        }
         if (out && p > run) {
             if (buf_reserve(out, (size_t)(p - run))) return BAIL;
             memcpy(out->p + out->len, run, (size_t)(p - run));
             out->len += (size_t)(p - run);
         }
-        if (p >= end) return BAIL;
-        unsigned char ch = *p;
         if (ch == '"') {
             c->p = p + 1;
             return OK;
         }
         if (CLASS[ch] == 2) return BAIL;
-        if (CLASS[ch] == 3) {
-            int n = utf8_seq(p, end);
-            if (!n) return BAIL;
-            if (out) {
-                if (buf_reserve(out, (size_t)n)) return BAIL;
-                memcpy(out->p + out->len, p, (size_t)n);
-                out->len += (size_t)n;
+        /* Backslash escapes, one after another without going back to the plain scan: dumps spell
+         * non-ASCII text as runs of \uXXXX (a fifth of a real dump's string bytes). */
+        do {
+            if (end - p < 2) return BAIL;
+            unsigned char e = p[1];
+            if (e != 'u') {
+                char simple;
+                switch (e) {
+                    case '"': simple = '"'; break;
+                    case '\\': simple = '\\'; break;
+                    case '/': simple = '/'; break;
+                    case 'b': simple = '\b'; break;
+                    case 'f': simple = '\f'; break;
+                    case 'n': simple = '\n'; break;
+                    case 'r': simple = '\r'; break;
+                    case 't': simple = '\t'; break;
+                    default: return BAIL;
+                }
+                if (out) {
+                    if (buf_reserve(out, 1)) return BAIL;
+                    out->p[out->len++] = simple;
+                }
+                p += 2;
+                continue;
             }
-            p += n;
-            continue;
-        }
-        /* backslash */
-        if (end - p < 2) return BAIL;
-        unsigned char e = p[1];
-        char simple = 0;
-        switch (e) {
-            case '"': simple = '"'; break;
-            case '\\': simple = '\\'; break;
-            case '/': simple = '/'; break;
-            case 'b': simple = '\b'; break;
-            case 'f': simple = '\f'; break;
-            case 'n': simple = '\n'; break;
-            case 'r': simple = '\r'; break;
-            case 't': simple = '\t'; break;
-            case 'u': break;
-            default: return BAIL;
-        }
-        if (simple) {
-            if (out) {
-                if (buf_reserve(out, 1)) return BAIL;
-                out->p[out->len++] = simple;
-            }
-            p += 2;
-            continue;
-        }
-        if (end - p < 6) return BAIL;
-        unsigned cp;
-        if (hex4(p + 2, &cp)) return BAIL;
-        p += 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-            unsigned lo;
-            if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo)) return BAIL;
-            if (lo < 0xDC00 || lo > 0xDFFF) return BAIL;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            if (end - p < 6) return BAIL;
+            unsigned cp;
+            if (hex4(p + 2, &cp)) return BAIL;
             p += 6;
-        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return BAIL;
-        }
-        if (out) {
-            if (buf_reserve(out, 4)) return BAIL;
-            char *o = out->p + out->len;
-            if (cp < 0x80) {
-                o[0] = (char)cp;
-                out->len += 1;
-            } else if (cp < 0x800) {
-                o[0] = (char)(0xC0 | (cp >> 6));
-                o[1] = (char)(0x80 | (cp & 0x3F));
-                out->len += 2;
-            } else if (cp < 0x10000) {
-                o[0] = (char)(0xE0 | (cp >> 12));
-                o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                o[2] = (char)(0x80 | (cp & 0x3F));
-                out->len += 3;
-            } else {
-                o[0] = (char)(0xF0 | (cp >> 18));
-                o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-                o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                o[3] = (char)(0x80 | (cp & 0x3F));
-                out->len += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                unsigned lo;
+                if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo)) return BAIL;
+                if (lo < 0xDC00 || lo > 0xDFFF) return BAIL;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                p += 6;
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                return BAIL;
             }
-        }
+            if (out) {
+                if (buf_reserve(out, 4)) return BAIL;
+                char *o = out->p + out->len;
+                if (cp < 0x80) {
+                    o[0] = (char)cp;
+                    out->len += 1;
+                } else if (cp < 0x800) {
+                    o[0] = (char)(0xC0 | (cp >> 6));
+                    o[1] = (char)(0x80 | (cp & 0x3F));
+                    out->len += 2;
+                } else if (cp < 0x10000) {
+                    o[0] = (char)(0xE0 | (cp >> 12));
+                    o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                    o[2] = (char)(0x80 | (cp & 0x3F));
+                    out->len += 3;
+                } else {
+                    o[0] = (char)(0xF0 | (cp >> 18));
+                    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                    o[3] = (char)(0x80 | (cp & 0x3F));
+                    out->len += 4;
+                }
+            }
+        } while (p < end && *p == '\\');
     }
 }
 
