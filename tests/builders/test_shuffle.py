@@ -195,8 +195,38 @@ def test_map_spills_are_deleted_once_every_group_is_merged_and_a_resume_needs_no
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "_shard_task", 2)
-    assert not list((incomplete / "_map").glob("*.arrow"))
+    assert not list((incomplete / "_map").glob("*.spill"))
     assert list((incomplete / "_map").glob("*.done.json"))
     assert len(list((incomplete / "_merge").glob("*.done.json"))) == 3
     monkeypatch.setattr(runner, "_shard_task", original)
     assert shard_hashes(build(tmp_path / "out", SOURCE, *PARAMS, shuffle_groups=3)) == reference
+
+
+def test_a_task_spills_one_file_and_its_record_locates_every_batch(tmp_path: Path) -> None:
+    """A map task writes all its tables to one spill file; the record gives each batch's group,
+    offset and length, and reading those spans gives the rows back."""
+    layout = shuffle_layout(4, 64)
+    expected = spill_tasks(tmp_path, layout, 1, 50)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t00000.done.json", "t00000.spill"]
+    record = read_done(tmp_path, "t00000")
+    assert record is not None
+    spans = record["batches"]["rows"]
+    assert sorted(group for group, _offset, _length in spans) == sorted(expected)
+    ends = [offset + length for _group, offset, length in spans]
+    assert ends[-1] == (tmp_path / "t00000.spill").stat().st_size
+    assert all(offset == end for (_g, offset, _l), end in zip(spans[1:], ends, strict=False))
+    inputs = shard_inputs(tmp_path, ["t00000"], range(4))
+    for shard, rows in expected.items():
+        assert gathered(tmp_path, inputs, shard) == rows
+
+
+def test_a_record_of_an_older_spill_layout_counts_as_unfinished(tmp_path: Path) -> None:
+    """An unfinished build of an older entbench left per-table spill files and records without
+    `spill_format`: its tasks run again (their files are rewritten) instead of being misread."""
+    spill_tasks(tmp_path, shuffle_layout(4, 64), 1, 10)
+    path = tmp_path / "t00000.done.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert read_done(tmp_path, "t00000") == record
+    del record["spill_format"]
+    path.write_text(json.dumps(record), encoding="utf-8")
+    assert read_done(tmp_path, "t00000") is None

@@ -1,17 +1,19 @@
 """The shuffle between a stage's map and reduce: spill files, their index, and the merge pass.
 
-A map task appends its rows in batches to one Arrow IPC file per table; its index
-(`<task>.done.json`, written last and atomically) says which spill group each batch holds. A task
-without its `.done.json` did not finish: its files are overwritten when it runs again.
+A map task appends its rows in batches to one spill file (`<task>.spill`: encapsulated Arrow IPC
+messages one after another, no schema and no footer, the stage's map schemas being known); its
+index (`<task>.done.json`, written last and atomically) says where each batch of each table lies
+and which spill group it holds. A task without its `.done.json` did not finish: its file is
+overwritten when it runs again.
 
 With few output shards every shard is its own group and a reducer reads its batches straight from
-every map task's files (`shard_inputs`). That costs tasks x shards batches, file opens and index
+every map task's file (`shard_inputs`). That costs tasks x shards batches, reads and index
 entries: ~10^8 of each for a full Wikidata dump (~23k tasks x ~6k shards), and at 400 shards the
 merge pass below is already faster (README, Performance). So past `BuildOptions.shuffle_groups`
 shards the map spills by *group* of consecutive shards, each row tagged with its shard
 (`SHARD_COLUMN`), and a merge pass (`merge_group`, one task per group) reads the group's batches
 from every map task in task order and re-spills them by shard, a bounded buffer at a time. A
-reducer then reads one file per table. The rows a reducer gathers, and their order (map task, then
+reducer then reads one file per merge group. The rows a reducer gathers, and their order (map task, then
 batch, then emit order), are the same either way, so the output shards are byte-identical.
 """
 
@@ -74,43 +76,78 @@ def shuffle_layout(num_shards: int, max_groups: int) -> ShuffleLayout:
     return ShuffleLayout(num_shards, max(1, math.ceil(num_shards / max_groups)))
 
 
-class _SpillFiles:
-    """A task's spill files (one Arrow IPC file per table, `<task>.<table>.arrow`) and their index,
-    which its completion record `<task>.done.json` keeps: batch i of a table -> its spill group
-    (a map task's) or shard (a merge task's). `shard_inputs` and `merge_group` read both kinds."""
+#: The spill file layout `<task>.done.json` records describe; a record of another layout (an
+#: unfinished build of an older entbench) counts as unfinished, so its task runs again.
+SPILL_FORMAT = 2
+
+
+def spill_path(directory: Path, task_id: str) -> Path:
+    """The spill file of a map or merge task."""
+    return directory / f"{task_id}.spill"
+
+
+def spill_schemas(schemas: Mapping[str, pa.Schema], layout: ShuffleLayout) -> dict[str, pa.Schema]:
+    """The schemas of a map task's spilled tables: each row tagged with its shard when a spill
+    group holds several shards (`SHARD_COLUMN`)."""
+    tag = pa.field(SHARD_COLUMN, pa.int32())
+    return {name: schema.append(tag) if layout.merged else schema for name, schema in schemas.items()}
+
+
+#: Where one batch lies in a spill file: (offset, length) of its IPC message.
+Span = tuple[int, int]
+
+
+class _SpillFile:
+    """A task's spill file and its index, which its completion record `<task>.done.json` keeps:
+    per table, batch i -> [key, offset, length], the key being its spill group (a map task's) or
+    shard (a merge task's). `shard_inputs` and `merge_group` read both kinds.
+
+    One file per task rather than one Arrow IPC file per table: each file is a create and a delete,
+    and a reader opening an IPC file parses its footer and schema (~80 us for the nested claim
+    tables), which for every reducer of every task was a tenth of the reduce at 17 shards."""
 
     def __init__(self, directory: Path, task_id: str, schemas: Mapping[str, pa.Schema]) -> None:
         self.directory = directory
         self.task_id = task_id
-        self.schemas = dict(schemas)
-        self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
-        self._sinks: dict[str, pa.NativeFile] = {}
-        self._index: dict[str, list[int]] = {}
+        for name, schema in schemas.items():
+            if any(pa.types.is_dictionary(field.type) for field in schema):
+                raise ValueError(f"spilled table {name!r} has a dictionary column (spills hold none)")
+        self._sink: pa.NativeFile | None = None
+        self._index: dict[str, list[list[int]]] = {}
 
     def write(self, table: str, rows: pa.Table, key: int) -> None:
         """Append `rows` of `table` as contiguous batches, each indexed under `key`."""
-        writer = self._writers.get(table)
-        if writer is None:
+        if self._sink is None:
             self.directory.mkdir(parents=True, exist_ok=True)
-            # Arrow writes a file path unbuffered, one write(2) per buffer of every column (~55 per
-            # batch of the nested claim tables): 0.9M system calls in a build at 10N.
-            sink = pa.BufferedOutputStream(
-                pa.OSFile(str(self.directory / f"{self.task_id}.{table}.arrow"), "wb"), SPILL_WRITE_BUFFER
+            # Buffered: written unbuffered, each batch cost a system call per column buffer.
+            self._sink = pa.BufferedOutputStream(
+                pa.OSFile(str(spill_path(self.directory, self.task_id)), "wb"), SPILL_WRITE_BUFFER
             )
-            writer = pa.ipc.new_file(sink, self.schemas[table])
-            self._sinks[table] = sink
-            self._writers[table] = writer
         for batch in rows.combine_chunks().to_batches():
-            writer.write_batch(batch)
-            self._index.setdefault(table, []).append(key)
+            message = batch.serialize()
+            offset = self._sink.tell()
+            self._sink.write(message)
+            self._index.setdefault(table, []).append([key, offset, message.size])
 
     def close(self, stats: Stats) -> None:
-        """Close the files, then write the completion record (last, atomically)."""
-        for table, writer in self._writers.items():
-            writer.close()
-            self._sinks[table].close()  # the writer leaves a stream it was given open
-        done = {"task": self.task_id, "stats": stats.sorted(), "batches": dict(sorted(self._index.items()))}
+        """Close the file, then write the completion record (last, atomically)."""
+        if self._sink is not None:
+            self._sink.close()
+        done = {
+            "task": self.task_id,
+            "spill_format": SPILL_FORMAT,
+            "stats": stats.sorted(),
+            "batches": dict(sorted(self._index.items())),
+        }
         atomic_write_text(self.directory / f"{self.task_id}.done.json", json.dumps(done, sort_keys=True))
+
+
+def read_spilled(
+    directory: Path, task_id: str, spans: Sequence[Span], schema: pa.Schema
+) -> list[pa.RecordBatch]:
+    """The batches of `schema` at `spans` of a task's spill file (the file is closed again)."""
+    with pa.OSFile(str(spill_path(directory, task_id)), "rb") as source:
+        return [pa.ipc.read_record_batch(source.read_at(length, offset), schema) for offset, length in spans]
 
 
 class FileBucketSink(BucketSink):
@@ -128,13 +165,10 @@ class FileBucketSink(BucketSink):
         self.schemas = dict(schemas)
         self.layout = layout
         self.shards_per_group = layout.shards_per_group
-        tag = pa.field(SHARD_COLUMN, pa.int32())
-        self._spill_schemas = {
-            name: schema.append(tag) if layout.merged else schema for name, schema in self.schemas.items()
-        }
+        self._spill_schemas = spill_schemas(self.schemas, layout)
         self._pending: dict[tuple[str, int], list[pa.RecordBatch]] = {}
         self._pending_rows: dict[tuple[str, int], int] = {}
-        self._files = _SpillFiles(directory, task_id, self._spill_schemas)
+        self._files = _SpillFile(directory, task_id, self._spill_schemas)
 
     def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
         """Buffer rows of `table` for `shard`; batches are written once enough rows have gathered."""
@@ -192,31 +226,31 @@ def read_done(directory: Path, task_id: str) -> dict[str, Any] | None:
     if not path.exists():
         return None
     result: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return result
+    return result if result.get("spill_format") == SPILL_FORMAT else None
 
 
-#: What one reduce task reads: (spill task id, {table: indices of the batches routed to its shard}).
-ShardInput = tuple[str, dict[str, list[int]]]
+#: What one reduce task reads: (spill task id, {table: spans of the batches routed to its shard}).
+ShardInput = tuple[str, dict[str, list[Span]]]
 
 
 def shard_inputs(
     directory: Path, task_ids: Iterable[str], shards: Sequence[int]
 ) -> dict[int, list[ShardInput]]:
-    """For each of `shards`, the finished tasks in `directory` holding its rows and which batches,
-    in task id order (each task's spills grouped one shard per group).
+    """For each of `shards`, the finished tasks in `directory` holding its rows and where their
+    batches lie, in task id order (each task's spills grouped one shard per group).
 
     Computed once by the coordinator, one record at a time: every reduce task re-reading every
     record would cost shards x tasks file reads."""
     wanted = set(shards)
-    result: dict[int, dict[str, dict[str, list[int]]]] = {shard: {} for shard in shards}
+    result: dict[int, dict[str, dict[str, list[Span]]]] = {shard: {} for shard in shards}
     for task_id in sorted(task_ids):
         done = read_done(directory, task_id)
         if done is None:
             raise RuntimeError(f"spill record {task_id} missing in {directory}")
-        for table, batch_shards in sorted(done["batches"].items()):
-            for i, shard in enumerate(batch_shards):
+        for table, batches in sorted(done["batches"].items()):
+            for shard, offset, length in batches:
                 if shard in wanted:
-                    result[shard].setdefault(task_id, {}).setdefault(table, []).append(i)
+                    result[shard].setdefault(task_id, {}).setdefault(table, []).append((offset, length))
     return {shard: sorted(tasks.items()) for shard, tasks in result.items()}
 
 
@@ -241,18 +275,15 @@ def merge_group(
     batch per shard. Memory stays bounded whatever the dump size; each map spill file is opened,
     read and closed in turn."""
     writer = _ShardRunWriter(merge_dir, merge_task_id(group), schemas)
+    tagged = spill_schemas(schemas, layout)
     for task_id in sorted(task_ids):
         done = read_done(map_dir, task_id)
         if done is None:
             raise RuntimeError(f"map record {task_id} missing in {map_dir}")
-        for table, batch_groups in sorted(done["batches"].items()):
-            indices = [i for i, g in enumerate(batch_groups) if g == group]
-            if not indices:
-                continue
-            with pa.OSFile(str(map_dir / f"{task_id}.{table}.arrow"), "rb") as source:
-                reader = pa.ipc.open_file(source)
-                for i in indices:
-                    writer.add(table, reader.get_batch(i))
+        for table, batches in sorted(done["batches"].items()):
+            spans = [(offset, length) for g, offset, length in batches if g == group]
+            for batch in read_spilled(map_dir, task_id, spans, tagged[table]) if spans else ():
+                writer.add(table, batch)
     writer.close()
 
 
@@ -264,7 +295,7 @@ class _ShardRunWriter:
         self.schemas = dict(schemas)
         self._pending: dict[str, list[pa.RecordBatch]] = {}
         self._pending_bytes = 0
-        self._files = _SpillFiles(directory, task_id, schemas)
+        self._files = _SpillFile(directory, task_id, schemas)
 
     def add(self, table: str, batch: pa.RecordBatch) -> None:
         self._pending.setdefault(table, []).append(batch)
@@ -302,12 +333,9 @@ def gather_bucket(directory: Path, inputs: Sequence[ShardInput], table: str, sch
     chunks first, so a shard of ten row groups was copied ten more times."""
     batches: list[pa.RecordBatch] = []
     for task_id, tables in inputs:
-        indices = tables.get(table)
-        if not indices:
-            continue
-        with pa.OSFile(str(directory / f"{task_id}.{table}.arrow"), "rb") as source:
-            reader = pa.ipc.open_file(source)
-            batches.extend(reader.get_batch(i) for i in indices)
+        spans = tables.get(table)
+        if spans:
+            batches.extend(read_spilled(directory, task_id, spans, schema))
     if not batches:
         return schema.empty_table()
     return pa.Table.from_batches(batches, schema).combine_chunks()

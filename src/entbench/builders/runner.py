@@ -6,9 +6,9 @@ Layout of one stage's output (`<out>/<layer>/<stage>/`):
         part-SSSSS-of-NNNNN.parquet       (or <table>/part-… when a stage has several tables)
         _MANIFEST.json  _RUN.json  [extra files such as rejects.jsonl]
     .incomplete/v<version>-<fp12>/        while building
-        _map/<task>.<table>.arrow, <task>.done.json      map spill + per-task completion marker
+        _map/<task>.spill, <task>.done.json              map spill + per-task completion marker
         _map/_TASKS.json, _LAYOUT.json                   the map's task ids; its task size and layout
-        _merge/g<group>.<table>.arrow, .done.json        past 64 shards: the spills regrouped by shard
+        _merge/g<group>.spill, .done.json                past 64 shards: the spills regrouped by shard
         _shards/part-SSSSS.json                          per-shard completion marker (rows, sha256, stats)
         _scratch/                                        the stage's own temporary files
 
@@ -396,7 +396,7 @@ class Builder:
         if all(read_done(merge_dir, merge_task_id(g)) is not None for g in range(layout.num_groups)):
             # Every group is regrouped: the map's spills are a second copy of the data (hundreds
             # of GB for a full dump). Its records stay, so a resumed build knows the map is done.
-            for spill in (plan.work_dir / "_map").glob("*.arrow"):
+            for spill in (plan.work_dir / "_map").glob("*.spill"):
                 spill.unlink()
         return "_merge", shard_inputs(merge_dir, [merge_task_id(g) for g in groups], shards)
 
