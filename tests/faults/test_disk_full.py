@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 
+from entbench.builders import buckets
 from tests.faults.fault_support import assert_nothing_half_done_looks_complete, quiet_build, snapshot
 
 CLI = Callable[[list[str]], Result]
@@ -32,20 +33,6 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("reference")
     quiet_build("kb", out)
     return snapshot(out)
-
-
-def fail_on_call(n: int, real: Callable[..., Any]) -> Callable[..., Any]:
-    """`real`, except that its n-th call raises ENOSPC (and every later one too: the disk stays full)."""
-    calls = 0
-
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        if calls >= n:
-            raise disk_full()
-        return real(*args, **kwargs)
-
-    return wrapped
 
 
 class FullParquetWriter(pq.ParquetWriter):
@@ -84,8 +71,35 @@ def inject_fsync(monkeypatch: pytest.MonkeyPatch, name: str, n: int) -> None:
     monkeypatch.setattr(os, "fsync", fsync)
 
 
+_BUFFERED_OUTPUT_STREAM = pa.BufferedOutputStream
+
+
+class _FillingStream:
+    """A spill file's output stream whose writes fail with ENOSPC from the `n`-th write on (of
+    all spill streams opened in the build)."""
+
+    writes = 0
+    fail_from = 0
+
+    def __init__(self, raw: pa.NativeFile, buffer_size: int) -> None:
+        self._stream = _BUFFERED_OUTPUT_STREAM(raw, buffer_size)
+
+    def write(self, data: Any) -> int:
+        _FillingStream.writes += 1
+        if _FillingStream.writes >= _FillingStream.fail_from:
+            raise disk_full()
+        return int(self._stream.write(data))
+
+    def tell(self) -> int:
+        return int(self._stream.tell())
+
+    def close(self) -> None:
+        self._stream.close()
+
+
 def inject_spill(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
-    monkeypatch.setattr(pa.ipc, "new_file", fail_on_call(n, pa.ipc.new_file))
+    _FillingStream.writes, _FillingStream.fail_from = 0, n
+    monkeypatch.setattr(buckets.pa, "BufferedOutputStream", _FillingStream)
 
 
 INJECTIONS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
@@ -94,7 +108,7 @@ INJECTIONS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "fsync-map-record": lambda mp: inject_fsync(mp, ".done.json.tmp", 2),
     "fsync-shard-marker": lambda mp: inject_fsync(mp, ".part-00001.json.tmp", 1),
     "fsync-manifest": lambda mp: inject_fsync(mp, "._MANIFEST.json.tmp", 3),
-    "map-spill": lambda mp: inject_spill(mp, 3),
+    "map-spill": lambda mp: inject_spill(mp, 40),
 }
 
 
