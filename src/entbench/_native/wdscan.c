@@ -1445,48 +1445,93 @@ static void num_free(NumCol *c) {
     buf_free(&c->valid);
 }
 
-static void snak_free(SnakCols *sc) {
-    for (int i = 0; i < N_SNAK_STR; i++) str_free(&sc->s[i]);
-    num_free(&sc->precision);
-    num_free(&sc->lat);
-    num_free(&sc->lon);
-    num_free(&sc->cprec);
+/* One column of a scanner: its name in `columns()` and where it lives. `ent` marks the
+ * int32 columns that index the scanner's entity rows (rebased when another scanner's rows are
+ * appended). `column_refs` is the one list of them: `columns()`, `absorb()` and the scanner's
+ * deallocation walk it. */
+typedef struct {
+    char name[48];
+    StrCol *str;
+    NumCol *num;
+    int ent;
+} ColRef;
+
+#define MAX_COLUMNS (5 + 2 * MAX_LANGS + 32 + 2 * (N_SNAK_STR + 4))
+
+static int add_ref(ColRef *refs, int n, const char *name, StrCol *str, NumCol *num, int ent) {
+    snprintf(refs[n].name, sizeof(refs[n].name), "%s", name);
+    refs[n].str = str;
+    refs[n].num = num;
+    refs[n].ent = ent;
+    return n + 1;
+}
+
+static int snak_refs(ColRef *refs, int n, const char *prefix, SnakCols *sc) {
+    char name[48];
+    for (int i = 0; i < N_SNAK_STR; i++) {
+        snprintf(name, sizeof(name), "%s%s", prefix, SNAK_STR_NAMES[i]);
+        n = add_ref(refs, n, name, &sc->s[i], NULL, 0);
+    }
+    snprintf(name, sizeof(name), "%stime_precision", prefix);
+    n = add_ref(refs, n, name, NULL, &sc->precision, 0);
+    snprintf(name, sizeof(name), "%slatitude", prefix);
+    n = add_ref(refs, n, name, NULL, &sc->lat, 0);
+    snprintf(name, sizeof(name), "%slongitude", prefix);
+    n = add_ref(refs, n, name, NULL, &sc->lon, 0);
+    snprintf(name, sizeof(name), "%scoord_precision", prefix);
+    return add_ref(refs, n, name, NULL, &sc->cprec, 0);
+}
+
+/* Every exported column of `s`, in a fixed order (the same for scanners of one configuration). */
+static int column_refs(Scanner *s, ColRef *refs) {
+    char name[48];
+    int n = 0;
+    n = add_ref(refs, n, "e.id", &s->e_id, NULL, 0);
+    n = add_ref(refs, n, "e.type", &s->e_type, NULL, 0);
+    n = add_ref(refs, n, "e.datatype", &s->e_datatype, NULL, 0);
+    n = add_ref(refs, n, "e.lastrevid", NULL, &s->e_lastrevid, 0);
+    n = add_ref(refs, n, "e.offset", NULL, &s->e_offset, 0);
+    for (int i = 0; i < s->n_langs; i++) {
+        snprintf(name, sizeof(name), "e.label.%d", i);
+        n = add_ref(refs, n, name, &s->e_label[i], NULL, 0);
+        snprintf(name, sizeof(name), "e.description.%d", i);
+        n = add_ref(refs, n, name, &s->e_desc[i], NULL, 0);
+    }
+    n = add_ref(refs, n, "a.ent", NULL, &s->a_ent, 1);
+    n = add_ref(refs, n, "a.lang", NULL, &s->a_lang, 0);
+    n = add_ref(refs, n, "a.ordinal", NULL, &s->a_ord, 0);
+    n = add_ref(refs, n, "a.alias", &s->a_value, NULL, 0);
+    n = add_ref(refs, n, "s.ent", NULL, &s->s_ent, 1);
+    n = add_ref(refs, n, "s.site", NULL, &s->s_site, 0);
+    n = add_ref(refs, n, "s.nbadges", NULL, &s->s_nbadges, 0);
+    n = add_ref(refs, n, "s.title", &s->s_title, NULL, 0);
+    n = add_ref(refs, n, "s.badge", &s->s_badge, NULL, 0);
+    n = add_ref(refs, n, "s.site_name", &s->s_site_name, NULL, 0);
+    n = add_ref(refs, n, "c.ent", NULL, &s->c_ent, 1);
+    n = add_ref(refs, n, "c.ordinal", NULL, &s->c_ord, 0);
+    n = add_ref(refs, n, "c.nquals", NULL, &s->c_nquals, 0);
+    n = add_ref(refs, n, "c.property", &s->c_prop, NULL, 0);
+    n = add_ref(refs, n, "c.statement_id", &s->c_stid, NULL, 0);
+    n = add_ref(refs, n, "c.rank", &s->c_rank, NULL, 0);
+    n = snak_refs(refs, n, "c.snak.", &s->c_snak);
+    n = add_ref(refs, n, "q.property", &s->q_prop, NULL, 0);
+    n = snak_refs(refs, n, "q.snak.", &s->q_snak);
+    n = add_ref(refs, n, "o.ent", NULL, &s->o_ent, 1);
+    n = add_ref(refs, n, "o.ordinal", NULL, &s->o_ord, 0);
+    n = add_ref(refs, n, "o.property", &s->o_prop, NULL, 0);
+    n = add_ref(refs, n, "o.rank", &s->o_rank, NULL, 0);
+    return add_ref(refs, n, "o.item", &s->o_item, NULL, 0);
 }
 
 static void scanner_free_columns(Scanner *s) {
-    str_free(&s->e_id);
-    str_free(&s->e_type);
-    str_free(&s->e_datatype);
-    num_free(&s->e_lastrevid);
-    num_free(&s->e_offset);
-    for (int i = 0; i < s->n_langs; i++) {
-        if (s->e_label) str_free(&s->e_label[i]);
-        if (s->e_desc) str_free(&s->e_desc[i]);
+    ColRef refs[MAX_COLUMNS];
+    int n = column_refs(s, refs);
+    for (int i = 0; i < n; i++) {
+        if (refs[i].str)
+            str_free(refs[i].str);
+        else
+            num_free(refs[i].num);
     }
-    num_free(&s->a_ent);
-    num_free(&s->a_lang);
-    num_free(&s->a_ord);
-    str_free(&s->a_value);
-    num_free(&s->s_ent);
-    num_free(&s->s_site);
-    num_free(&s->s_nbadges);
-    str_free(&s->s_title);
-    str_free(&s->s_badge);
-    str_free(&s->s_site_name);
-    num_free(&s->c_ent);
-    num_free(&s->c_ord);
-    num_free(&s->c_nquals);
-    str_free(&s->c_prop);
-    str_free(&s->c_stid);
-    str_free(&s->c_rank);
-    snak_free(&s->c_snak);
-    str_free(&s->q_prop);
-    snak_free(&s->q_snak);
-    num_free(&s->o_ent);
-    num_free(&s->o_ord);
-    str_free(&s->o_prop);
-    str_free(&s->o_rank);
-    str_free(&s->o_item);
 }
 
 static void scanner_init_columns(Scanner *s) {
@@ -1526,7 +1571,8 @@ static void scanner_init_columns(Scanner *s) {
 }
 
 static void Scanner_dealloc(Scanner *s) {
-    if (s->e_label) scanner_free_columns(s); /* exported buffers are NULL by now */
+    /* Both label arrays exist once Scanner_init got past them (no column holds memory before). */
+    if (s->e_label && s->e_desc) scanner_free_columns(s); /* exported buffers are NULL by now */
     for (int i = 0; i < s->n_langs; i++) free(s->langs[i]);
     for (int i = 0; i < s->n_sites; i++) free(s->sites[i]);
     free(s->e_label);
@@ -1956,83 +2002,6 @@ static int put_num(PyObject *d, const char *name, NumCol *c) {
     int rc = PyDict_SetItemString(d, name, v);
     Py_DECREF(v);
     return rc;
-}
-
-/* One exported column of a scanner: its name in `columns()` and where it lives. `ent` marks the
- * int32 columns that index the scanner's entity rows (rebased when another scanner's rows are
- * appended). `column_refs` is the one list of them: `columns()` and `absorb()` both walk it. */
-typedef struct {
-    char name[48];
-    StrCol *str;
-    NumCol *num;
-    int ent;
-} ColRef;
-
-#define MAX_COLUMNS (5 + 2 * MAX_LANGS + 32 + 2 * (N_SNAK_STR + 4))
-
-static int add_ref(ColRef *refs, int n, const char *name, StrCol *str, NumCol *num, int ent) {
-    snprintf(refs[n].name, sizeof(refs[n].name), "%s", name);
-    refs[n].str = str;
-    refs[n].num = num;
-    refs[n].ent = ent;
-    return n + 1;
-}
-
-static int snak_refs(ColRef *refs, int n, const char *prefix, SnakCols *sc) {
-    char name[48];
-    for (int i = 0; i < N_SNAK_STR; i++) {
-        snprintf(name, sizeof(name), "%s%s", prefix, SNAK_STR_NAMES[i]);
-        n = add_ref(refs, n, name, &sc->s[i], NULL, 0);
-    }
-    snprintf(name, sizeof(name), "%stime_precision", prefix);
-    n = add_ref(refs, n, name, NULL, &sc->precision, 0);
-    snprintf(name, sizeof(name), "%slatitude", prefix);
-    n = add_ref(refs, n, name, NULL, &sc->lat, 0);
-    snprintf(name, sizeof(name), "%slongitude", prefix);
-    n = add_ref(refs, n, name, NULL, &sc->lon, 0);
-    snprintf(name, sizeof(name), "%scoord_precision", prefix);
-    return add_ref(refs, n, name, NULL, &sc->cprec, 0);
-}
-
-/* Every exported column of `s`, in a fixed order (the same for scanners of one configuration). */
-static int column_refs(Scanner *s, ColRef *refs) {
-    char name[48];
-    int n = 0;
-    n = add_ref(refs, n, "e.id", &s->e_id, NULL, 0);
-    n = add_ref(refs, n, "e.type", &s->e_type, NULL, 0);
-    n = add_ref(refs, n, "e.datatype", &s->e_datatype, NULL, 0);
-    n = add_ref(refs, n, "e.lastrevid", NULL, &s->e_lastrevid, 0);
-    n = add_ref(refs, n, "e.offset", NULL, &s->e_offset, 0);
-    for (int i = 0; i < s->n_langs; i++) {
-        snprintf(name, sizeof(name), "e.label.%d", i);
-        n = add_ref(refs, n, name, &s->e_label[i], NULL, 0);
-        snprintf(name, sizeof(name), "e.description.%d", i);
-        n = add_ref(refs, n, name, &s->e_desc[i], NULL, 0);
-    }
-    n = add_ref(refs, n, "a.ent", NULL, &s->a_ent, 1);
-    n = add_ref(refs, n, "a.lang", NULL, &s->a_lang, 0);
-    n = add_ref(refs, n, "a.ordinal", NULL, &s->a_ord, 0);
-    n = add_ref(refs, n, "a.alias", &s->a_value, NULL, 0);
-    n = add_ref(refs, n, "s.ent", NULL, &s->s_ent, 1);
-    n = add_ref(refs, n, "s.site", NULL, &s->s_site, 0);
-    n = add_ref(refs, n, "s.nbadges", NULL, &s->s_nbadges, 0);
-    n = add_ref(refs, n, "s.title", &s->s_title, NULL, 0);
-    n = add_ref(refs, n, "s.badge", &s->s_badge, NULL, 0);
-    n = add_ref(refs, n, "s.site_name", &s->s_site_name, NULL, 0);
-    n = add_ref(refs, n, "c.ent", NULL, &s->c_ent, 1);
-    n = add_ref(refs, n, "c.ordinal", NULL, &s->c_ord, 0);
-    n = add_ref(refs, n, "c.nquals", NULL, &s->c_nquals, 0);
-    n = add_ref(refs, n, "c.property", &s->c_prop, NULL, 0);
-    n = add_ref(refs, n, "c.statement_id", &s->c_stid, NULL, 0);
-    n = add_ref(refs, n, "c.rank", &s->c_rank, NULL, 0);
-    n = snak_refs(refs, n, "c.snak.", &s->c_snak);
-    n = add_ref(refs, n, "q.property", &s->q_prop, NULL, 0);
-    n = snak_refs(refs, n, "q.snak.", &s->q_snak);
-    n = add_ref(refs, n, "o.ent", NULL, &s->o_ent, 1);
-    n = add_ref(refs, n, "o.ordinal", NULL, &s->o_ord, 0);
-    n = add_ref(refs, n, "o.property", &s->o_prop, NULL, 0);
-    n = add_ref(refs, n, "o.rank", &s->o_rank, NULL, 0);
-    return add_ref(refs, n, "o.item", &s->o_item, NULL, 0);
 }
 
 PyDoc_STRVAR(Scanner_columns_doc,
