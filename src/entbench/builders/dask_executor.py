@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from entbench.builders.process import set_up_worker_process
+from entbench.builders.process import set_up_owned_process
 from entbench.builders.progress import StageBar
 from entbench.errors import UserError
 
@@ -51,7 +51,7 @@ class DaskExecutor:
             # The workers of a cluster started here are entbench's own, like its pool workers: no
             # pandas, big freed buffers unmapped (they inherit the command's environment, so its
             # huge pages too). A user's cluster runs other work: its workers are left as they are.
-            self._client.run(set_up_worker_process)
+            self._client.run(set_up_owned_process)
 
     def run(self, fn: Any, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
         """Submit lazily; yield results as tasks complete; the first failure cancels the rest."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol
 
-from entbench.builders.process import set_up_worker_process
+from entbench.builders.process import set_up_owned_process
 from entbench.builders.progress import QueueDrain, StageBar
 
 TaskFn = Callable[..., Any]
@@ -24,7 +24,7 @@ _worker_queue: Any = None
 
 def _init_worker(queue: Any) -> None:
     global _worker_queue  # noqa: PLW0603 - one queue per worker process, set once at start
-    set_up_worker_process()
+    set_up_owned_process()
     _worker_queue = queue
     # What every task needs, imported while the coordinator is still planning (see `_ready`).
     import pyarrow.compute

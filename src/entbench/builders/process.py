@@ -42,8 +42,9 @@ def without_pandas() -> None:
         sys.meta_path.insert(0, _NoPandas())
 
 
-def set_up_worker_process() -> None:
-    """What every worker process entbench owns gets (pool workers, a LocalCluster's workers)."""
+def set_up_owned_process() -> None:
+    """What every process entbench owns gets (the command itself, pool workers, a LocalCluster's
+    workers); before pyarrow's import, which picks its allocator."""
     without_pandas()
     unmap_freed_buffers()
 

@@ -86,11 +86,10 @@ def cli() -> None:
 def main() -> None:
     """Console-script entry point (it may run the command again in a fresh process first:
     `process.reexec_with_huge_pages`)."""
-    from entbench.builders.process import reexec_with_huge_pages, unmap_freed_buffers, without_pandas
+    from entbench.builders.process import reexec_with_huge_pages, set_up_owned_process
 
     reexec_with_huge_pages()
-    without_pandas()
-    unmap_freed_buffers()  # before pyarrow's import, which picks its allocator
+    set_up_owned_process()
     from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
 
     cli(prog_name="entbench")
