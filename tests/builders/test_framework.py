@@ -64,6 +64,15 @@ def test_fingerprint_depends_on_params_and_instance_arguments(tmp_path: Path) ->
     assert base != plan_fingerprint(tmp_path, ToyStage("toy", "x"), {"ratio": 0.25})
 
 
+def test_fingerprint_does_not_depend_on_where_the_stage_class_lives(tmp_path: Path) -> None:
+    """The same stage declared by a class of another name in another module has the same identity."""
+    moved_class = type("MovedToyStage", (ToyStage,), {"__module__": "somewhere.else.entirely"})
+    moved = moved_class("toy", "x")
+    assert type(moved).__module__ != type(ToyStage("toy", "x")).__module__
+    assert plan_fingerprint(tmp_path, moved) == plan_fingerprint(tmp_path, ToyStage("toy", "x"))
+    assert plan_fingerprint(tmp_path, moved_class("toy", "y")) != plan_fingerprint(tmp_path, moved)
+
+
 def test_shard_stage_builds_sorted_shards_with_stats(tmp_path: Path) -> None:
     stage = ToyStage("toy", "x")
     config = BuildConfig(sources={}, params={"toy": {"size": 7}})

@@ -185,10 +185,12 @@ class Builder:
         if hasattr(params, "num_shards"):
             params = replace(params, **{"num_shards": num_shards})
         outputs = tuple(stage.outputs(params))
+        # The stage's identity is what it declares (name, version, parameters, instance arguments,
+        # output schemas) and what it reads, never the module its class lives in: moving code
+        # must not change every output directory and shard hash when no row changes.
         doc = {
             "format": MANIFEST_FORMAT,
             "stage": stage.stage_name,
-            "implementation": f"{type(stage).__module__}.{type(stage).__qualname__}",
             "version": stage.version,
             "params": params.to_json(),
             "instance": stage.fingerprint_extra(),
