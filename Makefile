@@ -39,10 +39,10 @@ pytest: install
 	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 -q || [ $$? -eq 5 ]  # 5 = no tests collected
 
 fixtures: install
-	$(BIN)/python -m entbench.builders.golden regenerate
+	$(BIN)/python -m entbench.golden regenerate
 
 fixtures-check: install
-	$(BIN)/python -m entbench.builders.golden check
+	$(BIN)/python -m entbench.golden check
 
 bench: install
 	$(BIN)/python bench/run.py

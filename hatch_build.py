@@ -1,6 +1,6 @@
 """Hatch build hook: compiles the native Wikidata scanner (src/entbench/_native/wdscan.c).
 
-The extension is a fast path only (builders/wikidata_native.py): when no C compiler is available
+The extension is a fast path only (builders/wikidata/native.py): when no C compiler is available
 the build warns and produces a pure-Python package whose scan takes the reference path. Set
 ENTBENCH_REQUIRE_NATIVE=1 to make a failed compile an error instead (CI does).
 `python hatch_build.py` (or `make native`) recompiles in place after editing the C source.

@@ -40,7 +40,7 @@ from typing import Any
 
 import gen_wikidata
 import report
-from entbench.builders.process import huge_pages_environment
+from entbench.engine.process import huge_pages_environment
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
@@ -279,7 +279,7 @@ def check_work(size: str, samples: dict[str, list[dict[str, Any]]], entities: in
 # --- the run -----------------------------------------------------------------------------------
 def prewarm_source_hash(dump: dict[str, Any], out_root: Path, specs: list[Spec]) -> float:
     """Hash each input once into the build's source cache (a real first build pays this once)."""
-    from entbench.builders.sources import identify_source
+    from entbench.engine.sources import identify_source
 
     start = time.perf_counter()
     for spec in specs:

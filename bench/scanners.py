@@ -99,7 +99,7 @@ def scan_limit(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) ->
 
 def scan_native(path: str, languages: tuple[str, ...], sites: tuple[str, ...]) -> Work:
     """isal + the native scanner on line-aligned blocks; one scanner per block, columns dropped."""
-    from entbench.builders.wikidata_native import NativeRows
+    from entbench.builders.wikidata.native import NativeRows
 
     work = Work()
     fallbacks = 0
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         # Import outside the timed region, as `entbench` has its imports done before its stage timer.
         import entbench.readers.wikidata_entities
     elif args.kind == "native":
-        import entbench.builders.wikidata_native  # noqa: F401
+        import entbench.builders.wikidata.native  # noqa: F401
     elif args.kind == "qwikidata":
         import qwikidata.entity  # noqa: F401
     start = time.perf_counter()

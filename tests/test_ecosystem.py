@@ -17,8 +17,8 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.builders import api
-from entbench.builders.manifest import load_manifest
+from entbench import api
+from entbench.engine.manifest import load_manifest
 
 
 @pytest.fixture(scope="module")

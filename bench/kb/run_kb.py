@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run(build_command(config, out), check=True, capture_output=True)
     dirs = stage_dirs(out)
     scans = scan_facts(dirs)
-    threads = max(1, min(4, os.cpu_count() or 1))  # as entbench.builders.kb_duck.duckdb_threads
+    threads = max(1, min(4, os.cpu_count() or 1))  # as entbench.builders.kb.stages.query.duckdb_threads
     rounds = []
     for r in range(args.repeat):
         order = ("entbench", "bare") if r % 2 == 0 else ("bare", "entbench")

@@ -85,7 +85,7 @@ def child(name: str, dump: str) -> dict[str, Any]:
                 for revision in page:
                     chars += len(revision.text or "")
     elif name == "render_only":
-        from entbench.builders.wikipedia_scan import PageRows, WikipediaScanParams
+        from entbench.builders.wikipedia.stages.scan import PageRows, WikipediaScanParams
         from entbench.readers.mediawiki_xml import read_dump
 
         site, stream_pages = read_dump(dump)

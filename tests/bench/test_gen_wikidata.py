@@ -36,7 +36,7 @@ def dump(gen: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Dump:
 @pytest.fixture(scope="module")
 def scan(dump: Dump, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """`entbench build wikidata` on the generated dump: the stage directory and its manifest."""
-    from entbench.builders.api import build
+    from entbench.api import build
 
     out = tmp_path_factory.mktemp("build")
     dirs = build(

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from entbench.builders.wikipedia_scan import WikipediaScanParams, render_config
+from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
 from entbench.readers.mediawiki_xml import multistream_index_path, read_dump, read_stream_offsets
 from entbench.readers.wikitext import render
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib import image
 
-from entbench.builders import api
+from entbench import api
 
 
 def build(

@@ -18,14 +18,14 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 
-from entbench.builders.manifest import load_manifest
 from entbench.cards import writer
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import int_bins
 from entbench.cards.targets.alias_table import alias_section
 from entbench.cards.targets.hansel import hansel_section
 from entbench.cards.targets.wikireading import wikireading_section
-from tests.builders.wikireading_support import world_build
+from entbench.engine.manifest import load_manifest
+from tests.builders.wikireading.support import world_build
 from tests.cards.card_support import assert_real_png, build, seed_scans
 
 CLI = Callable[[list[str]], Result]
@@ -162,7 +162,7 @@ def test_a_failing_plot_is_counted_and_never_fails_the_build(
 
     monkeypatch.setattr(writer, "draw", broken)
     lines: list[str] = []
-    from entbench.builders import api
+    from entbench import api
 
     dirs = api.build("wikidata", out=tmp_path, progress=False, log=lines.append)
     assert (dirs["wikidata"] / "_MANIFEST.json").is_file()

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.builders.api import build
+from entbench.api import build
 from entbench.filters.mentions import MentionNormalizer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

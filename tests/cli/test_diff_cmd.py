@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import Result
 
-from entbench.builders import api
+from entbench import api
 
 CLI = Callable[[list[str]], Result]
 

@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 
-from entbench.builders.api import build
-from entbench.builders.enteval_export import WIKIENT_COLUMNS
+from entbench.api import build
+from entbench.builders.enteval.export import WIKIENT_COLUMNS
 
 RunCli = Callable[[list[str]], Result]
 

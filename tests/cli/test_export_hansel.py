@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from entbench.hansel.records import record_line
-from tests.builders.hansel_support import PAIR, build, rows
+from entbench.builders.hansel.records import record_line
+from tests.builders.hansel.build_support import PAIR, build, rows
 
 OFFICIAL = Path(__file__).resolve().parents[2] / "fixtures" / "zh-text" / "hansel.readme-example.jsonl"
 

@@ -1,8 +1,8 @@
 """`entbench export wikireading` on a built (generated, non-empty) WikiReading set.
 
-The real fixtures yield no instance (see `tests/builders/wikireading_support.py`), so the exports
+The real fixtures yield no instance (see `tests/builders/wikireading/support.py`), so the exports
 are checked on the generated world; the field semantics on real text are in
-`tests/builders/test_wikireading_release.py`.
+`tests/builders/wikireading/test_release.py`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from entbench.wikireading.recycled import underscored
-from entbench.wikireading.release import RELEASE_FIELDS
-from tests.builders.wikireading_support import read_rows, world_build
+from entbench.builders.wikireading.recycled import underscored
+from entbench.builders.wikireading.release import RELEASE_FIELDS
+from tests.builders.wikireading.support import read_rows, world_build
 
 SPLIT_FILES = {"train": "train.json", "valid": "validation.json", "test": "test.json"}
 RunCli = Callable[[list[str]], Result]

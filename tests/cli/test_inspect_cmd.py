@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from entbench.builders import api
+from entbench import api
 
 CLI = Callable[[list[str]], Result]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from entbench.builders import api
-from entbench.builders.inspect import verify_build
+from entbench import api
+from entbench.engine.inspect import verify_build
 
 REPO = Path(__file__).resolve().parents[2]
 KILLER = Path(__file__).resolve().parent / "killer.py"

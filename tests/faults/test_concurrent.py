@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from entbench.builders.inspect import verify_build
+from entbench.engine.inspect import verify_build
 from tests.faults.fault_support import REPO, WIKIDATA_ARGS, quiet_build, snapshot
 
 ENTRY = "from entbench.cli.main import main; main()"

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 
-from entbench.builders import buckets
+from entbench.engine import shuffle as buckets
 from tests.faults.fault_support import assert_nothing_half_done_looks_complete, quiet_build, snapshot
 
 CLI = Callable[[list[str]], Result]

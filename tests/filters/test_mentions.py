@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from entbench.builders.wikipedia_scan import WikipediaScanParams, render_config
+from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
 from entbench.filters.mentions import MentionNormalizer, t2s, t2s_chars, t2s_many
 from entbench.readers.mediawiki_xml import read_dump
 from entbench.readers.wikitext import render

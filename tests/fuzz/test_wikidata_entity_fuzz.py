@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entbench.builders.stage import BucketSink
-from entbench.builders.wikidata_rows import ScanRows
-from entbench.builders.wikidata_scan import WikidataScanParams
+from entbench.builders.wikidata.rows import ScanRows
+from entbench.builders.wikidata.stages.scan import WikidataScanParams
+from entbench.engine.stage import BucketSink
 from entbench.readers import wikidata_entities
 from entbench.readers.wikidata_entities import EntityDecoder, LineRejected
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entbench.builders.wikipedia_scan import WikipediaScanParams, render_config
+from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
 from entbench.readers.mediawiki_xml import read_dump
 from entbench.readers.wikitext import RenderConfig, render
 from tests.readers.test_wikitext_properties import TOKENS, check

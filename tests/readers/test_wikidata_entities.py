@@ -11,9 +11,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from entbench.builders.stage import BucketSink
-from entbench.builders.wikidata_rows import ScanRows
-from entbench.builders.wikidata_scan import WikidataScanParams
+from entbench.builders.wikidata.rows import ScanRows
+from entbench.builders.wikidata.stages.scan import WikidataScanParams
+from entbench.engine.stage import BucketSink
 from entbench.readers.wikidata_entities import (
     DecodeConfig,
     EntityDecoder,

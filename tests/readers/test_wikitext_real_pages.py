@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from entbench.builders.wikipedia_scan import WikipediaScanParams, render_config
+from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
 from entbench.readers.mediawiki_xml import RawPage, read_dump
 from entbench.readers.wikitext import Link, Rendered, is_disambiguation, render
 from entbench.readers.wikitext_titles import normalize_title

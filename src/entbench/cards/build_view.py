@@ -15,8 +15,8 @@ from typing import Any
 
 import duckdb
 
-from entbench.builders import registry
-from entbench.builders.manifest import load_manifest
+from entbench.engine import registry
+from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
 
 

@@ -10,12 +10,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from entbench import __version__
-from entbench.builders import registry
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, md_table, size_category
 from entbench.cards.leakage import audits
 from entbench.cards.model import Block, Invocation, Section
 from entbench.cards.registry import TargetCard
+from entbench.engine import registry
 
 #: A stats counter that records rows lost, and why (datatrove-style `dropped_<reason>` names,
 #: plus the scans' `rejected_<reason>`, the filters' `removed_<reason>`, unresolved links).

@@ -9,11 +9,11 @@ and Mem-Uniform. A benchmark with splits and no registered audit says so.
 
 from __future__ import annotations
 
-from entbench.builders import registry
-from entbench.builders.mem_audit import MemAuditStage
+from entbench.builders.edge_probing.mem_audit import MemAuditStage
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import md_table
 from entbench.cards.model import Block, Chart, Section
+from entbench.engine import registry
 from entbench.filters.memorization import HEURISTICS, UNSEEN_LABEL
 
 LABELS = {"mem_exact": "Mem-Exact", "mem_freq": "Mem-Freq", "mem_uniform": "Mem-Uniform"}
@@ -49,8 +49,8 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
             "Leakage audit",
             (
                 "No memorisation audit is registered for this target: register a "
-                "`MemAuditStage` per evaluation split (see `entbench.builders.mem_audit`) to report "
-                "Mem-Exact overlap with train here.",
+                "`MemAuditStage` per evaluation split (see `entbench.builders.edge_probing.mem_audit`) "
+                "to report Mem-Exact overlap with train here.",
             ),
         )
     rows = []

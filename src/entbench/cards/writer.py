@@ -16,13 +16,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from entbench.builders.build_out import build_lock
 from entbench.cards import generic
 from entbench.cards.build_view import BuildView
 from entbench.cards.leakage import leakage_section
 from entbench.cards.model import CardResult, Chart, Invocation, Section
 from entbench.cards.plots import draw
 from entbench.cards.registry import card_for
+from entbench.engine.build_out import build_lock
 
 CARDS_DIR = "cards"
 README = "README.md"

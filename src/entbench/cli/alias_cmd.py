@@ -1,4 +1,4 @@
-"""`entbench alias lookup` and `entbench eval alias-table`: thin commands over `builders.alias_lookup`."""
+"""`entbench alias lookup` and `entbench eval alias-table`: thin commands over `builders.alias.lookup`."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def alias() -> None:
 @verbose_option
 def alias_lookup(mention: str, top: int, out: str, target: str, as_json: bool) -> None:
     """Show the top candidates of MENTION with P(e|m), and its P(unlinked|m)."""
-    from entbench.builders.alias_lookup import lookup, mention_stats, open_alias_table
+    from entbench.builders.alias.lookup import lookup, mention_stats, open_alias_table
 
     tables = open_alias_table(out, target)
     (key,) = tables.normalize([mention])
@@ -84,7 +84,7 @@ def eval_group() -> None:
 @verbose_option
 def eval_alias_table(dataset: str, out: str, target: str) -> None:
     """R@1/R@10/R@100 (In-KB) and R@1 with NIL of the alias table on DATASET (JSON report)."""
-    from entbench.builders.alias_lookup import evaluate, open_alias_table, read_hansel
+    from entbench.builders.alias.lookup import evaluate, open_alias_table, read_hansel
 
     tables = open_alias_table(out, target)
     report = evaluate(tables, read_hansel(dataset))

@@ -59,8 +59,8 @@ def build(
     no_progress: bool,
 ) -> None:
     """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories."""
-    from entbench.builders.api import build as build_target
-    from entbench.builders.api import build_location, published_location
+    from entbench.api import build as build_target
+    from entbench.api import build_location, published_location
 
     dirs = build_target(
         target,
@@ -89,7 +89,7 @@ def build(
 @verbose_option
 def stages(target: str | None) -> None:
     """Print the stage DAG of TARGET (or of every target), upstream first."""
-    from entbench.builders import registry
+    from entbench.engine import registry
 
     names = [target] if target else sorted(registry.targets())
     for name in names:

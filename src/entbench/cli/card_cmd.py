@@ -26,9 +26,9 @@ def card(target: str, build_out: str) -> None:
     `entbench build` writes the card itself; run this to regenerate it. Exits 1 if a plot or a
     section failed (the card is still written, with a note where it failed).
     """
-    from entbench.builders.build_out import is_store_url, local_build
-    from entbench.builders.store import Store
     from entbench.cards.writer import card_dir, write_card
+    from entbench.engine.build_out import is_store_url, local_build
+    from entbench.engine.store import Store
 
     root = local_build(build_out, target)
     result = write_card(root, target)

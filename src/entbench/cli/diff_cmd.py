@@ -22,8 +22,8 @@ def diff(dir_a: str, dir_b: str, target: str | None, as_json: bool, show_all: bo
 
     Exit status as diff(1): 0 if the builds are identical, 1 if they differ, 2 on a usage error.
     """
-    from entbench.builders.diffing import diff_builds
-    from entbench.builders.inspect import build_manifests
+    from entbench.engine.diff import diff_builds
+    from entbench.engine.inspect import build_manifests
 
     result = diff_builds(build_manifests(dir_a, target=target), build_manifests(dir_b, target=target))
     if as_json:

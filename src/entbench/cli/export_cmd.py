@@ -11,6 +11,7 @@ import click
 
 from entbench.cli.main import cli, verbose_option
 
+# `--help` texts are part of the interface and stay as they are; the module is now `engine.build_out`.
 FROM_HELP = (
     "A build's --out directory (its targets/<TARGET>.json names the stage directories), or the "
     "store URL it was published to (the stages read are downloaded once, see builders.build_out)."
@@ -49,7 +50,7 @@ def wikireading(
     max_raw_answer_vocab: int,
 ) -> None:
     """Export the WikiReading splits of a build (`entbench build wikireading`)."""
-    from entbench.builders.wikireading_export import export_wikireading
+    from entbench.builders.wikireading.export import export_wikireading
 
     result = export_wikireading(
         build_out=build_out,

@@ -24,7 +24,7 @@ from entbench.cli.main import verbose_option
 @verbose_option
 def enteval(build_out: str, fmt: str, out: str) -> None:
     """Export WikiEnt or the EntEval task files of a build."""
-    from entbench.builders.enteval_export import export_tasks, export_wikient
+    from entbench.builders.enteval.export import export_tasks, export_wikient
 
     result = (export_wikient if fmt == "wikient-tsv" else export_tasks)(build_out=build_out, out=out)
     counts = ", ".join(f"{name} {n:,}" for name, n in result.counts.items())

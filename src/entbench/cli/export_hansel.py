@@ -23,7 +23,7 @@ from entbench.cli.main import verbose_option
 @verbose_option
 def hansel_train(build_out: str, fmt: str, out: str) -> None:
     """Export the Hansel train/validation sets of a build (`entbench build hansel-train`)."""
-    from entbench.builders.hansel_export import export_hansel_train
+    from entbench.builders.hansel.export import export_hansel_train
 
     result = export_hansel_train(build_out=build_out, fmt=fmt, out=out)
     counts = ", ".join(f"{split} {n:,}" for split, n in result.counts.items())

@@ -27,8 +27,8 @@ def inspect(directory: str, as_json: bool, rows: int, tables: tuple[str, ...], w
     """Show a stage directory's manifest, schema, stats and sample rows (or every stage of a build).
 
     DIRECTORY may also be the store URL a build was published to, or a stage directory in it."""
-    from entbench.builders.build_out import is_store_url, local_dir
-    from entbench.builders.inspect import (
+    from entbench.engine.build_out import is_store_url, local_dir
+    from entbench.engine.inspect import (
         IncompleteStage,
         describe_all,
         describe_store,
@@ -72,8 +72,8 @@ def verify(directory: str) -> None:
     """Re-hash every shard against its manifest; exit 1 naming the first bad shard.
 
     DIRECTORY is a stage or build directory, or the store URL a build published to."""
-    from entbench.builders.build_out import is_store_url, local_dir
-    from entbench.builders.inspect import verify_build, verify_store
+    from entbench.engine.build_out import is_store_url, local_dir
+    from entbench.engine.inspect import verify_build, verify_store
 
     local = local_dir(directory)
     if is_store_url(directory):

@@ -86,7 +86,7 @@ def cli() -> None:
 def main() -> None:
     """Console-script entry point (it may run the command again in a fresh process first:
     `process.reexec_with_huge_pages`)."""
-    from entbench.builders.process import reexec_with_huge_pages, set_up_owned_process
+    from entbench.engine.process import reexec_with_huge_pages, set_up_owned_process
 
     reexec_with_huge_pages()
     set_up_owned_process()

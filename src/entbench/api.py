@@ -1,0 +1,124 @@
+"""Plain functions behind the CLI commands (callable from Python and tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from entbench.engine.build_out import is_store_url, local_dir
+from entbench.engine.config import load_config
+from entbench.engine.runner import Builder
+from entbench.engine.stage import BuildOptions
+from entbench.engine.store import Store, default_work_dir
+from entbench.errors import UserError
+
+if TYPE_CHECKING:
+    from entbench.cards.model import Invocation
+
+
+def build_location(out: str | Path, work_dir: str | Path | None = None) -> tuple[Path, Store | None]:
+    """Where a build runs, and the store it publishes to if `out` is a store URL (`s3://…`).
+
+    A store's work directory is `work_dir`, else one under the user's cache per URL; builds with
+    several machines (`--executor dask`) need one every worker can read and write."""
+    if not is_store_url(out):
+        if work_dir is not None:
+            raise UserError("--work-dir is only for an --out URL (s3://…); here --out is the work directory")
+        return local_dir(out), None
+    store = Store(str(out))
+    return (Path(work_dir) if work_dir is not None else default_work_dir(store.url)), store
+
+
+def published_location(out: str | Path, work_dir: Path, path: Path) -> str:
+    """Where a file or stage directory a build wrote under `work_dir` can be read: at the same
+    relative path in the store for a store build, else `path` itself."""
+    if is_store_url(out):
+        return f"{str(out).rstrip('/')}/{path.relative_to(work_dir).as_posix()}"
+    return str(path)
+
+
+def build(
+    target: str,
+    *,
+    config: str | Path | None = None,
+    sources: Sequence[str] = (),
+    params: Sequence[str] = (),
+    out: str | Path = "entbench-out",
+    work_dir: str | Path | None = None,
+    workers: int = 1,
+    executor: str = "local",
+    dask_address: str | None = None,
+    force: bool = False,
+    max_bad_lines: int = 0,
+    chunk_mb: int = 64,
+    progress: bool = True,
+    log: object = None,
+    card: bool = True,
+    shuffle_groups: int = BuildOptions.shuffle_groups,
+) -> dict[str, Path]:
+    """Build `target` into `out`; returns stage name -> output directory.
+
+    `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with no `config`
+    the bundled fixture config is used. `out` may be a store URL (`s3://bucket/prefix`, any fsspec
+    URL with its driver installed): the build then runs in `work_dir` (default: one under the
+    user's cache) and publishes every complete stage there (`engine.store`); the returned
+    directories are in the work directory. With `card` (default) the target's dataset card is written
+    to `<out>/cards/<target>/` afterwards (`entbench.cards`). `shuffle_groups` tunes the map-reduce
+    shuffle (`engine.shuffle`), never the output.
+    """
+    if workers < 1:
+        raise UserError(f"--workers must be at least 1, got {workers}")
+    if max_bad_lines < 0:
+        raise UserError(f"--max-bad-lines must be >= 0, got {max_bad_lines}")
+    if chunk_mb < 1:
+        raise UserError(f"--chunk-mb must be >= 1, got {chunk_mb}")
+    if executor not in ("local", "dask"):
+        raise UserError(f"--executor must be local or dask, got {executor!r}")
+    work, store = build_location(out, work_dir)
+    cfg = load_config(config, sources, params)
+    options = BuildOptions(
+        workers=workers,
+        max_bad_lines=max_bad_lines,
+        chunk_bytes=chunk_mb << 20,
+        executor=executor,
+        dask_address=dask_address,
+        progress=progress,
+        shuffle_groups=shuffle_groups,
+    )
+    builder = Builder(work, cfg, options, log=log, store=store)
+    dirs = builder.build(target, force=force)
+    if card:
+        # The dataset card (`<out>/cards/<target>/`); it never raises: a failed plot is counted.
+        from entbench.cards.model import Invocation
+
+        invocation = Invocation(
+            None if config is None else str(config), tuple(sources), tuple(params), str(out)
+        )
+        _write_card(builder, store, work, target, dirs, invocation, log if callable(log) else None)
+    return dirs
+
+
+def _write_card(
+    builder: Builder,
+    store: Store | None,
+    work: Path,
+    target: str,
+    dirs: dict[str, Path],
+    invocation: Invocation,
+    log: Callable[[str], None] | None,
+) -> None:
+    """Write the card in the work directory; for a store build, publish it too. The card reads
+    every stage of the target, so stages found only in the store are downloaded first, unless
+    nothing was built and the store already has this target's card."""
+    from entbench.cards.writer import CARD_JSON, card_after_build, card_dir
+
+    if store is None:
+        card_after_build(work, target, invocation, log=log)
+        return
+    rel = card_dir(work, target).relative_to(work).as_posix()
+    if not builder.built_any and store.exists(f"{rel}/{CARD_JSON}"):
+        return
+    builder.fetch_from_store(list(dirs.values()))
+    if card_after_build(work, target, invocation, log=log) is not None:
+        store.publish_tree(card_dir(work, target), rel)

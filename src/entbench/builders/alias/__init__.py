@@ -1,0 +1,1 @@
+"""AT-base, the alias table, and P(unlinked|m) (spec §4)."""

@@ -1,0 +1,183 @@
+"""Reading a built alias table: candidate lookup and recall on a labeled dataset (spec §4).
+
+`open_alias_table(out)` finds the `alias-table` target of a build (`<out>/targets/alias-table.json`)
+and the normaliser it was built with; `lookup` reads only the shards the asked mentions hash to;
+`evaluate` computes R@K on a Hansel-format file (Hansel §4, Table 3 reports AT-base R@1/10/100):
+
+* In-KB: over records whose `gold_id` is not `NIL…`, the share whose gold QID is among the top K
+  candidates of the (normalised) mention;
+* with NIL: over all records, the share where the top candidate is the gold QID, or where the gold
+  is `NIL…` and the table has no candidate (an alias table's only way of predicting NIL).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
+from entbench.engine.build_out import local_build
+from entbench.engine.shards import shard_of
+from entbench.errors import DataError, UserError
+from entbench.filters.mentions import MentionNormalizer
+
+HANSEL_KEYS = ("id", "text", "start", "end", "mention", "gold_id")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One row of the alias table."""
+
+    qid: str
+    p_e_given_m: float
+    count: int
+    link_count: int
+    title_flag: bool
+    redirect_flag: bool
+    rank: int
+
+
+@dataclass(frozen=True)
+class AliasTables:
+    """A built alias table and its mention statistics."""
+
+    alias_files: tuple[str, ...]
+    stats_files: tuple[str, ...]
+    normalizer: MentionNormalizer
+
+    def normalize(self, mentions: Sequence[str]) -> list[str]:
+        """Mentions as the table's keys are written."""
+        return self.normalizer.many(list(mentions))
+
+
+def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTables:
+    """The alias table of a build directory (a user error if it was not built)."""
+    root = local_build(out, target, stages=())  # a store URL: its listing, no stage yet
+    listing = root / "targets" / f"{target}.json"
+    if not listing.is_file():
+        raise UserError(f"no {target} build in {root} (run: entbench build {target} --out {root})")
+    stages: dict[str, str] = json.loads(listing.read_text(encoding="utf-8"))["stages"]
+    alias = [s for s in stages if s.startswith("alias_table")]
+    stats = [s for s in stages if s.startswith("mention_stats")]
+    if len(alias) != 1 or len(stats) != 1:
+        raise UserError(f"{listing} does not list one alias table and one mention_stats stage")
+    root = local_build(out, target, stages=[alias[0], stats[0]])
+    alias_dir, stats_dir = root / stages[alias[0]], root / stages[stats[0]]
+    norm = json.loads((alias_dir / NORMALIZATION_FILE).read_text(encoding="utf-8"))
+    normalizer = MentionNormalizer(str(norm["scheme"]), chinese=bool(norm["chinese"]))
+    return AliasTables(_shards(alias_dir, "alias_table"), _shards(stats_dir, "mention_stats"), normalizer)
+
+
+def _shards(directory: Path, table: str) -> tuple[str, ...]:
+    manifest = json.loads((directory / "_MANIFEST.json").read_text(encoding="utf-8"))
+    shards = manifest["outputs"][table]["shards"]
+    return tuple(str(directory / s["file"]) for s in shards)
+
+
+def _rows(
+    files: Sequence[str], keys: Iterable[str], columns: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
+    by_shard: dict[int, set[str]] = {}
+    for key in keys:
+        by_shard.setdefault(shard_of(key, len(files)), set()).add(key)
+    for shard in sorted(by_shard):
+        wanted = pa.array(sorted(by_shard[shard]), pa.string())
+        table = pq.read_table(files[shard], columns=columns)
+        yield from table.filter(pc.is_in(table.column("mention"), value_set=wanted)).to_pylist()
+
+
+def lookup(tables: AliasTables, mentions: Sequence[str], top: int = 10) -> dict[str, list[Candidate]]:
+    """Top candidates (by rank) of each normalised mention; absent mentions map to []."""
+    result: dict[str, list[Candidate]] = {m: [] for m in mentions}
+    for row in _rows(tables.alias_files, [m for m in mentions if m]):
+        if row["rank"] <= top:
+            result[row["mention"]].append(
+                Candidate(
+                    row["qid"],
+                    row["p_e_given_m"],
+                    row["count"],
+                    row["link_count"],
+                    row["title_flag"],
+                    row["redirect_flag"],
+                    row["rank"],
+                )
+            )
+    for candidates in result.values():
+        candidates.sort(key=lambda c: c.rank)
+    return result
+
+
+def mention_stats(tables: AliasTables, mentions: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The `mention_stats` row of each normalised mention found."""
+    return {row["mention"]: row for row in _rows(tables.stats_files, [m for m in mentions if m])}
+
+
+def read_hansel(path: str | Path) -> list[dict[str, Any]]:
+    """Records of a Hansel-format jsonl file; a bad line is a `DataError` naming its offset."""
+    file = Path(path)
+    if not file.is_file():
+        raise UserError(f"dataset not found: {file}")
+    records = []
+    offset = 0
+    with open(file, "rb") as f:
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(
+                        f"line {number} is not JSON ({exc.msg})", path=str(file), offset=offset
+                    ) from exc
+                missing = [
+                    k for k in ("mention", "gold_id") if not isinstance(record, dict) or k not in record
+                ]
+                if missing:
+                    raise DataError(
+                        f"line {number} lacks {', '.join(missing)}", path=str(file), offset=offset
+                    )
+                records.append(record)
+            offset += len(line)
+    return records
+
+
+def evaluate(
+    tables: AliasTables, records: Sequence[dict[str, Any]], ks: Sequence[int] = (1, 10, 100)
+) -> dict[str, Any]:
+    """R@K (In-KB) and R@1 with NIL of the alias table on Hansel-format records."""
+    raw = [str(r["mention"]) for r in records]
+    normalized = tables.normalize(raw)
+    found = lookup(tables, sorted(set(normalized)), top=max(ks))
+    in_kb = [
+        (n, str(r["gold_id"])) for n, r in zip(normalized, records, strict=True) if not _nil(r["gold_id"])
+    ]
+    hits = dict.fromkeys(ks, 0)
+    for mention, gold in in_kb:
+        qids = [c.qid for c in found.get(mention, [])]
+        for k in ks:
+            hits[k] += gold in qids[:k]
+    correct_with_nil = 0
+    for mention, record in zip(normalized, records, strict=True):
+        candidates = found.get(mention, [])
+        predicted = candidates[0].qid if candidates else None
+        gold = str(record["gold_id"])
+        correct_with_nil += (predicted is None) if _nil(gold) else (predicted == gold)
+    n_in_kb = len(in_kb)
+    return {
+        "records": len(records),
+        "in_kb": n_in_kb,
+        "nil": len(records) - n_in_kb,
+        "mentions_without_candidates": sum(1 for m in normalized if not found.get(m)),
+        "in_kb_recall": {f"R@{k}": (hits[k] / n_in_kb if n_in_kb else None) for k in ks},
+        "with_nil_recall": {"R@1": (correct_with_nil / len(records) if records else None)},
+    }
+
+
+def _nil(gold: Any) -> bool:
+    return gold is None or str(gold).upper().startswith("NIL")

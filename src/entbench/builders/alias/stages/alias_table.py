@@ -1,0 +1,257 @@
+"""AT-base, the alias table (Hansel §3.1, appendix A; spec §4), and the `alias-table` target.
+
+"An alias table defines the probability of a text mention m linking to an entity e, i.e. P(e|m).
+We extract an alias table from Wikipedia … by parsing Wikipedia internal links, redirections and
+page titles, following (De Cao et al., 2021b)." (Hansel §3.1)
+
+    count(m, e) = link_count(m, e) + title_weight * [m is e's title]
+                  + redirect_weight * [m is a redirect to e]
+    P(e|m)      = count(m, e) / Σ_e' count(m, e')
+
+`link_count` counts anchors m of links whose target resolves (redirects followed, `title_qid`) to
+e. Mentions are normalised (`filters.mentions`, parameter `normalization`: `hansel` or `mgenre`;
+Traditional->Simplified when the wiki is Chinese, parameter `chinese`). Candidates are ranked by
+P(e|m), ties by QID number. Candidates that are disambiguation pages are dropped (and counted)
+unless `drop_disambiguation = false`.
+
+Map tasks take one shard of `pages`/`links` each and route partial counts by mention; reducers
+sum them, so every candidate of a mention is in one shard. The companion stage `mention_stats`
+(`builders.alias.stages.mention_stats`) adds P(unlinked|m). `alias_table_kb`/`mention_stats_kb` are the same
+stages over `title_qid_kb` (Wikidata `wikidata_new`), for builds with a `kb`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from entbench.builders.wikipedia.stages.title_qid import read_siteinfo, sql_list
+from entbench.engine.registry import register_stage
+from entbench.engine.shards import atomic_write_text
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    Stage,
+    StageContext,
+)
+from entbench.engine.stats import Stats
+from entbench.filters.mentions import SCHEMES, MentionNormalizer
+from entbench.schemas.alias import ALIAS_TABLE
+
+#: Written next to the shards: how mentions were normalised, so lookups normalise the same way.
+NORMALIZATION_FILE = "normalization.json"
+#: What map tasks emit: the three components, before the reducer sums them.
+PARTIAL = pa.schema(
+    [ALIAS_TABLE.field(n) for n in ("mention", "qid", "link_count", "title_flag", "redirect_flag")]
+)
+
+
+@dataclass(frozen=True)
+class AliasTableParams(Params):
+    """Parameters of AT-base (see the module docstring); `preset` = hansel | mgenre."""
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "hansel": {"normalization": "hansel"},
+        "mgenre": {"normalization": "mgenre"},
+    }
+
+    preset: str = "hansel"
+    normalization: str = "hansel"
+    chinese: str = "auto"  # Traditional->Simplified: auto (when the wiki is zh), yes, no
+    title_weight: int = 1
+    redirect_weight: int = 1
+    drop_disambiguation: bool = True
+    num_shards: int = 4
+
+    def __post_init__(self) -> None:
+        if self.normalization not in SCHEMES:
+            raise ValueError(f"normalization must be one of {', '.join(SCHEMES)}")
+        if self.chinese not in ("auto", "yes", "no"):
+            raise ValueError("chinese must be auto, yes or no")
+        if self.title_weight < 0 or self.redirect_weight < 0:
+            raise ValueError("weights must be >= 0")
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+
+def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalizer:
+    """The mention normaliser an alias table was built with (from its parameters)."""
+    chinese = str(params.get("chinese", "auto"))
+    zh = language.split("-", maxsplit=1)[0] == "zh" if chinese == "auto" else chinese == "yes"
+    return MentionNormalizer(str(params.get("normalization", "hansel")), chinese=zh)
+
+
+class AliasTable(Stage):
+    """Build AT-base from a Wikipedia scan and its title -> QID resolution."""
+
+    version = 1
+    layer = "derived"
+    params_type = AliasTableParams
+    default_num_shards = 4
+    shard_key = "mention"
+    description = "AT-base: P(e|m) from anchors, titles and redirects (Hansel §3.1, spec §4)"
+    progress_unit = "shard"
+    progress_items = "mentions"
+
+    def __init__(self, name: str, title_qid: str, wikipedia: str = "wikipedia") -> None:
+        super().__init__(name)
+        self.wikipedia = wikipedia
+        self.title_qid = title_qid
+        self.inputs = (wikipedia, title_qid)
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, `alias_table`."""
+        return [Output("alias_table", ALIAS_TABLE, ("mention", "qid"))]
+
+    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+        """Map tasks emit the components only; the reducer adds count, P(e|m) and rank."""
+        return {"alias_table": PARTIAL}
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per shard of the Wikipedia scan."""
+        for i in range(len(ctx.inputs[self.wikipedia].files("pages"))):
+            yield MapTask(f"p{i:05d}", {"part": i})
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Count anchors, titles and redirects of one scan shard per (normalised mention, QID)."""
+        params = ctx.params
+        assert isinstance(params, AliasTableParams)
+        wikipedia = ctx.inputs[self.wikipedia]
+        part = int(task.meta["part"])
+        language = read_siteinfo(wikipedia.directory).language
+        normalizer = normalizer_for(params.to_json(), language)
+        stats = Stats()
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute("SET threads = 1")
+            con.execute(
+                "CREATE TEMP TABLE resolved AS SELECT title, qid, is_disambiguation "
+                f"FROM read_parquet({sql_list(ctx.inputs[self.title_qid].files('title_qid'))}) "
+                "WHERE qid IS NOT NULL"
+            )
+            links = con.execute(
+                "SELECT l.anchor, r.qid, count(*)::BIGINT, bool_or(r.is_disambiguation) "
+                f"FROM read_parquet({sql_list([wikipedia.files('links')[part]])}) l "
+                "JOIN resolved r ON r.title = l.target_normalized GROUP BY l.anchor, r.qid"
+            ).fetchall()
+            names = con.execute(
+                "SELECT p.title, r.qid, p.is_redirect, r.is_disambiguation "
+                f"FROM read_parquet({sql_list([wikipedia.files('pages')[part]])}) p "
+                "JOIN resolved r ON r.title = p.title WHERE p.ns = 0"
+            ).fetchall()
+            unresolved_links = con.execute(
+                f"SELECT count(*) FROM read_parquet({sql_list([wikipedia.files('links')[part]])}) l "
+                "ANTI JOIN resolved r ON r.title = l.target_normalized"
+            ).fetchone()
+        finally:
+            con.close()
+        stats.add("links_unresolved", int(unresolved_links[0]) if unresolved_links else 0)
+        raw = sorted({row[0] for row in links} | {row[0] for row in names})
+        normal = dict(zip(raw, normalizer.many(raw), strict=True))
+        counts: dict[tuple[str, str], list[int]] = {}
+        for anchor, qid, n, disambiguation in links:
+            if disambiguation and params.drop_disambiguation:
+                stats.add("dropped_links_to_disambiguation", int(n))
+                continue
+            mention = normal[anchor]
+            if not mention:
+                stats.add("dropped_links_empty_mention", int(n))
+                continue
+            counts.setdefault((mention, qid), [0, 0, 0])[0] += int(n)
+            stats.add("links_counted", int(n))
+        for title, qid, is_redirect, disambiguation in names:
+            kind = "redirects" if is_redirect else "titles"
+            if disambiguation and params.drop_disambiguation:
+                stats.add(f"dropped_{kind}_of_disambiguation", 1)
+                continue
+            mention = normal[title]
+            if not mention:
+                stats.add(f"dropped_{kind}_empty_mention", 1)
+                continue
+            counts.setdefault((mention, qid), [0, 0, 0])[2 if is_redirect else 1] = 1
+            stats.add(f"{kind}_counted", 1)
+        if counts:
+            keys = list(counts)
+            values = [counts[k] for k in keys]
+            table = pa.Table.from_arrays(
+                [
+                    pa.array([k[0] for k in keys], pa.string()),
+                    pa.array([k[1] for k in keys], pa.string()),
+                    pa.array([v[0] for v in values], pa.int64()),
+                    pa.array([bool(v[1]) for v in values], pa.bool_()),
+                    pa.array([bool(v[2]) for v in values], pa.bool_()),
+                ],
+                schema=PARTIAL,
+            )
+            sink.emit_by_key("alias_table", table, "mention", ctx.num_shards)
+        progress(1, len(counts))
+        return stats
+
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Sum the components per (mention, QID); add count, P(e|m) and rank."""
+        params = ctx.params
+        assert isinstance(params, AliasTableParams)
+        stats = Stats()
+        partial = tables["alias_table"]
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute("SET threads = 1")
+            con.register("partial", partial)
+            result = con.sql(
+                f"""
+                WITH summed AS (
+                    SELECT mention, qid, sum(link_count)::BIGINT AS link_count,
+                           bool_or(title_flag) AS title_flag, bool_or(redirect_flag) AS redirect_flag
+                    FROM partial GROUP BY mention, qid
+                ), counted AS (
+                    SELECT *, link_count + {int(params.title_weight)} * title_flag::BIGINT
+                              + {int(params.redirect_weight)} * redirect_flag::BIGINT AS count
+                    FROM summed
+                )
+                SELECT mention, qid, link_count, title_flag, redirect_flag, count,
+                       count / sum(count) OVER (PARTITION BY mention) AS p_e_given_m,
+                       CAST(row_number() OVER (
+                           PARTITION BY mention
+                           ORDER BY count DESC, TRY_CAST(substr(qid, 2) AS BIGINT), qid
+                       ) AS INTEGER) AS rank
+                FROM counted WHERE count > 0
+                """
+            ).to_arrow_table()
+            zero = con.execute(
+                "SELECT count(*) FROM (SELECT sum(link_count) AS l, bool_or(title_flag) AS t, "
+                "bool_or(redirect_flag) AS r FROM partial GROUP BY mention, qid) "
+                f"WHERE l + {int(params.title_weight)} * t::BIGINT "
+                f"+ {int(params.redirect_weight)} * r::BIGINT = 0"
+            ).fetchone()
+        finally:
+            con.close()
+        stats.add("dropped_zero_count", int(zero[0]) if zero else 0)
+        stats.add("candidates", result.num_rows)
+        if result.num_rows:
+            mentions = pc.count_distinct(result.column("mention")).as_py()
+            stats.add("mentions", int(mentions))
+        return {"alias_table": result.cast(ALIAS_TABLE)}, stats
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """Write `normalization.json` (scheme, Chinese conversion, wiki language) for lookups."""
+        language = read_siteinfo(ctx.inputs[self.wikipedia].directory).language
+        normalizer = normalizer_for(ctx.params.to_json(), language)
+        doc = {"scheme": normalizer.scheme, "chinese": normalizer.chinese, "language": language}
+        atomic_write_text(directory / NORMALIZATION_FILE, json.dumps(doc, sort_keys=True) + "\n")
+        return {"files": [NORMALIZATION_FILE]}
+
+
+register_stage(AliasTable("alias_table", title_qid="title_qid"))
+register_stage(AliasTable("alias_table_kb", title_qid="title_qid_kb"))

@@ -1,0 +1,283 @@
+"""P(unlinked|m) for every alias-table mention (Hansel appendix A; spec §4), and the `alias-table` target.
+
+"P(unlinked|m), i.e. the prior of a given phrase that do not have a hyperlink in Wikipedia. We
+removed the mentions that are over-commonly missing hyperlinks in Wikipedia, defined by
+P(unlinked|m) > 0.98." (Hansel, appendix A)
+
+Over the text of every article (namespace 0, not a redirect), each mention of the alias table is
+found by exact, untokenised matching (one pyahocorasick automaton over all keys, longest match
+wins on overlap, `builders.alias.matching`), inside link anchors (linked) and between links
+(unlinked) separately; text is normalised as the keys were (the alias table's own parameters).
+
+    P(unlinked|m) = unlinked occurrences / (linked + unlinked occurrences)   (null if m never occurs)
+
+`docs_linked`/`docs_unlinked` count the articles where m occurs linked / unlinked at least once.
+The automaton is built once per build (in the stage's scratch directory) and loaded by every map
+task; map tasks take one shard of the Wikipedia scan each and route partial counts by mention.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ahocorasick
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from entbench.builders.alias.matching import build_automaton, match, matching_text
+from entbench.builders.alias.stages.alias_table import normalizer_for
+from entbench.builders.wikipedia.stages.title_qid import read_siteinfo, sql_list
+from entbench.engine.registry import register_stage, register_target
+from entbench.engine.shards import shards_of
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    Stage,
+    StageContext,
+)
+from entbench.engine.stats import Stats
+from entbench.schemas.alias import MENTION_STATS
+
+PARTIAL = pa.schema(
+    [MENTION_STATS.field(n) for n in ("mention", "linked_occurrences", "unlinked_occurrences")]
+    + [MENTION_STATS.field(n) for n in ("docs_linked", "docs_unlinked")]
+)
+AUTOMATON_FILE = "automaton.bin"
+MENTIONS_FILE = "mentions.arrow"
+#: Occurrence ids buffered before they are folded into counts (bounds a task's memory).
+FLUSH_IDS = 4_000_000
+PAGE_BATCH = 256
+
+
+@dataclass(frozen=True)
+class MentionStatsParams(Params):
+    """Only the shard count: matching follows the alias table's own normalisation parameters."""
+
+    num_shards: int = 4
+
+    def __post_init__(self) -> None:
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+
+def alias_params(directory: str) -> dict[str, Any]:
+    """The parameters an alias table was built with (its manifest)."""
+    manifest = json.loads((Path(directory) / "_MANIFEST.json").read_text(encoding="utf-8"))
+    params: dict[str, Any] = manifest["params"]
+    return params
+
+
+class _Counter:
+    """Occurrence counts per mention id, folded with numpy every FLUSH_IDS ids."""
+
+    def __init__(self) -> None:
+        self.buffers: list[list[int]] = [[], [], [], []]  # linked, unlinked, docs linked, docs unlinked
+        self.parts: list[list[tuple[np.ndarray, np.ndarray]]] = [[], [], [], []]
+
+    def add(self, kind: int, ids: list[int]) -> None:
+        buf = self.buffers[kind]
+        buf.extend(ids)
+        if len(buf) >= FLUSH_IDS:
+            self._flush(kind)
+
+    def _flush(self, kind: int) -> None:
+        buf = self.buffers[kind]
+        if buf:
+            ids, counts = np.unique(np.asarray(buf, dtype=np.int64), return_counts=True)
+            self.parts[kind].append((ids, counts.astype(np.int64)))
+            buf.clear()
+
+    def table(self, mentions: pa.Array) -> pa.Table:
+        """One row per mention seen, with its four counts."""
+        columns: list[tuple[np.ndarray, np.ndarray]] = []
+        for kind in range(4):
+            self._flush(kind)
+            parts = self.parts[kind]
+            if parts:
+                ids = np.concatenate([p[0] for p in parts])
+                counts = np.concatenate([p[1] for p in parts])
+                uniq, inverse = np.unique(ids, return_inverse=True)
+                columns.append((uniq, np.bincount(inverse, weights=counts).astype(np.int64)))
+            else:
+                columns.append((np.empty(0, np.int64), np.empty(0, np.int64)))
+        all_ids = np.unique(np.concatenate([c[0] for c in columns]))
+        values = []
+        for ids, counts in columns:
+            full = np.zeros(len(all_ids), dtype=np.int64)
+            full[np.searchsorted(all_ids, ids)] = counts
+            values.append(pa.array(full, pa.int64()))
+        names = mentions.take(pa.array(all_ids, pa.int64()))
+        return pa.Table.from_arrays([names, *values], schema=PARTIAL)
+
+
+class MentionStats(Stage):
+    """Count linked and unlinked occurrences of every alias-table mention in article text."""
+
+    version = 1
+    layer = "derived"
+    params_type = MentionStatsParams
+    default_num_shards = 4
+    shard_key = "mention"
+    description = "P(unlinked|m): exact longest-match occurrences of alias keys in article text (spec §4)"
+    progress_unit = "shard"
+    progress_items = "pages"
+
+    def __init__(self, name: str, alias_table: str, wikipedia: str = "wikipedia") -> None:
+        super().__init__(name)
+        self.wikipedia = wikipedia
+        self.alias_table = alias_table
+        self.inputs = (wikipedia, alias_table)
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, `mention_stats`."""
+        return [Output("mention_stats", MENTION_STATS, ("mention",))]
+
+    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+        """Map tasks emit counts only; the reducer adds P(unlinked|m)."""
+        return {"mention_stats": PARTIAL}
+
+    def _scratch(self, ctx: StageContext) -> Path:
+        return Path(ctx.workdir) / "_scratch"
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """Build the automaton over all alias keys once, then one task per scan shard."""
+        scratch = self._scratch(ctx)
+        if not (scratch / AUTOMATON_FILE).exists():
+            scratch.mkdir(parents=True, exist_ok=True)
+            mentions = _all_mentions(ctx.inputs[self.alias_table].files("alias_table"))
+            tmp = scratch / f".{MENTIONS_FILE}.tmp-{os.getpid()}"
+            with pa.ipc.new_file(str(tmp), pa.schema([pa.field("mention", pa.string())])) as writer:
+                writer.write_table(pa.table({"mention": mentions}))
+            os.replace(tmp, scratch / MENTIONS_FILE)
+            automaton = build_automaton(mentions.to_pylist())
+            tmp = scratch / f".{AUTOMATON_FILE}.tmp-{os.getpid()}"
+            automaton.save(str(tmp))
+            os.replace(tmp, scratch / AUTOMATON_FILE)
+        for i in range(len(ctx.inputs[self.wikipedia].files("pages"))):
+            yield MapTask(f"p{i:05d}", {"part": i})
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Match every key in the articles of one scan shard; route counts by mention."""
+        wikipedia = ctx.inputs[self.wikipedia]
+        part = int(task.meta["part"])
+        scratch = self._scratch(ctx)
+        automaton = ahocorasick.load(str(scratch / AUTOMATON_FILE), pickle.loads)
+        mentions = pa.ipc.open_file(pa.memory_map(str(scratch / MENTIONS_FILE))).read_all().column(0)
+        mentions = mentions.combine_chunks()
+        language = read_siteinfo(wikipedia.directory).language
+        normalizer = normalizer_for(alias_params(ctx.inputs[self.alias_table].directory), language)
+        links = pq.read_table(wikipedia.files("links")[part], columns=["page_id", "start", "end"])
+        link_pages = links.column("page_id").to_numpy()
+        link_starts = links.column("start").to_numpy()
+        link_ends = links.column("end").to_numpy()
+        counter = _Counter()
+        stats = Stats()
+        pages = pq.ParquetFile(wikipedia.files("pages")[part])
+        for batch in pages.iter_batches(PAGE_BATCH, columns=["page_id", "ns", "is_redirect", "text"]):
+            for page_id, ns, is_redirect, text in zip(
+                *(batch.column(i).to_pylist() for i in range(4)), strict=True
+            ):
+                if ns != 0 or is_redirect:
+                    continue
+                stats.add("pages_scanned")
+                lo, hi = np.searchsorted(link_pages, [page_id, page_id + 1])
+                spans = list(zip(link_starts[lo:hi].tolist(), link_ends[lo:hi].tolist(), strict=True))
+                norm, cut, whole = matching_text(normalizer, text, spans)
+                if not whole:
+                    stats.add("pages_normalised_by_segment")
+                linked, unlinked = match(automaton, norm, cut)
+                counter.add(0, linked)
+                counter.add(1, unlinked)
+                counter.add(2, list(set(linked)))
+                counter.add(3, list(set(unlinked)))
+                stats.add("occurrences_linked", len(linked))
+                stats.add("occurrences_unlinked", len(unlinked))
+            progress(0, batch.num_rows)
+        rows = counter.table(mentions)
+        sink.emit_by_key("mention_stats", rows, "mention", ctx.num_shards)
+        progress(1, 0)
+        return stats
+
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Sum counts per mention, list every alias key of the shard, add P(unlinked|m)."""
+        stats = Stats()
+        keys = _shard_mentions(ctx.inputs[self.alias_table].files("alias_table"), shard, ctx.num_shards)
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute("SET threads = 1")
+            con.register("partial", tables["mention_stats"])
+            con.register("keys", pa.table({"mention": keys}))
+            result = con.sql(
+                """
+                WITH summed AS (
+                    SELECT mention, sum(linked_occurrences)::BIGINT AS l,
+                           sum(unlinked_occurrences)::BIGINT AS u,
+                           sum(docs_linked)::BIGINT AS dl, sum(docs_unlinked)::BIGINT AS du
+                    FROM partial GROUP BY mention
+                )
+                SELECT k.mention, coalesce(s.l, 0) AS linked_occurrences,
+                       coalesce(s.u, 0) AS unlinked_occurrences,
+                       CASE WHEN coalesce(s.l, 0) + coalesce(s.u, 0) = 0 THEN NULL
+                            ELSE s.u / (s.l + s.u) END AS p_unlinked,
+                       coalesce(s.dl, 0) AS docs_linked, coalesce(s.du, 0) AS docs_unlinked
+                FROM keys k LEFT JOIN summed s ON s.mention = k.mention
+                """
+            ).to_arrow_table()
+        finally:
+            con.close()
+        stats.add("mentions", result.num_rows)
+        stats.add("mentions_never_found", result.column("p_unlinked").null_count)
+        return {"mention_stats": result.cast(MENTION_STATS)}, stats
+
+
+def _all_mentions(files: list[str]) -> pa.Array:
+    """Every distinct mention of an alias table, sorted (their index is the automaton's value)."""
+    if not files:
+        return pa.array([], pa.string())
+    con = duckdb.connect(":memory:")
+    try:
+        table = con.sql(
+            f"SELECT DISTINCT mention FROM read_parquet({sql_list(files)}) ORDER BY mention"
+        ).to_arrow_table()
+    finally:
+        con.close()
+    return table.column("mention").combine_chunks()
+
+
+def _shard_mentions(files: list[str], shard: int, num_shards: int) -> pa.Array:
+    """The alias-table mentions that belong to mention shard `shard`."""
+    if len(files) == num_shards:
+        table = pq.read_table(files[shard], columns=["mention"])
+        column = table.column("mention").combine_chunks()
+        return pc.unique(column) if len(column) else pa.array([], pa.string())
+    mentions = _all_mentions(files)
+    mask = shards_of(mentions.to_pylist(), num_shards) == shard
+    return mentions.filter(pa.array(mask))
+
+
+register_stage(MentionStats("mention_stats", alias_table="alias_table"))
+register_stage(MentionStats("mention_stats_kb", alias_table="alias_table_kb"))
+register_target(
+    "alias-table",
+    ("alias_table", "mention_stats"),
+    "AT-base alias table with P(e|m) and P(unlinked|m) (sources: wikipedia, wikidata)",
+)
+register_target(
+    "alias-table-kb",
+    ("alias_table_kb", "mention_stats_kb"),
+    "AT-base over the kb's newer Wikidata dump (sources: wikipedia, wikidata_new)",
+)

@@ -1,0 +1,1 @@
+"""Memorisation audits of train/test splits (spec §7)."""

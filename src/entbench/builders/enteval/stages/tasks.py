@@ -1,0 +1,133 @@
+"""EntEval task files (Chen et al. 2019; spec §8): the task stages, `enteval_tasks`, target
+`enteval-tasks`.
+
+    wikient_descriptions, title_qid ─┬─> enteval_kore, enteval_wikisrs, enteval_ert ─┐
+    + alias_table ───────────────────┴─> enteval_conll_yago ─────────────────────────┤
+    (task files only) ──────────────────> enteval_rare, enteval_cap, enteval_cerp ────┴─> enteval_tasks
+
+Each task stage reads its original source files, named by its parameters (`builders.enteval.stages.sources`:
+a task whose files are not named is skipped, never an error), and writes the lines of its files in
+the EntEval loaders' formats (`ZeweiChu/EntEval:enteval/*.py`). `enteval_tasks` lists every task as
+built or skipped (table `tasks`, stats `tasks_built`, `tasks_skipped`, `skipped:<task>`) and writes
+the built tasks' files under `enteval/` in its output directory, laid out as the loaders' `task_path`
+expects (`KORE/all.txt`, `wikisrs/…`, `ERT/…`, `conll-yago/…`, `rare/…`, `CAP/same|next/…`, `CERP/…`);
+they are listed, with their sha256, in its manifest. `entbench export enteval --format tasks` copies
+that directory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from entbench.builders.enteval.stages.cap import CapStage
+from entbench.builders.enteval.stages.cerp import CerpStage
+from entbench.builders.enteval.stages.common import TaskStage
+from entbench.builders.enteval.stages.ert import ErtStage
+from entbench.builders.enteval.stages.esr import KoreStage, WikiSrsStage
+from entbench.builders.enteval.stages.ned import NedStage
+from entbench.builders.enteval.stages.rare import RareStage
+from entbench.engine.registry import register_stage, register_target
+from entbench.engine.shards import atomic_write_text
+from entbench.engine.stage import Output, Params, Stage, StageContext
+from entbench.engine.stats import Stats
+from entbench.schemas import enteval as schema
+
+#: Where the task files go inside the `enteval_tasks` output directory.
+TASK_DIR = "enteval"
+SKIPPED = "skipped_no_source"
+
+
+class EntEvalTasks(Stage):
+    """Collects the task stages: which were built, and their files in the loaders' layout."""
+
+    name = "enteval_tasks"
+    version = 1
+    layer = "benchmarks"
+    default_num_shards = 1
+    shard_key = "task"
+    description = "EntEval task files in the loaders' layout; tasks without sources listed as skipped"
+    progress_unit = "shard"
+    progress_items = "tasks"
+
+    def __init__(self, tasks: tuple[TaskStage, ...]) -> None:
+        super().__init__()
+        self.tasks = tasks
+        self.inputs = tuple(t.stage_name for t in tasks)
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, `tasks`."""
+        return [Output("tasks", schema.TASKS, ("task",))]
+
+    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+        """One row per task: built or skipped, its files and line count."""
+        stats = Stats()
+        rows = []
+        for task in self.tasks:
+            upstream = ctx.inputs[task.stage_name]
+            skipped = SKIPPED in _manifest_stats(upstream.directory)
+            lines = 0 if skipped else pq.read_metadata(upstream.files("lines")[0]).num_rows
+            rows.append(
+                {
+                    "task": task.task,
+                    "stage": task.stage_name,
+                    "status": SKIPPED if skipped else "built",
+                    "files": [] if skipped else list(task.files),
+                    "lines": lines,
+                }
+            )
+            stats.add("tasks_skipped" if skipped else "tasks_built")
+            if skipped:
+                stats.add(f"skipped:{task.task}")
+        return {"tasks": pa.Table.from_pylist(rows, schema=schema.TASKS)}, stats
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """Write every built task's files (an empty file when a split has no line)."""
+        written: list[str] = []
+        for task in self.tasks:
+            upstream = ctx.inputs[task.stage_name]
+            if SKIPPED in _manifest_stats(upstream.directory):
+                continue
+            table = pq.read_table(upstream.files("lines")[0])
+            by_file: dict[str, list[str]] = {name: [] for name in task.files}
+            for name, text in zip(
+                table.column("file").to_pylist(), table.column("text").to_pylist(), strict=True
+            ):
+                by_file[name].append(text)
+            for name in task.files:
+                lines = by_file[name]
+                relative = f"{TASK_DIR}/{name}"
+                atomic_write_text(directory / relative, "".join(line + "\n" for line in lines))
+                written.append(relative)
+        return {"files": written}
+
+
+def _manifest_stats(directory: str) -> dict[str, Any]:
+    stats: dict[str, Any] = json.loads((Path(directory) / "_MANIFEST.json").read_text(encoding="utf-8"))[
+        "stats"
+    ]
+    return stats
+
+
+TASK_STAGES: tuple[TaskStage, ...] = (
+    KoreStage(),
+    WikiSrsStage(),
+    ErtStage(),
+    NedStage(),
+    RareStage(),
+    CapStage(),
+    CerpStage(),
+)
+for _stage in TASK_STAGES:
+    register_stage(_stage)
+register_stage(EntEvalTasks(TASK_STAGES))
+register_target(
+    "enteval-tasks",
+    ("enteval_tasks",),
+    "EntEval task files (ESR KORE/WikiSRS, ERT, NED CoNLL-YAGO, Rare, CAP, CERP) from local task "
+    "sources named by parameters; a task without sources is skipped and listed (spec §8)",
+)

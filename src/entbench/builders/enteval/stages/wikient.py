@@ -1,0 +1,383 @@
+"""WikiEnt (EntEval §4.3; spec §8): stages `wikient_descriptions` and `wikient`, target `wikient`.
+
+    wikipedia ─┬──────────────> wikient_descriptions ──┐
+    wikidata ──┴─> title_qid ──────────────────────────┴─> wikient
+
+* `wikient_descriptions` (derived): each article's first `description_tokens` (100) word tokens,
+  from the start of its text, so the description begins with the article's first sentence.
+  Articles with no word in their text have no row (a link to one is dropped as `target_no_text`).
+* `wikient` (benchmarks): one instance per hyperlink of a sentence. A link resolves through
+  `title_qid` (its target title, redirects followed, to the article page and its QID); it is
+  dropped, and counted under `dropped_<reason>`, when the title does not resolve
+  (`unresolved_<status>`), the article is not in the dump (`target_not_in_dump`), the article has
+  no text (`target_no_text`), the anchor is empty or the sentencizer split inside it. Parameters:
+  `lowercase` (default on: "We lowercased all training data", §5.1), `drop_disambiguation_targets`
+  (default off), `require_qid` (default off: a linked article without a Wikidata item keeps
+  `target_qid` null, counted as `instances_without_qid`).
+
+The `wikient` stage is a repartition join: map tasks over the Wikipedia scan's shards place links
+in sentences (spaCy blank English + sentencizer) and route instances by the target page; map tasks
+over the description shards route descriptions by page; each reducer joins its bucket.
+`entbench export enteval --from OUT --out DIR` writes the tab-separated form
+(`entbench.builders.enteval.export`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from entbench.builders.enteval.tokens import Tokenizer
+from entbench.builders.enteval.wikient import LinkSpan, collapse_whitespace, place_links
+from entbench.builders.wikipedia.stages.title_qid import sql_list
+from entbench.engine.registry import register_stage, register_target
+from entbench.engine.shards import shards_of
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    Stage,
+    StageContext,
+)
+from entbench.engine.stats import Stats
+from entbench.schemas import enteval as schema
+
+#: title_qid statuses under which a link has no article to describe it (spec §3, `TITLE_STATUSES`).
+UNRESOLVED = ("red_link", "redirect_loop", "redirect_too_deep", "special_namespace")
+
+_DESCRIPTION_ROWS = pa.schema(
+    [schema.DESCRIPTIONS.field("page_id"), schema.DESCRIPTIONS.field("description")]
+)
+_INSTANCE_ROWS = pa.schema([f for f in schema.WIKIENT if f.name != "description"])
+
+
+@dataclass(frozen=True)
+class DescriptionsParams(Params):
+    """`description_tokens`: how many word tokens of an article make its description (EntEval
+    §4.3: "the first 100 word tokens at most")."""
+
+    description_tokens: int = 100
+    num_shards: int = 4
+
+    def __post_init__(self) -> None:
+        if self.description_tokens < 1:
+            raise ValueError("description_tokens must be >= 1")
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+
+@dataclass(frozen=True)
+class WikiEntParams(Params):
+    """See the module docstring."""
+
+    lowercase: bool = True
+    drop_disambiguation_targets: bool = False
+    require_qid: bool = False
+    num_shards: int = 4
+
+    def __post_init__(self) -> None:
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+
+def route_by_page(table: pa.Table, column: str, num_shards: int) -> dict[int, pa.Table]:
+    """Split rows by the shard of an integer page id (`shard_of(str(page_id))`, as the scan does)."""
+    if table.num_rows == 0:
+        return {}
+    ids = shards_of([str(v) for v in table.column(column).to_pylist()], num_shards)
+    return {int(k): table.filter(pa.array(ids == k)) for k in np.unique(ids)}
+
+
+class WikiEntDescriptions(Stage):
+    """Article descriptions: the first N word tokens of every article's text."""
+
+    name = "wikient_descriptions"
+    version = 1
+    layer = "derived"
+    params_type = DescriptionsParams
+    inputs = ("wikipedia",)
+    default_num_shards = 4
+    shard_key = "page_id"
+    description = "each article's first 100 word tokens (EntEval §4.3, spec §8)"
+    progress_unit = "shard"
+    progress_items = "articles"
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, `descriptions`."""
+        return [Output("descriptions", schema.DESCRIPTIONS, ("page_id",))]
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per shard of the Wikipedia scan."""
+        for j in range(len(ctx.inputs["wikipedia"].files("pages"))):
+            yield MapTask(f"p{j:05d}", {"shard": j})
+
+    def progress_total(self, ctx: StageContext) -> int | None:
+        """One unit per scan shard."""
+        return len(ctx.inputs["wikipedia"].files("pages"))
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Describe the articles of one scan shard."""
+        params = cast(DescriptionsParams, ctx.params)
+        stats = Stats()
+        pages = pq.read_table(
+            ctx.inputs["wikipedia"].files("pages")[int(task.meta["shard"])],
+            columns=["page_id", "title", "ns", "is_redirect", "is_disambiguation", "text"],
+        )
+        stats.add("pages_read", pages.num_rows)
+        articles = pages.filter(
+            pc.and_(pc.equal(pages.column("ns"), 0), pc.invert(pages.column("is_redirect")))
+        )
+        stats.add("pages_not_articles", pages.num_rows - articles.num_rows)
+        tokenizer = Tokenizer.shared()
+        rows: dict[str, list[Any]] = {f.name: [] for f in schema.DESCRIPTIONS}
+        for page in articles.to_pylist():
+            words = tokenizer.first_words(page["text"], params.description_tokens)
+            if not words:
+                stats.add("articles_without_text")
+                continue
+            stats.add("descriptions")
+            if len(words) < params.description_tokens:
+                stats.add("descriptions_shorter_than_limit")
+            rows["page_id"].append(page["page_id"])
+            rows["title"].append(page["title"])
+            rows["is_disambiguation"].append(page["is_disambiguation"])
+            rows["description"].append(" ".join(words))
+            rows["num_tokens"].append(len(words))
+        table = pa.table(rows, schema=schema.DESCRIPTIONS)
+        for shard, part in route_by_page(table, "page_id", ctx.num_shards).items():
+            sink.emit("descriptions", shard, part)
+        progress(1, table.num_rows)
+        return stats
+
+
+class WikiEnt(Stage):
+    """WikiEnt instances: hyperlinked sentences joined with the linked article's description."""
+
+    name = "wikient"
+    version = 1
+    layer = "benchmarks"
+    params_type = WikiEntParams
+    inputs = ("wikipedia", "title_qid", "wikient_descriptions")
+    default_num_shards = 4
+    shard_key = "target_page_id"
+    description = "WikiEnt: one instance per hyperlink of a sentence, with the target's description (spec §8)"
+    progress_unit = "shard"
+    progress_items = "rows"
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, `wikient`, unique by (page_id, link_ordinal)."""
+        return [Output("wikient", schema.WIKIENT, ("page_id", "link_ordinal"))]
+
+    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+        """Instances without their description, and the descriptions, meet in the reducers."""
+        return {"_instances": _INSTANCE_ROWS, "_descriptions": _DESCRIPTION_ROWS}
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per scan shard (contexts), then one per descriptions shard."""
+        for j in range(len(ctx.inputs["wikipedia"].files("pages"))):
+            yield MapTask(f"c{j:05d}", {"side": "contexts", "shard": j})
+        for j in range(len(ctx.inputs["wikient_descriptions"].files("descriptions"))):
+            yield MapTask(f"d{j:05d}", {"side": "descriptions", "shard": j})
+
+    def progress_total(self, ctx: StageContext) -> int | None:
+        """One unit per upstream shard."""
+        return len(ctx.inputs["wikipedia"].files("pages")) + len(
+            ctx.inputs["wikient_descriptions"].files("descriptions")
+        )
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Place one scan shard's links in sentences, or route one descriptions shard."""
+        j = int(task.meta["shard"])
+        if task.meta["side"] == "descriptions":
+            table = pq.read_table(
+                ctx.inputs["wikient_descriptions"].files("descriptions")[j],
+                columns=["page_id", "description"],
+            )
+            for shard, part in route_by_page(table, "page_id", ctx.num_shards).items():
+                sink.emit("_descriptions", shard, part)
+            progress(1, 0)
+            return Stats()
+        stats = Stats()
+        instances = _contexts(ctx, j, stats)
+        for shard, part in route_by_page(instances, "target_page_id", ctx.num_shards).items():
+            sink.emit("_instances", shard, part)
+        progress(1, instances.num_rows)
+        return stats
+
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Attach each instance's description (lowercased if asked)."""
+        params = cast(WikiEntParams, ctx.params)
+        stats = Stats()
+        descriptions = dict(
+            zip(
+                tables["_descriptions"].column("page_id").to_pylist(),
+                tables["_descriptions"].column("description").to_pylist(),
+                strict=True,
+            )
+        )
+        instances = tables["_instances"]
+        texts: list[str | None] = []
+        for target in instances.column("target_page_id").to_pylist():
+            text = descriptions.get(target)
+            texts.append(text.lower() if text is not None and params.lowercase else text)
+        # Typed: a reducer whose bucket got no instance has an empty list, which pyarrow would
+        # infer as the null type and refuse as a filter mask.
+        described = pa.array([t is not None for t in texts], pa.bool_())
+        # The map side checked every target has a description; this guards a changed upstream.
+        stats.add("dropped_description_missing", len(texts) - pc.sum(described).as_py() if texts else 0)
+        table = instances.append_column("description", pa.array(texts, pa.string())).filter(described)
+        stats.add("instances", table.num_rows)
+        stats.add("instances_without_qid", table.column("target_qid").null_count)
+        return {"wikient": table.select(schema.WIKIENT.names).cast(schema.WIKIENT)}, stats
+
+
+def _resolved_links(ctx: StageContext, j: int) -> pa.Table:
+    """Shard j's links with where their target resolves to, and whether that article has a description."""
+    links = ctx.inputs["wikipedia"].files("links")[j]
+    titles = sql_list(ctx.inputs["title_qid"].files("title_qid"))
+    descriptions = sql_list(ctx.inputs["wikient_descriptions"].files("descriptions"))
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET threads = 1")
+        con.execute(
+            'CREATE TEMP TABLE l AS SELECT page_id, ordinal, target_normalized, anchor, start, "end", '
+            f"paragraph FROM read_parquet({sql_list([links])})"
+        )
+        return con.sql(
+            f"""
+            SELECT l.page_id, l.ordinal, l.anchor, l.start, l."end", l.paragraph,
+                   t.status, t.qid, t.final_title, t.page_id AS target_page_id,
+                   d.page_id IS NOT NULL AS described,
+                   coalesce(d.is_disambiguation, false) AS target_disambiguation
+            FROM l
+            LEFT JOIN (SELECT title, status, qid, final_title, page_id FROM read_parquet({titles})
+                       WHERE title IN (SELECT target_normalized FROM l)) t
+                   ON t.title = l.target_normalized
+            LEFT JOIN (SELECT page_id, is_disambiguation FROM read_parquet({descriptions})) d
+                   ON d.page_id = t.page_id
+            ORDER BY l.page_id, l.ordinal
+            """
+        ).to_arrow_table()
+    finally:
+        con.close()
+
+
+def link_drop_reason(link: Mapping[str, Any], params: WikiEntParams) -> str | None:
+    """Why a link cannot be a WikiEnt instance (before sentence placement), or None."""
+    status = link["status"]
+    if status is None:
+        return "unresolved_unknown_title"
+    if status in UNRESOLVED:
+        return f"unresolved_{status}"
+    if link["target_page_id"] is None:
+        return "target_not_in_dump"
+    if not link["described"]:
+        return "target_no_text"
+    if params.drop_disambiguation_targets and link["target_disambiguation"]:
+        return "target_disambiguation"
+    if params.require_qid and link["qid"] is None:
+        return "no_qid"
+    return None
+
+
+def _contexts(ctx: StageContext, j: int, stats: Stats) -> pa.Table:
+    """The instances (without descriptions) of scan shard j, from its resolvable links."""
+    params = cast(WikiEntParams, ctx.params)
+    links = _resolved_links(ctx, j)
+    stats.add("links_read", links.num_rows)
+    kept: dict[int, list[dict[str, Any]]] = {}
+    for link in links.to_pylist():
+        reason = link_drop_reason(link, params)
+        if reason is not None:
+            stats.add(f"dropped_{reason}")
+            continue
+        kept.setdefault(int(link["page_id"]), []).append(link)
+    rows: dict[str, list[Any]] = {f.name: [] for f in _INSTANCE_ROWS}
+    if kept:
+        pages = pq.read_table(
+            ctx.inputs["wikipedia"].files("pages")[j],
+            columns=["page_id", "ns", "is_redirect", "text", "paragraph_starts"],
+            filters=[("page_id", "in", sorted(kept))],
+        )
+        paragraphs, jobs = _paragraph_jobs(pages.to_pylist(), kept, stats)
+        tokenizer = Tokenizer.shared()
+        for (page_id, spans, by_ordinal), analysis, text in zip(
+            jobs, tokenizer.analyse(paragraphs), paragraphs, strict=True
+        ):
+            placement = place_links(text, analysis.tokens, analysis.sentences, spans)
+            stats.add("tokens_split_at_link_edge", placement.tokens_split)
+            for reason in placement.dropped.values():
+                stats.add(f"dropped_{reason}")
+            for sentence in placement.sentences:
+                stats.add("sentences_with_links")
+                words = " ".join(sentence.words)
+                if params.lowercase:
+                    words = words.lower()
+                for ordinal in sorted(sentence.links):
+                    link = by_ordinal[ordinal]
+                    start, end = sentence.links[ordinal]
+                    mention = collapse_whitespace(link["anchor"])
+                    rows["sentence"].append(words)
+                    rows["mention_start"].append(start)
+                    rows["mention_end"].append(end)
+                    rows["mention"].append(mention.lower() if params.lowercase else mention)
+                    rows["target_qid"].append(link["qid"])
+                    rows["target_title"].append(link["final_title"])
+                    rows["page_id"].append(page_id)
+                    rows["link_ordinal"].append(ordinal)
+                    rows["target_page_id"].append(link["target_page_id"])
+    stats.add("instances_placed", len(rows["sentence"]))
+    return pa.table(rows, schema=_INSTANCE_ROWS)
+
+
+def _paragraph_jobs(
+    pages: list[dict[str, Any]], kept: Mapping[int, list[dict[str, Any]]], stats: Stats
+) -> tuple[list[str], list[tuple[int, list[LinkSpan], dict[int, dict[str, Any]]]]]:
+    """The paragraphs holding kept links, and per paragraph its links in paragraph offsets."""
+    texts: list[str] = []
+    jobs: list[tuple[int, list[LinkSpan], dict[int, dict[str, Any]]]] = []
+    for page in sorted(pages, key=lambda p: int(p["page_id"])):
+        page_id = int(page["page_id"])
+        links = kept[page_id]
+        if page["ns"] != 0 or page["is_redirect"]:
+            stats.add("dropped_source_not_article", len(links))
+            continue
+        text: str = page["text"]
+        starts: list[int] = page["paragraph_starts"]
+        by_paragraph: dict[int, list[dict[str, Any]]] = {}
+        for link in links:
+            by_paragraph.setdefault(int(link["paragraph"]), []).append(link)
+        for p in sorted(by_paragraph):
+            begin = starts[p]
+            end = starts[p + 1] - 2 if p + 1 < len(starts) else len(text)
+            spans: list[LinkSpan] = []
+            for link in by_paragraph[p]:
+                if link["start"] < begin or link["end"] > end:
+                    stats.add("dropped_link_crosses_paragraph")
+                    continue
+                spans.append(LinkSpan(int(link["ordinal"]), link["start"] - begin, link["end"] - begin))
+            if spans:
+                texts.append(text[begin:end])
+                jobs.append((page_id, spans, {int(x["ordinal"]): x for x in by_paragraph[p]}))
+    return texts, jobs
+
+
+register_stage(WikiEntDescriptions())
+register_stage(WikiEnt())
+register_target(
+    "wikient",
+    ("wikient",),
+    "WikiEnt: hyperlinked sentences with the linked articles' descriptions (sources: wikipedia, "
+    "wikidata; EntEval §4.3, spec §8)",
+)

@@ -1,0 +1,103 @@
+"""Hansel (Xu et al. 2023; spec §5): registers the Hansel stages and the three `hansel-*` targets.
+
+    zhwiki (scan) ──> hansel_title_qid (+ wikidata_new) ──> hansel_links (+ entity_diff) ──> hansel
+          └──────────> hansel_alias_table ──> hansel_mention_stats                             │
+    corpus ──> hansel_corpus (+ hansel_alias_table) ──> hansel_fewshot (+ mention stats, kb)    │
+    entity_diff, coarse_types, wikidata_new ──> hansel_zeroshot                                │
+    hansel_mem_audit, hansel_fewshot_mem_audit, hansel_zeroshot_mem_audit <── train ───────────┘
+
+* `zhwiki` (normalized): a second instance of the Wikipedia scan, bound to the source `zhwiki`
+  (the `wikipedia` stage and source stay the English wiki of the other targets).
+* `hansel_title_qid`, `hansel_alias_table`, `hansel_mention_stats` (derived): the existing
+  title -> QID, AT-base and P(unlinked|m) stages over the zhwiki scan and the kb's new Wikidata dump
+  (`wikidata_new`), the way `title_qid_kb`/`alias_table_kb`/`mention_stats_kb` are over `wikipedia`.
+* `hansel_links` (derived) and `hansel` (benchmarks: `train`, `validation`), spec §5 "hansel-train".
+* `hansel_corpus` (derived) and `hansel_fewshot` (benchmarks: `fewshot_candidates`), spec §5
+  "Few-shot candidates" over the raw corpus source `corpus` (JSON lines `{"id", "text"}`).
+* `hansel_zeroshot` (benchmarks: `zeroshot_pool`), spec §5 "Zero-shot pool".
+* The leakage audits (`HanselLeakageAudit`, the shared `MemAuditStage`): validation, few-shot
+  candidates (mention, AT@1) and zero-shot entities (title, QID) against the training pairs.
+
+Targets: `hansel-train`, `hansel-fewshot`, `hansel-zeroshot`. `entbench export hansel-train`
+writes the official JSON lines (`entbench.builders.hansel.export`).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from entbench.builders.alias.stages.alias_table import AliasTable
+from entbench.builders.alias.stages.mention_stats import MentionStats
+from entbench.builders.hansel.stages.audit import HanselLeakageAudit
+from entbench.builders.hansel.stages.corpus import HanselCorpus
+from entbench.builders.hansel.stages.fewshot import HanselFewshot
+from entbench.builders.hansel.stages.links import HanselLinks
+from entbench.builders.hansel.stages.train import HanselTrain
+from entbench.builders.hansel.stages.zeroshot import HanselZeroshot
+from entbench.builders.wikipedia.stages.scan import WikipediaScan
+from entbench.builders.wikipedia.stages.title_qid import TitleQid
+from entbench.engine.registry import register_stage, register_target
+
+ZHWIKI = "zhwiki"
+TRAIN_STAGE = "hansel"
+_IDS = {
+    "validation": (pa.field("id", pa.string(), nullable=False),),
+    "fewshot_candidates": (pa.field("id", pa.string(), nullable=False),),
+    "zeroshot_pool": (
+        pa.field("pool_index", pa.int64(), nullable=False),
+        pa.field("qid", pa.string(), nullable=False),
+    ),
+}
+
+register_stage(WikipediaScan(ZHWIKI))
+register_stage(TitleQid("hansel_title_qid", wikidata="wikidata_new", wikipedia=ZHWIKI))
+register_stage(AliasTable("hansel_alias_table", title_qid="hansel_title_qid", wikipedia=ZHWIKI))
+register_stage(MentionStats("hansel_mention_stats", alias_table="hansel_alias_table", wikipedia=ZHWIKI))
+register_stage(HanselLinks("hansel_links", wikipedia=ZHWIKI, title_qid="hansel_title_qid"))
+register_stage(HanselTrain(TRAIN_STAGE, wikipedia=ZHWIKI, links="hansel_links"))
+register_stage(HanselCorpus("hansel_corpus", alias_table="hansel_alias_table"))
+register_stage(
+    HanselFewshot(
+        "hansel_fewshot",
+        corpus="hansel_corpus",
+        alias_table="hansel_alias_table",
+        mention_stats="hansel_mention_stats",
+    )
+)
+register_stage(HanselZeroshot("hansel_zeroshot"))
+
+# The leakage audits (spec §5 "every Hansel output"): each evaluation table's (mention, entity)
+# pairs against the training pairs.
+for _name, _evaluation, _span, _label in (
+    ("hansel_mem_audit", (TRAIN_STAGE, "validation"), "mention", "gold_id"),
+    ("hansel_fewshot_mem_audit", ("hansel_fewshot", "fewshot_candidates"), "mention", "at1"),
+    ("hansel_zeroshot_mem_audit", ("hansel_zeroshot", "zeroshot_pool"), "title", "qid"),
+):
+    register_stage(
+        HanselLeakageAudit(
+            _name,
+            train=(TRAIN_STAGE, "train"),
+            evaluation=_evaluation,
+            evaluation_columns=(_span, _label),
+            id_fields=_IDS[_evaluation[1]],
+        )
+    )
+
+register_target(
+    "hansel-train",
+    (TRAIN_STAGE, "hansel_mem_audit"),
+    "Hansel train/validation from zhwiki links to E_known (sources: zhwiki, wikidata_old, wikidata_new; "
+    "spec §5)",
+)
+register_target(
+    "hansel-fewshot",
+    ("hansel_fewshot", "hansel_fewshot_mem_audit"),
+    "Hansel few-shot candidates from alias matches over a raw corpus (sources: corpus, zhwiki, "
+    "wikidata_old, wikidata_new; spec §5, Hansel appendix A)",
+)
+register_target(
+    "hansel-zeroshot",
+    ("hansel_zeroshot", "hansel_zeroshot_mem_audit"),
+    "Hansel zero-shot pool: E_new, half uniform, half balanced over coarse types (sources: "
+    "wikidata_old, wikidata_new, zhwiki; spec §5)",
+)

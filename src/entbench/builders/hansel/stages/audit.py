@@ -1,0 +1,98 @@
+"""The leakage audit of every Hansel output: Mem-Exact applied to entity linking (spec §5, §7).
+
+Ray Choudhury & Kalra (2023, §3) call a test item solved by memorisation ("Mem-Exact") when its
+span occurs in train with its label. For entity linking the span is the mention and the label the
+gold entity: an evaluation mention is leaked when its (mention, gold) pair occurs in train. The
+shared `MemAuditStage` (eptest mode: Mem-Exact keys `{span, (label,)}`) decides it per row; this
+subclass adds to the manifest stats the share the Hansel issue asks for, over every audited row
+(rows whose gold never occurs in train cannot be leaked, so they count as not leaked, whereas the
+audit's own `mem_exact_pct` leaves them out):
+
+    leakage_rows            evaluation rows with a mention and a gold
+    leakage_pairs_in_train  of those, rows whose (mention, gold) occurs in train
+    leakage_pair_share_pct  100 * leakage_pairs_in_train / leakage_rows (0.0 when there are no rows)
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from entbench.builders.edge_probing.mem_audit import MemAuditParams, MemAuditStage
+from entbench.engine.stage import StageContext
+from entbench.engine.stats import Stats
+from entbench.filters.memorization import Item
+
+#: The training table's (mention, entity) columns.
+TRAIN_COLUMNS = ("mention", "gold_id")
+
+
+class HanselLeakageAudit(MemAuditStage):
+    """`MemAuditStage` plus the share of evaluation rows whose (mention, gold) pair is in train.
+
+    The evaluation table's pair may live in other columns than train's (`mention`, `gold_id`): the
+    few-shot candidates' (mention, at1), the zero-shot pool's (title, qid).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        train: tuple[str, str],
+        evaluation: tuple[str, str],
+        evaluation_columns: tuple[str, str],
+        id_fields: Sequence[pa.Field],
+        train_columns: tuple[str, str] = TRAIN_COLUMNS,
+    ) -> None:
+        span, label = evaluation_columns
+        super().__init__(
+            name,
+            train=train,
+            evaluation=evaluation,
+            span_columns=(span,),
+            label_column=label,
+            id_fields=id_fields,
+        )
+        self.train_columns = train_columns
+
+    def fingerprint_extra(self) -> dict[str, Any]:
+        """The audited tables and columns, train's included."""
+        return {**super().fingerprint_extra(), "train_columns": list(self.train_columns)}
+
+    def _rows(
+        self,
+        ctx: StageContext,
+        ref: tuple[str, str],
+        id_columns: Sequence[str],
+        stats: Stats,
+        split: str,
+    ) -> Iterator[tuple[dict[str, Any], Item | None]]:
+        """Rows as the shared audit reads them, train's from `train_columns`."""
+        reader: MemAuditStage = self
+        if split == "train":
+            reader = copy.copy(self)
+            reader.span_columns = (self.train_columns[0],)
+            reader.label_column = self.train_columns[1]
+        yield from MemAuditStage._rows(reader, ctx, ref, id_columns, stats, split)
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """The audit's report and percentages, and the leakage share over all audited rows."""
+        extra = super().finalize(ctx, directory, stats)
+        params = ctx.params
+        assert isinstance(params, MemAuditParams)
+        if params.mode != "eptest":
+            # Only eptest's Mem-Exact is the pair test (strict mode asks for a single train label).
+            return extra
+        rows = stats.get("eval_rows", 0) - stats.get("eval_rows_null", 0)
+        leaked = stats.get("removed_mem_exact", 0)
+        share = round(100.0 * leaked / rows, 4) if rows else 0.0
+        return {
+            **extra,
+            "leakage_rows": rows,
+            "leakage_pairs_in_train": leaked,
+            "leakage_pair_share_pct": share,
+        }

@@ -1,0 +1,222 @@
+"""Stage `hansel_corpus`: a raw few-shot corpus, Simplified, and every alias-table match in it.
+
+Input: the source `corpus`, JSON lines `{"id": …, "text": …}` (other keys ignored; `id` a string
+or an integer), plain, `.gz` or `.bz2`. Hansel matched AT-base against LCSTS, SohuNews and
+TenSiteNews (appendix A): build once per corpus with `--source corpus=PATH`.
+
+`map_tasks` builds one automaton over every alias-table key (in the stage's scratch directory)
+and cuts the decompressed corpus into line-aligned blocks; each map task converts its texts to
+Simplified (`hansel.context.to_simplified`, offsets kept) and finds the keys in them
+(`hansel.matching`: normalised like the keys, no tokenisation, longest match on overlap).
+
+Tables: `docs` (routed by `doc_id`) and `matches` (routed by `key`, so every occurrence of a phrase
+is in one shard). A line that is not such an object, or an id that repeats, is a `DataError`
+naming the file and line. Stats: `docs`, `blank_lines`, `matches`, `texts_not_converged`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import ahocorasick
+import duckdb
+import pyarrow as pa
+
+from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
+from entbench.builders.hansel.context import to_simplified
+from entbench.builders.hansel.matching import build_automaton, find_occurrences
+from entbench.builders.wikipedia.stages.title_qid import sql_list
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    Stage,
+    StageContext,
+)
+from entbench.engine.stats import Stats
+from entbench.errors import DataError
+from entbench.filters.mentions import MentionNormalizer
+from entbench.readers.dumps import (
+    StreamTruncated,
+    detect_compression,
+    iter_blocks,
+    iter_lines,
+    open_decompressed,
+)
+from entbench.schemas import hansel as schema
+
+AUTOMATON_FILE = "automaton.bin"
+KEYS_FILE = "keys.arrow"
+
+
+@dataclass(frozen=True)
+class HanselCorpusParams(Params):
+    """Only the shard count: matching follows the alias table's own normalisation."""
+
+    num_shards: int = 8
+
+    def __post_init__(self) -> None:
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+
+def alias_normalizer(directory: str) -> MentionNormalizer:
+    """The normaliser an alias table's keys were built with (its `normalization.json`)."""
+    doc = json.loads((Path(directory) / NORMALIZATION_FILE).read_text(encoding="utf-8"))
+    return MentionNormalizer(str(doc["scheme"]), chinese=bool(doc["chinese"]))
+
+
+def parse_line(raw: bytes, path: str, offset: int, line: int) -> tuple[str, str] | None:
+    """(id, text) of one corpus line, None for a blank line, a `DataError` for anything else."""
+    if not raw.strip():
+        return None
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"line {line}: not JSON ({exc})", path=path, offset=offset) from exc
+    if not isinstance(doc, dict):
+        raise DataError(f"line {line}: expected an object with id and text", path=path, offset=offset)
+    ident, text = doc.get("id"), doc.get("text")
+    if isinstance(ident, bool) or not isinstance(ident, str | int) or not isinstance(text, str):
+        raise DataError(
+            f'line {line}: expected {{"id": string or integer, "text": string}}', path=path, offset=offset
+        )
+    return str(ident), text
+
+
+class HanselCorpus(Stage):
+    """The few-shot corpus and the alias-table matches in it (Hansel appendix A)."""
+
+    version = 1
+    layer = "derived"
+    params_type = HanselCorpusParams
+    default_num_shards = 8
+    shard_key = "doc_id"
+    description = "raw corpus texts (Simplified) and exact longest alias-table matches (Hansel app. A)"
+    progress_unit = "B"
+    progress_items = "texts"
+
+    def __init__(self, name: str, *, alias_table: str, source: str = "corpus") -> None:
+        super().__init__(name)
+        self.alias_table = alias_table
+        self.inputs = (alias_table,)
+        self.sources = (source,)
+
+    def fingerprint_extra(self) -> dict[str, str]:
+        """Which alias table this instance matches."""
+        return {"alias_table": self.alias_table}
+
+    def outputs(self, params: Params) -> list[Output]:
+        """`docs` and `matches`."""
+        return [
+            Output("docs", schema.CORPUS_DOCS, ("doc_id",)),
+            Output("matches", schema.CORPUS_MATCHES, ("key", "doc_id", "start")),
+        ]
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """Build the automaton once, then blocks of whole lines of the decompressed corpus."""
+        scratch = ctx.scratch
+        if not (scratch / AUTOMATON_FILE).exists():
+            keys = _all_keys(ctx.inputs[self.alias_table].files("alias_table"))
+            tmp = scratch / f".{KEYS_FILE}.tmp-{os.getpid()}"
+            with pa.ipc.new_file(str(tmp), pa.schema([pa.field("key", pa.string())])) as writer:
+                writer.write_table(pa.table({"key": keys}))
+            os.replace(tmp, scratch / KEYS_FILE)
+            tmp = scratch / f".{AUTOMATON_FILE}.tmp-{os.getpid()}"
+            build_automaton(keys.to_pylist()).save(str(tmp))
+            os.replace(tmp, scratch / AUTOMATON_FILE)
+        src = ctx.sources[self.sources[0]]
+        stream = open_decompressed(src.path, detect_compression(src.path))
+        line = 1
+        try:
+            for index, (offset, block) in enumerate(iter_blocks(stream, ctx.options.chunk_bytes)):
+                yield MapTask(f"b{index:08d}", {"offset": offset, "line": line}, block)
+                line += block.count(b"\n")
+        except StreamTruncated as exc:
+            raise DataError(
+                f"compressed stream ends early ({exc.detail})", path=src.label, offset=exc.offset
+            ) from exc
+        finally:
+            stream.close()
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Convert and match the texts of one block."""
+        assert task.payload is not None
+        src = ctx.sources[self.sources[0]]
+        scratch = ctx.scratch
+        automaton = ahocorasick.load(str(scratch / AUTOMATON_FILE), pickle.loads)
+        keys = pa.ipc.open_file(pa.memory_map(str(scratch / KEYS_FILE))).read_all().column(0).to_pylist()
+        normalizer = alias_normalizer(ctx.inputs[self.alias_table].directory)
+        stats = Stats()
+        docs: list[tuple[str, int, str]] = []
+        matches: list[tuple[str, str, int, int]] = []
+        line = int(task.meta["line"])
+        # As bytes, the type parse_line takes (the reader hands out bytearrays): copying the block
+        # costs <1% of parsing and matching its lines.
+        for offset, raw in iter_lines(bytes(task.payload), int(task.meta["offset"])):
+            parsed = parse_line(raw, src.label, offset, line)
+            if parsed is None:
+                stats.add("blank_lines")
+            else:
+                doc_id, text = parsed
+                simplified, converged = to_simplified(text)
+                stats.add("texts_not_converged", not converged)
+                docs.append((doc_id, line, simplified))
+                for occ in find_occurrences(automaton, keys, normalizer, simplified):
+                    matches.append((keys[occ.key], doc_id, occ.start, occ.end))
+            line += 1
+        stats.add("docs", len(docs))
+        stats.add("matches", len(matches))
+        for table, rows, table_schema, key in (
+            ("docs", docs, schema.CORPUS_DOCS, "doc_id"),
+            ("matches", matches, schema.CORPUS_MATCHES, "key"),
+        ):
+            if rows:
+                columns = list(zip(*rows, strict=True))
+                arrays = [pa.array(c, type=f.type) for c, f in zip(columns, table_schema, strict=True)]
+                data = pa.Table.from_arrays(arrays, schema=table_schema)
+                sink.emit_by_key(table, data, key, ctx.num_shards)
+        progress(len(task.payload), len(docs))
+        return stats
+
+    def progress_total(self, ctx: StageContext) -> int | None:
+        """Progress is measured in decompressed bytes; their total is not known in advance."""
+        return None
+
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Refuse a corpus whose ids repeat (a record must be findable by its id)."""
+        docs = tables["docs"]
+        if docs.num_rows:
+            seen: dict[str, int] = {}
+            for doc_id, line in zip(
+                docs.column("doc_id").to_pylist(), docs.column("line").to_pylist(), strict=True
+            ):
+                if doc_id in seen:
+                    first, second = sorted((seen[doc_id], line))
+                    raise DataError(
+                        f"id {doc_id!r} repeats on lines {first} and {second}",
+                        path=ctx.sources[self.sources[0]].label,
+                    )
+                seen[doc_id] = line
+        return dict(tables), Stats()
+
+
+def _all_keys(files: list[str]) -> pa.Array:
+    """Every distinct alias-table key, sorted (a key's index is the automaton's value)."""
+    con = duckdb.connect(":memory:")
+    try:
+        table = con.sql(
+            f"SELECT DISTINCT mention AS key FROM read_parquet({sql_list(files)}) ORDER BY key"
+        ).to_arrow_table()
+    finally:
+        con.close()
+    return table.column("key").combine_chunks()

@@ -1,0 +1,231 @@
+"""Stage `hansel_fewshot`: few-shot annotation candidates from alias matches (spec §5; Hansel §3.3, app. A).
+
+"We first use AT-base to match against the corpora to generate candidates, then sample ambiguous
+mentions diversified by mention-text for human annotation." (Hansel §3.3)
+
+Over `hansel_corpus.matches`, every matched phrase is checked against the rules of
+`hansel.fewshot` (no single-character mentions, P(unlinked|m) <= `max_p_unlinked` from the alias
+table's mention statistics, at least `min_known_candidates` E_known candidates), phrases are drawn
+half uniformly and half among the ambiguous ones (at least `ambiguous_candidates` alias-table
+candidates), one occurrence each, with one seeded generator (`seed`). Each drawn occurrence
+becomes a record `hansel-fewshot-N` (numbered in (doc_id, start) order) with its context
+(`context`, `window`; corpus paragraphs are lines, `paragraph_sep`), the E_known candidates of
+its phrase in alias-table order with their P(e|m), label and description in `language` (at most
+`max_candidates`; 0 = all), and AT@1, the first of them: annotators discard an example whose
+AT@1 is right (Hansel §3.3).
+
+Stats: `phrases_matched`, `occurrences_matched`; per rule `phrases_dropped_<reason>` and
+`occurrences_dropped_<reason>`; `phrases_kept`, `phrases_ambiguous`; `drawn_uniform`,
+`drawn_ambiguous` and `draws_short` (how many fewer than `size` the pools allowed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
+from entbench.builders.hansel.fewshot import AMBIGUOUS, UNIFORM, Phrase, Rules, drop_reason, sample_phrases
+from entbench.builders.hansel.splits import record_id
+from entbench.builders.wikipedia.stages.title_qid import connect, sql_list
+from entbench.engine.stage import Output, Params, Stage, StageContext
+from entbench.engine.stats import Stats
+from entbench.schemas import hansel as schema
+from entbench.schemas.base import column_suffix
+
+
+@dataclass(frozen=True)
+class HanselFewshotParams(Params):
+    """Rules (appendix A defaults), sampling (`size` phrases, `seed`) and what records show."""
+
+    size: int = 5000
+    seed: int = 0
+    min_chars: int = 2
+    max_p_unlinked: float = 0.98
+    min_known_candidates: int = 2
+    ambiguous_candidates: int = 2
+    max_candidates: int = 10
+    context: str = "paragraph"
+    window: int = 100
+    paragraph_sep: str = "\n"
+    language: str = "zh"
+
+    def __post_init__(self) -> None:
+        if self.context not in CONTEXT_MODES:
+            raise ValueError(f"context must be one of {', '.join(CONTEXT_MODES)}, got {self.context!r}")
+        for name in (
+            "size",
+            "min_chars",
+            "min_known_candidates",
+            "ambiguous_candidates",
+            "max_candidates",
+            "window",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+        if self.min_known_candidates < 1:
+            raise ValueError("min_known_candidates must be >= 1 (AT@1 is an E_known candidate)")
+        if not 0.0 <= self.max_p_unlinked <= 1.0:
+            raise ValueError("max_p_unlinked must be within [0, 1]")
+        if not self.paragraph_sep:
+            raise ValueError("paragraph_sep must not be empty")
+
+    def rules(self) -> Rules:
+        """The filter thresholds."""
+        return Rules(self.min_chars, self.max_p_unlinked, self.min_known_candidates)
+
+
+class HanselFewshot(Stage):
+    """Sampled few-shot candidates with alias-table candidates for annotators."""
+
+    version = 1
+    layer = "benchmarks"
+    params_type = HanselFewshotParams
+    default_num_shards = 1
+    description = "Hansel few-shot candidates: alias matches, appendix A rules and sampling (spec §5)"
+    progress_items = "candidates"
+
+    def __init__(
+        self, name: str, *, corpus: str, alias_table: str, mention_stats: str, kb: str = "entity_diff"
+    ) -> None:
+        super().__init__(name)
+        self.corpus = corpus
+        self.alias_table = alias_table
+        self.mention_stats = mention_stats
+        self.kb = kb
+        self.inputs = (corpus, alias_table, mention_stats, kb)
+
+    def fingerprint_extra(self) -> dict[str, str]:
+        """Which upstream stages this instance reads."""
+        return {
+            "corpus": self.corpus,
+            "alias_table": self.alias_table,
+            "mention_stats": self.mention_stats,
+            "kb": self.kb,
+        }
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, `fewshot_candidates`."""
+        return [Output("fewshot_candidates", schema.FEWSHOT, ("example_index",))]
+
+    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+        """Filter, sample and assemble the records (one global task: the draws are global)."""
+        params = ctx.params
+        assert isinstance(params, HanselFewshotParams)
+        stats = Stats()
+        kb_files = ctx.inputs[self.kb].files("kb_entities")
+        kb_columns = pq.read_schema(kb_files[0]).names
+        suffix = column_suffix(params.language)
+        label = f"k.label_{suffix}" if f"label_{suffix}" in kb_columns else "NULL"
+        description = f"k.description_{suffix}" if f"description_{suffix}" in kb_columns else "NULL"
+        con = connect(ctx)
+        try:
+            for view, stage, table in (
+                ("matches", self.corpus, "matches"),
+                ("docs", self.corpus, "docs"),
+                ("alias", self.alias_table, "alias_table"),
+                ("ms", self.mention_stats, "mention_stats"),
+                ("kb", self.kb, "kb_entities"),
+            ):
+                files = sql_list(ctx.inputs[stage].files(table))
+                con.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet({files})")
+            phrases = con.execute(
+                "SELECT m.key, m.n, count(a.qid), count(a.qid) FILTER (WHERE k.in_known), "
+                "any_value(s.p_unlinked) "
+                "FROM (SELECT key, count(*) AS n FROM matches GROUP BY key) m "
+                "LEFT JOIN alias a ON a.mention = m.key LEFT JOIN kb k ON k.qid = a.qid "
+                "LEFT JOIN ms s ON s.mention = m.key GROUP BY m.key, m.n ORDER BY m.key"
+            ).fetchall()
+            kept, ambiguous, info = self._filter(phrases, params, stats)
+            draws = sample_phrases(kept, ambiguous, params.size, params.seed)
+            stats.add("drawn_uniform", sum(d.criterion == UNIFORM for d in draws))
+            stats.add("drawn_ambiguous", sum(d.criterion == AMBIGUOUS for d in draws))
+            stats.add("draws_short", params.size - len(draws))
+            con.register(
+                "draws",
+                pa.table(
+                    {
+                        "key": pa.array([d.key for d in draws], pa.string()),
+                        "criterion": pa.array([d.criterion for d in draws], pa.string()),
+                        "occurrence": pa.array([d.occurrence for d in draws], pa.int64()),
+                    }
+                ),
+            )
+            chosen = con.execute(
+                'SELECT d.key, d.criterion, m.doc_id, m.start, m."end", docs.text FROM ('
+                'SELECT key, doc_id, start, "end", '
+                "row_number() OVER (PARTITION BY key ORDER BY doc_id, start) - 1 AS occurrence "
+                "FROM matches WHERE key IN (SELECT key FROM draws)) m "
+                "JOIN draws d ON d.key = m.key AND d.occurrence = m.occurrence "
+                "JOIN docs ON docs.doc_id = m.doc_id ORDER BY m.doc_id, m.start"
+            ).fetchall()
+            candidates: dict[str, list[dict[str, Any]]] = {}
+            for key, qid, p, rank, lab, desc in con.execute(
+                f"SELECT a.mention, a.qid, a.p_e_given_m, a.rank, {label}, {description} FROM alias a "
+                "JOIN kb k ON k.qid = a.qid AND k.in_known WHERE a.mention IN (SELECT key FROM draws) "
+                "ORDER BY a.mention, a.rank"
+            ).fetchall():
+                candidates.setdefault(key, []).append(
+                    {"qid": qid, "p_e_given_m": p, "rank": rank, "label": lab, "description": desc}
+                )
+        finally:
+            con.close()
+        rows = []
+        for index, (key, criterion, doc_id, start, end, text) in enumerate(chosen):
+            lo, hi = context_bounds(
+                text, start, end, params.context, paragraph_sep=params.paragraph_sep, window=params.window
+            )
+            context, converged = to_simplified(text[lo:hi])
+            stats.add("contexts_not_converged", not converged)
+            shown = candidates[key][: params.max_candidates] if params.max_candidates else candidates[key]
+            n, n_candidates, p_unlinked = info[key]
+            rows.append(
+                {
+                    "id": record_id("fewshot", index),
+                    "text": context,
+                    "start": start - lo,
+                    "end": end - lo,
+                    "mention": context[start - lo : end - lo],
+                    "example_index": index,
+                    "doc_id": doc_id,
+                    "doc_start": lo,
+                    "key": key,
+                    "criterion": criterion,
+                    "occurrences": n,
+                    "p_unlinked": p_unlinked,
+                    "candidates_in_table": n_candidates,
+                    "candidates": shown,
+                    "at1": shown[0]["qid"],
+                    "at1_p": shown[0]["p_e_given_m"],
+                }
+            )
+        stats.add("candidates", len(rows))
+        return {"fewshot_candidates": pa.Table.from_pylist(rows, schema=schema.FEWSHOT)}, stats
+
+    @staticmethod
+    def _filter(
+        phrases: list[tuple[str, int, int, int, float | None]], params: HanselFewshotParams, stats: Stats
+    ) -> tuple[dict[str, int], list[str], dict[str, tuple[int, int, float | None]]]:
+        """Apply the rules: kept phrase -> occurrences, the ambiguous ones, and per-phrase facts."""
+        rules = params.rules()
+        kept: dict[str, int] = {}
+        ambiguous: list[str] = []
+        info: dict[str, tuple[int, int, float | None]] = {}
+        for key, n, n_candidates, n_known, p_unlinked in phrases:
+            stats.add("phrases_matched")
+            stats.add("occurrences_matched", int(n))
+            reason = drop_reason(Phrase(key, p_unlinked, int(n_candidates), int(n_known)), rules)
+            if reason is not None:
+                stats.add(f"phrases_dropped_{reason}")
+                stats.add(f"occurrences_dropped_{reason}", int(n))
+                continue
+            stats.add("phrases_kept")
+            kept[key] = int(n)
+            info[key] = (int(n), int(n_candidates), p_unlinked)
+            if n_candidates >= params.ambiguous_candidates:
+                stats.add("phrases_ambiguous")
+                ambiguous.append(key)
+        return kept, ambiguous, info

@@ -1,0 +1,176 @@
+"""Stage `hansel_links`: zhwiki articles as Hansel documents, their links as mentions or drops (spec §5).
+
+Reads a Wikipedia scan of zhwiki (`pages`, `links`), its title -> QID resolution over the kb's new
+Wikidata dump, and the kb's E_known/E_new (`entity_diff.kb_entities`). One map task per scan
+shard joins that shard's pages and links with the two global tables in DuckDB; the decisions are
+`hansel.resolution`'s. Rows are routed by `page_id` (as the scan routes them), so the `hansel`
+stage finds a page's links in the same shard number.
+
+Tables: `documents` (every article with its status and number of mentions) and `links` (every
+link of a kept document with what it resolved to and its status). Stats count documents and
+links by status (`documents_<status>`, `links_<status>`), links of dropped documents
+(`links_in_dropped_documents`) and pages that are not articles (`pages_redirect`,
+`pages_namespace_<ns>`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from entbench.builders.hansel.resolution import document_status, link_status
+from entbench.builders.wikipedia.stages.title_qid import connect, sql_list
+from entbench.engine.shards import shards_of
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    Stage,
+    StageContext,
+)
+from entbench.engine.stats import Stats
+from entbench.schemas import hansel as schema
+
+
+@dataclass(frozen=True)
+class HanselLinksParams(Params):
+    """Only the shard count: what counts as a document or a mention is spec §5's."""
+
+    num_shards: int = 8
+
+    def __post_init__(self) -> None:
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+
+def split_by_page(table: pa.Table, num_shards: int) -> dict[int, pa.Table]:
+    """Rows per output shard by `page_id`, routed as the Wikipedia scan routes pages."""
+    if table.num_rows == 0:
+        return {}
+    keys = [str(p) for p in table.column("page_id").to_pylist()]
+    shard_ids = shards_of(keys, num_shards)
+    return {int(k): table.filter(pa.array(shard_ids == k)) for k in np.unique(shard_ids).tolist()}
+
+
+class HanselLinks(Stage):
+    """Documents and link decisions of a zhwiki scan against the kb."""
+
+    version = 1
+    layer = "derived"
+    params_type = HanselLinksParams
+    default_num_shards = 8
+    shard_key = "page_id"
+    description = "zhwiki articles minus E_new pages; links resolved to E_known or dropped (spec §5)"
+    progress_unit = "shard"
+    progress_items = "links"
+
+    def __init__(self, name: str, *, wikipedia: str, title_qid: str, kb: str = "entity_diff") -> None:
+        super().__init__(name)
+        self.wikipedia = wikipedia
+        self.title_qid = title_qid
+        self.kb = kb
+        self.inputs = (wikipedia, title_qid, kb)
+
+    def fingerprint_extra(self) -> dict[str, str]:
+        """Which upstream stages this instance reads."""
+        return {"wikipedia": self.wikipedia, "title_qid": self.title_qid, "kb": self.kb}
+
+    def outputs(self, params: Params) -> list[Output]:
+        """`documents` and `links`."""
+        return [
+            Output("documents", schema.DOCUMENTS, ("page_id",)),
+            Output("links", schema.LINKS, ("page_id", "ordinal")),
+        ]
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per shard of the scan."""
+        for i in range(len(ctx.inputs[self.wikipedia].files("pages"))):
+            yield MapTask(f"p{i:05d}", {"part": i})
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Decide the documents and links of one scan shard."""
+        part = int(task.meta["part"])
+        scan = ctx.inputs[self.wikipedia]
+        stats = Stats()
+        con = connect(ctx)
+        try:
+            con.execute(
+                "CREATE TEMP TABLE tq AS SELECT title, qid, status, is_disambiguation "
+                f"FROM read_parquet({sql_list(ctx.inputs[self.title_qid].files('title_qid'))})"
+            )
+            con.execute(
+                "CREATE TEMP TABLE kb AS SELECT qid, in_known, in_new "
+                f"FROM read_parquet({sql_list(ctx.inputs[self.kb].files('kb_entities'))})"
+            )
+            con.execute(
+                "CREATE TEMP TABLE pages AS SELECT page_id, title, ns, is_redirect, is_disambiguation "
+                f"FROM read_parquet({sql_list([scan.files('pages')[part]])})"
+            )
+            for ns, is_redirect, n in con.execute(
+                "SELECT ns, is_redirect, count(*) FROM pages WHERE ns <> 0 OR is_redirect GROUP BY ALL"
+            ).fetchall():
+                stats.add("pages_redirect" if ns == 0 and is_redirect else f"pages_namespace_{ns}", int(n))
+            docs = con.execute(
+                "SELECT p.page_id, p.title, t.qid, k.qid IS NOT NULL, p.is_disambiguation, "
+                "coalesce(t.is_disambiguation AND t.qid IS NOT NULL, false), coalesce(k.in_new, false) "
+                "FROM pages p LEFT JOIN tq t ON t.title = p.title LEFT JOIN kb k ON k.qid = t.qid "
+                "WHERE p.ns = 0 AND NOT p.is_redirect ORDER BY p.page_id"
+            ).fetchall()
+            links = con.execute(
+                'SELECT l.page_id, l.ordinal, l.target_normalized, l.anchor, l.start, l."end", '
+                "t.status, t.qid, coalesce(t.is_disambiguation, false), "
+                "coalesce(k.in_known, false), coalesce(k.in_new, false) "
+                f"FROM read_parquet({sql_list([scan.files('links')[part]])}) l "
+                "SEMI JOIN (SELECT page_id FROM pages WHERE ns = 0 AND NOT is_redirect) p "
+                "ON p.page_id = l.page_id "
+                "LEFT JOIN tq t ON t.title = l.target_normalized LEFT JOIN kb k ON k.qid = t.qid "
+                "ORDER BY l.page_id, l.ordinal"
+            ).fetchall()
+        finally:
+            con.close()
+        status_of: dict[int, str] = {}
+        doc_rows = []
+        for page_id, title, qid, in_kb, page_dis, item_dis, in_new in docs:
+            status = document_status(bool(page_dis), bool(item_dis), bool(in_new))
+            status_of[page_id] = status
+            stats.add(f"documents_{status}")
+            if status == "kept" and qid is None:
+                stats.add("documents_kept_without_qid")
+            elif status == "kept" and not in_kb:
+                stats.add("documents_kept_not_in_kb")
+            doc_rows.append([page_id, title, qid, bool(in_kb), status, 0, 0])
+        link_rows = []
+        counts: dict[int, list[int]] = {}
+        for page_id, ordinal, target, anchor, start, end, t_status, qid, dis, known, new in links:
+            tally = counts.setdefault(page_id, [0, 0])
+            tally[0] += 1
+            if status_of[page_id] != "kept":
+                stats.add("links_in_dropped_documents")
+                continue
+            status = link_status(anchor, t_status, qid, bool(dis), bool(known), bool(new))
+            stats.add(f"links_{status}")
+            tally[1] += status == "known"
+            link_rows.append((page_id, ordinal, target, anchor, start, end, qid, status))
+        for row in doc_rows:
+            row[5], row[6] = counts.get(row[0], [0, 0])
+        self._emit(sink, "documents", schema.DOCUMENTS, [tuple(r) for r in doc_rows], ctx.num_shards)
+        self._emit(sink, "links", schema.LINKS, link_rows, ctx.num_shards)
+        progress(1, len(links))
+        return stats
+
+    @staticmethod
+    def _emit(
+        sink: BucketSink, table: str, table_schema: pa.Schema, rows: Sequence[tuple[object, ...]], shards: int
+    ) -> None:
+        if not rows:
+            return
+        columns = list(zip(*rows, strict=True))
+        arrays = [pa.array(col, type=f.type) for col, f in zip(columns, table_schema, strict=True)]
+        data = pa.Table.from_arrays(arrays, schema=table_schema)
+        for shard, part in split_by_page(data, shards).items():
+            sink.emit(table, shard, part)

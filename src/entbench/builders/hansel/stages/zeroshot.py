@@ -1,0 +1,145 @@
+"""Stage `hansel_zeroshot`: the E_new entities given to zero-shot annotators (spec §5; Hansel §3.4).
+
+"For each entity in E_new, annotators are given its title, description and Wikidata aliases. They
+are asked to search the Internet for a corresponding mention of the entity" (Hansel §3.4).
+
+E_new is `entity_diff.kb_entities` (`in_new`), with the coarse types of `coarse_types`; the pool
+is `size` entities drawn half uniformly and half balanced over the coarse types
+(`hansel.zeroshot`; the types are the `coarse_types` stage's own labels, in its precedence order,
+then its fallback label), with one seeded generator (`seed`). Each row carries the entity's page
+title on `site` (its sitelink in the new dump), label and description in `language`, and its
+Wikidata aliases in `language` (dump order). Rows are in draw order (`pool_index`).
+
+Stats: `e_new_entities`, `available_<TYPE>`, `drawn_<criterion>_<TYPE>`, `quota_<TYPE>` (the
+balanced half's target per type) and `pool_short` (how many fewer than `size` E_new allowed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from entbench.builders.hansel.zeroshot import sample_pool
+from entbench.builders.wikipedia.stages.title_qid import connect, sql_list
+from entbench.engine.manifest import load_manifest
+from entbench.engine.stage import Output, Params, Stage, StageContext
+from entbench.engine.stats import Stats
+from entbench.schemas import hansel as schema
+from entbench.schemas.base import column_suffix
+from entbench.typesys.coarse import OTHER, parse_precedence
+
+
+@dataclass(frozen=True)
+class HanselZeroshotParams(Params):
+    """`size` entities, drawn with `seed`; titles from `site`, texts in `language`."""
+
+    size: int = 5000
+    seed: int = 0
+    site: str = "zhwiki"
+    language: str = "zh"
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            raise ValueError("size must be >= 0")
+
+
+def coarse_labels(directory: str) -> tuple[str, ...]:
+    """The labels a `coarse_types` build can assign: its precedence labels, then its fallback."""
+    params = load_manifest(Path(directory))["params"]
+    other = str(params.get("other", OTHER))
+    return (*(root.label for root in parse_precedence(params["precedence"], other)), other)
+
+
+class HanselZeroshot(Stage):
+    """A type-balanced sample of E_new with what annotators need."""
+
+    version = 1
+    layer = "benchmarks"
+    params_type = HanselZeroshotParams
+    default_num_shards = 1
+    description = "Hansel zero-shot pool: E_new, 50% uniform + 50% balanced over coarse types (spec §5)"
+    progress_items = "entities"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        kb: str = "entity_diff",
+        types: str = "coarse_types",
+        wikidata: str = "wikidata_new",
+    ) -> None:
+        super().__init__(name)
+        self.kb = kb
+        self.types = types
+        self.wikidata = wikidata
+        self.inputs = (kb, types, wikidata)
+
+    def fingerprint_extra(self) -> dict[str, str]:
+        """Which upstream stages this instance reads."""
+        return {"kb": self.kb, "types": self.types, "wikidata": self.wikidata}
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, `zeroshot_pool`."""
+        return [Output("zeroshot_pool", schema.ZEROSHOT, ("pool_index",))]
+
+    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+        """Draw the pool and look up what annotators see."""
+        params = ctx.params
+        assert isinstance(params, HanselZeroshotParams)
+        labels = coarse_labels(ctx.inputs[self.types].directory)
+        kb_files = ctx.inputs[self.kb].files("kb_entities")
+        kb_columns = pq.read_schema(kb_files[0]).names
+        suffix = column_suffix(params.language)
+        label = f"label_{suffix}" if f"label_{suffix}" in kb_columns else "NULL"
+        description = f"description_{suffix}" if f"description_{suffix}" in kb_columns else "NULL"
+        wd = ctx.inputs[self.wikidata]
+        con = connect(ctx)
+        try:
+            con.execute(
+                f"CREATE TEMP TABLE new AS SELECT e.qid, {label} AS label, {description} AS description, "
+                f"c.coarse FROM read_parquet({sql_list(kb_files)}) e "
+                f"JOIN read_parquet({sql_list(ctx.inputs[self.types].files('coarse_types'))}) c USING (qid) "
+                "WHERE e.in_new"
+            )
+            coarse = dict(con.execute("SELECT qid, coarse FROM new").fetchall())
+            pool = sample_pool(coarse, params.size, labels, params.seed)
+            draws = pool.draws
+            con.register(
+                "draws",
+                pa.table(
+                    {
+                        "pool_index": pa.array(range(len(draws)), pa.int64()),
+                        "qid": pa.array([q for q, _ in draws], pa.string()),
+                        "criterion": pa.array([c for _, c in draws], pa.string()),
+                    }
+                ),
+            )
+            rows = con.execute(
+                "SELECT d.pool_index, d.qid, s.title, n.label, n.description, "
+                "coalesce(a.aliases, []::VARCHAR[]), n.coarse, d.criterion "
+                "FROM draws d JOIN new n USING (qid) "
+                "LEFT JOIN (SELECT id, min(title) AS title "
+                f"FROM read_parquet({sql_list(wd.files('sitelinks'))}) WHERE site = ? GROUP BY id) s "
+                "ON s.id = d.qid "
+                "LEFT JOIN (SELECT id, list(alias ORDER BY ordinal) AS aliases "
+                f"FROM read_parquet({sql_list(wd.files('aliases'))}) WHERE language = ? GROUP BY id) a "
+                "ON a.id = d.qid ORDER BY d.pool_index",
+                [params.site, params.language],
+            ).fetchall()
+        finally:
+            con.close()
+        stats = Stats()
+        stats.add("e_new_entities", len(coarse))
+        stats.add("pool_short", params.size - len(draws))
+        for t in labels:
+            stats.add(f"available_{t}", sum(c == t for c in coarse.values()))
+        for t, n in pool.quota.items():
+            stats.add(f"quota_{t}", n)
+        for qid, criterion in draws:
+            stats.add(f"drawn_{criterion}_{coarse[qid]}")
+        names = schema.ZEROSHOT.names
+        table = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in rows], schema=schema.ZEROSHOT)
+        return {"zeroshot_pool": table}, stats

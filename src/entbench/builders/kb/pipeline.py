@@ -1,0 +1,28 @@
+"""The knowledge-base target `kb` (spec §2; Hansel §3.1): registers its five derived stages.
+
+    internal_filter  (wikidata_old, wikidata_new)  -> kept, removed          spec §2.1
+    entity_diff      (+ internal_filter)           -> kb_entities, id_changes  spec §2.2
+    type_closure     (wikidata_old, wikidata_new)  -> type_closure           spec §2.3
+    coarse_types     (+ entity_diff, type_closure) -> coarse_types           spec §2.3
+    top_snaks        (+ entity_diff)               -> top_snaks, entity_snaks  spec §2.4
+
+Each stage lives in its own `kb_*` module; this one only wires them into the registry.
+"""
+
+from __future__ import annotations
+
+from entbench.builders.kb.stages.diff import EntityDiff
+from entbench.builders.kb.stages.filter import InternalFilter
+from entbench.builders.kb.stages.snaks import TopSnaks
+from entbench.builders.kb.stages.types import CoarseTypes, TypeClosure
+from entbench.engine.registry import register_stage, register_target
+
+for _stage in (InternalFilter(), EntityDiff(), TypeClosure(), CoarseTypes(), TopSnaks()):
+    register_stage(_stage)
+
+register_target(
+    "kb",
+    ("entity_diff", "coarse_types", "top_snaks"),
+    "knowledge base: Wikimedia-internal filter, E_known/E_new, coarse types, TopSnaks "
+    "(sources: wikidata_old, wikidata_new)",
+)

@@ -1,0 +1,179 @@
+"""Stage `internal_filter`: the Wikimedia-internal filter and site constraint on both dumps (spec §2.1).
+
+For each dump (`old` = `wikidata_old`, `new` = `wikidata_new`) every entity gets a decision from
+`filters.internal`: kept, or dropped for a reason. Class membership uses that dump's own P31/P279
+statements (its hierarchy is closed downward from the filter classes when `transitive`); the
+site constraint looks at the new dump's sitelinks for both dumps by default (spec §2.2: Hansel
+uses one 2021 Wikipedia for both), or at each dump's own (`site_from = own`, mGENRE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import duckdb
+
+from entbench.builders.kb.stages.query import (
+    SNAPSHOT_STAGES,
+    QueryStage,
+    count,
+    count_by,
+    kb_params_check,
+    register_snapshots,
+    upstream_params,
+)
+from entbench.engine.stage import Output, Params, StageContext
+from entbench.engine.stats import Stats
+from entbench.errors import UserError
+from entbench.filters import internal
+from entbench.schemas import kb as schema
+from entbench.typesys.closure import downward_closure_sql, p279_edges_sql, roots_sql
+from entbench.typesys.qids import check_qids, sql_string
+
+
+@dataclass(frozen=True)
+class InternalFilterParams(Params):
+    """Parameters of `internal_filter` (spec §2.1); `preset=hansel|mgenre` sets several at once.
+
+    `site`: a site id, a glob over site ids (`*wiki`: any key ending in "wiki", as mGENRE), or ''
+    for no site constraint. `site_from`: `new` (the new dump's sitelinks for both dumps) or `own`.
+    `ranks`: `truthy` (P31/P279 truthy statements) or `all` (every rank, as mGENRE).
+    """
+
+    PRESETS: ClassVar[dict[str, dict[str, object]]] = internal.PRESETS
+
+    preset: str = "hansel"
+    classes: tuple[str, ...] = internal.HANSEL_CLASSES
+    transitive: bool = True
+    site: str = "zhwiki"
+    site_from: str = "new"
+    ranks: str = "truthy"
+    num_shards: int = 1
+
+    def __post_init__(self) -> None:
+        kb_params_check(
+            self,
+            {"preset": tuple(internal.PRESETS), "site_from": internal.SITE_FROM, "ranks": internal.RANKS},
+        )
+        check_qids(self.classes, "classes")
+        internal.check_site(self.site)
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0")
+
+
+class InternalFilter(QueryStage):
+    """Decide, per dump, which entities are KB entities (spec §2.1)."""
+
+    name = "internal_filter"
+    version = 1
+    params_type = InternalFilterParams
+    inputs = ("wikidata_old", "wikidata_new")
+    description = "Wikimedia-internal filter + site constraint on both dumps (spec §2.1)"
+
+    def outputs(self, params: Params) -> list[Output]:
+        """Kept entities and class-based removals, per snapshot."""
+        return [
+            Output("kept", schema.KEPT, ("snapshot", "qid")),
+            Output("removed", schema.REMOVED, ("snapshot", "qid")),
+        ]
+
+    def check_upstream(self, ctx: StageContext) -> None:
+        """The scans must have kept the sitelinks the site constraint looks at."""
+        params = ctx.params
+        assert isinstance(params, InternalFilterParams)
+        if not params.site:
+            return
+        snapshots = [schema.NEW] if params.site_from == "new" else list(SNAPSHOT_STAGES)
+        for snapshot in snapshots:
+            stage = SNAPSHOT_STAGES[snapshot]
+            sites = upstream_params(ctx, stage).get("sites", [])
+            if "*" in sites or (not internal.site_is_glob(params.site) and params.site in sites):
+                continue
+            glob = internal.site_is_glob(params.site)
+            fix = "*" if glob else ",".join([*sites, params.site])
+            need = "every sitelink" if glob else f"the {params.site} sitelinks"
+            raise UserError(
+                f"internal_filter.site={params.site!r} needs {need}, but {stage} kept only {sites}; "
+                f"rebuild it with --param {stage}.sites={fix}"
+            )
+
+    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+        """Decisions for both dumps; kept rows and class-based removals as two tables."""
+        params = ctx.params
+        assert isinstance(params, InternalFilterParams)
+        views = ("entities", "claims", "sitelinks") + (("outranked",) if params.ranks == "all" else ())
+        register_snapshots(con, ctx, views)
+        stats = Stats()
+        for snapshot in SNAPSHOT_STAGES:
+            # P31/P279 item values once: the closure and the membership test both read them.
+            type_claims = (
+                f"SELECT subject, property, item FROM {snapshot}_claims "
+                "WHERE property IN ('P31', 'P279') AND item IS NOT NULL"
+            )
+            if params.ranks == "all":
+                type_claims += (
+                    f" UNION ALL SELECT subject, property, item FROM {snapshot}_outranked "
+                    "WHERE item IS NOT NULL"
+                )
+            con.execute(f"CREATE TEMP TABLE {snapshot}_type_claims AS {type_claims}")
+            if params.transitive:
+                con.execute(
+                    f"CREATE TEMP TABLE {snapshot}_p279 AS {p279_edges_sql(f'{snapshot}_type_claims')}"
+                )
+                closure = downward_closure_sql(f"{snapshot}_p279", params.classes)
+            else:
+                closure = roots_sql(params.classes)
+            con.execute(f"CREATE TEMP TABLE {snapshot}_closure AS {closure}")
+            con.execute(
+                f"CREATE TEMP TABLE {snapshot}_hits AS "
+                f"{internal.internal_hits_sql(f'{snapshot}_type_claims', f'{snapshot}_closure')}"
+            )
+            site_ok: str | None = None
+            if params.site:
+                source = schema.NEW if params.site_from == "new" else snapshot
+                site_ok = f"{snapshot}_site_ok"
+                con.execute(
+                    f"CREATE TEMP TABLE {site_ok} AS "
+                    f"{internal.site_ok_sql(f'{source}_sitelinks', params.site)}"
+                )
+            con.execute(
+                f"CREATE TEMP TABLE {snapshot}_decisions AS "
+                f"{internal.decisions_sql(f'{snapshot}_entities', f'{snapshot}_hits', site_ok)}"
+            )
+            stats.merge(_decision_stats(con, snapshot))
+        parts_kept = [
+            f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_decisions WHERE reason IS NULL"
+            for s in SNAPSHOT_STAGES
+        ]
+        parts_removed = [
+            f"SELECT {sql_string(s)} AS snapshot, qid, reason, classes FROM {s}_decisions "
+            f"WHERE reason IS NOT NULL AND reason <> {sql_string(internal.Reason.NO_SITE)}"
+            for s in SNAPSHOT_STAGES
+        ]
+        con.execute("CREATE TEMP TABLE kept AS " + " UNION ALL ".join(parts_kept))
+        con.execute("CREATE TEMP TABLE removed AS " + " UNION ALL ".join(parts_removed))
+        return {"kept": "kept", "removed": "removed"}, stats
+
+
+def _decision_stats(con: duckdb.DuckDBPyConnection, snapshot: str) -> Stats:
+    """Counts per reason and per filter class (an entity reaching several classes counts under
+    each), plus the number of classes the filter closure holds."""
+    stats = Stats()
+    table = f"{snapshot}_decisions"
+    stats.add(f"{snapshot}_entities", count(con, f"SELECT count(*) FROM {table}"))
+    stats.add(f"{snapshot}_kept", count(con, f"SELECT count(*) FROM {table} WHERE reason IS NULL"))
+    for reason, n in count_by(con, f"SELECT reason, count(*) FROM {table} GROUP BY reason").items():
+        stats.add(f"{snapshot}_dropped_{reason}", n)
+    per_class = count_by(
+        con,
+        f"SELECT c, count(*) FROM (SELECT unnest(classes) AS c FROM {table} "
+        "WHERE classes IS NOT NULL AND reason IS NOT NULL) GROUP BY c",
+    )
+    for qid, n in per_class.items():
+        stats.add(f"{snapshot}_dropped_class_{qid}", n)
+    stats.add(
+        f"{snapshot}_filter_closure_classes",
+        count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
+    )
+    return stats

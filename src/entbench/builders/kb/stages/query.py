@@ -1,0 +1,173 @@
+"""Shared machinery of the knowledge-base stages: DuckDB over upstream shards, one global query task.
+
+The kb stages (spec §2) are relational and global: a P279 closure or a top-K needs every shard of
+the normalized tables at once. So each runs as a map/reduce stage with a single map task that
+opens one DuckDB connection, registers the upstream Parquet shards as views, runs its queries
+into temporary tables, and streams each result table into the output shards, routed by
+`shard_of(qid)`. The framework's reducers then sort and write every shard, so the bytes do not
+depend on `--workers` (DuckDB's own thread count changes the order rows come out, never the rows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import duckdb
+import pyarrow as pa
+
+from entbench.engine.manifest import load_manifest
+from entbench.engine.stage import BucketSink, MapTask, Params, ProgressFn, Stage, StageContext
+from entbench.engine.stats import Stats
+from entbench.errors import UserError
+from entbench.schemas.kb import NEW, OLD
+from entbench.typesys.qids import sql_string
+
+#: The scan stage each snapshot's normalized tables come from.
+SNAPSHOT_STAGES: dict[str, str] = {OLD: "wikidata_old", NEW: "wikidata_new"}
+#: The normalized tables a kb stage may read, registered as views `<snapshot>_<short name>`.
+NORMALIZED_VIEWS: dict[str, str] = {
+    "entities": "entities",
+    "claims": "truthy_claims",
+    "outranked": "outranked_type_claims",
+    "sitelinks": "sitelinks",
+    "redirects": "redirects",
+}
+#: Rows per Arrow batch fetched from DuckDB and routed to shards.
+FETCH_ROWS = 1 << 17
+#: DuckDB threads per connection: a few, so a 2-core CI box or a shared machine is not flooded.
+MAX_THREADS = 4
+
+
+def duckdb_threads() -> int:
+    """Threads for the one DuckDB connection of a kb task (at most MAX_THREADS, at most the cores)."""
+    return max(1, min(MAX_THREADS, os.cpu_count() or 1))
+
+
+@contextlib.contextmanager
+def connect(scratch: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB connection spilling to `scratch`, closed on exit."""
+    spill = scratch / "duckdb"
+    spill.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(
+        ":memory:",
+        config={
+            "threads": duckdb_threads(),
+            "temp_directory": str(spill),
+            # Output order is fixed by the framework's sort, so DuckDB may stream in any order.
+            "preserve_insertion_order": False,
+        },
+    )
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def parquet_view(con: duckdb.DuckDBPyConnection, name: str, files: Sequence[str]) -> None:
+    """Register `files` (Parquet shards of one table) as the view `name`."""
+    if not files:
+        raise RuntimeError(f"view {name}: no shard files")
+    file_list = "[" + ", ".join(sql_string(f) for f in files) + "]"
+    con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({file_list})")
+
+
+def register_snapshots(
+    con: duckdb.DuckDBPyConnection, ctx: StageContext, tables: Iterable[str] = tuple(NORMALIZED_VIEWS)
+) -> None:
+    """Views `old_entities`, `new_claims`, … over the normalized shards of both dumps."""
+    for snapshot, stage in SNAPSHOT_STAGES.items():
+        upstream = ctx.inputs[stage]
+        for short in tables:
+            parquet_view(con, f"{snapshot}_{short}", upstream.files(NORMALIZED_VIEWS[short]))
+
+
+def upstream_params(ctx: StageContext, stage: str) -> dict[str, Any]:
+    """The parameters an upstream stage was built with (from its manifest)."""
+    params: dict[str, Any] = load_manifest(Path(ctx.inputs[stage].directory))["params"]
+    return params
+
+
+def count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    """The single integer a `SELECT count(*) …` query returns."""
+    rows = con.execute(sql).fetchall()  # fetch to the end: DuckDB 2 refuses new work on a half-read result
+    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+
+def count_by(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, int]:
+    """`{key: n}` from a query returning `(key, n)` rows (NULL keys skipped)."""
+    return {str(k): int(n) for k, n in con.execute(sql).fetchall() if k is not None}
+
+
+class QueryStage(Stage):
+    """A derived stage whose rows come from DuckDB queries run once over all upstream shards.
+
+    Subclasses implement `run_queries`, which leaves each output table's rows in a DuckDB
+    relation and returns the relation names and the stage's stats. Rows are routed to shards by
+    the column `route_by[table]` (default `shard_key`); a table routed by None goes to shard 0
+    (small global tables such as the TopSnaks list).
+    """
+
+    layer = "derived"
+    default_num_shards = 1
+    shard_key = "qid"
+    progress_unit = "query"
+    route_by: ClassVar[Mapping[str, str | None]] = {}
+
+    def map_tasks(self, ctx: StageContext) -> list[MapTask]:
+        """One task: the queries are global."""
+        return [MapTask("query")]
+
+    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+        """Compute the outputs; returns (output table -> DuckDB relation holding its rows, stats)."""
+        raise NotImplementedError
+
+    def check_upstream(self, ctx: StageContext) -> None:
+        """Raise `UserError` if the upstream stages were built in a way this stage cannot use."""
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Run the queries and route every result row to its shard."""
+        self.check_upstream(ctx)
+        schemas = self.map_schemas(ctx.params)
+        rows = 0
+        # Under `_scratch`, which the runner deletes when the stage completes.
+        with connect(ctx.scratch) as con:
+            relations, stats = self.run_queries(con, ctx)
+            for table, relation in sorted(relations.items()):
+                schema = schemas[table]
+                columns = ", ".join(f'"{name}"' for name in schema.names)
+                query = f"SELECT {columns} FROM {relation}"
+                reader: pa.RecordBatchReader = con.sql(query).to_arrow_reader(FETCH_ROWS)
+                key = self.route_by.get(table, self.shard_key)
+                for batch in reader:
+                    part = pa.Table.from_batches([batch]).cast(schema)
+                    rows += part.num_rows
+                    if key is None:
+                        sink.emit(table, 0, part)
+                        continue
+                    sink.emit_by_key(table, part, key, ctx.num_shards)
+        progress(1, rows)
+        return stats
+
+
+def kb_params_check(params: Params, fields: Mapping[str, Sequence[str]]) -> None:
+    """ValueError unless each named string field of `params` is one of its allowed values."""
+    for name, allowed in fields.items():
+        value = getattr(params, name)
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+
+
+def require_languages(ctx: StageContext, languages: Sequence[str]) -> None:
+    """UserError unless both scans kept labels in every one of `languages`."""
+    for stage in SNAPSHOT_STAGES.values():
+        kept = upstream_params(ctx, stage).get("languages", [])
+        missing = [lang for lang in languages if lang not in kept]
+        if missing:
+            raise UserError(
+                f"{ctx.stage}: languages {missing} are not in {stage}'s scan (it kept {kept}); "
+                f"add them with --param {stage}.languages=… or drop them from {ctx.stage}.languages"
+            )

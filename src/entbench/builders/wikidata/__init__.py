@@ -1,0 +1,1 @@
+"""The Wikidata JSON dump scan (spec §1)."""

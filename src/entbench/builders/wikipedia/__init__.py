@@ -1,0 +1,1 @@
+"""The Wikipedia XML dump scan and title -> QID resolution (spec §3)."""

@@ -1,0 +1,353 @@
+"""The Wikipedia dump scan: pages-articles XML -> normalized `pages` and `links` (spec §3).
+
+Map tasks are blocks of whole `<page>` elements (see `readers.mediawiki_xml` for how a dump is cut:
+byte ranges of plain XML, bz2 streams of a multistream dump via its index, or page-aligned
+blocks of a sequentially decompressed `.bz2`/`.gz`). Each task parses its pages with mwxml,
+renders the wikitext (`readers.wikitext`) and routes rows to shards by `page_id`. Every page ends
+up as a row or as a count under `dropped_namespace_<ns>`; every `[[…]]` is counted by kind
+(`links_article` are the rows of `links`; `links_file`, `links_category`, … are not article links).
+
+Parameters: `namespaces` (default `[0]`: articles and their redirects), `language` (default: the
+dump's `xml:lang`; it picks the namespace aliases, the link trail and whether `-{…}-` conversion
+markup is read), `zh_variants` (which variant `-{zh-cn:…;zh-tw:…}-` shows; Simplified first),
+`disambiguation_templates`. `siteinfo.json` (namespaces, dbname, language) is written next to
+the shards for downstream stages (`title_qid` resolves namespaces with it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from entbench.engine.registry import register_stage, register_target
+from entbench.engine.shards import atomic_write_text, shard_of
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    SourceInfo,
+    Stage,
+    StageContext,
+)
+from entbench.engine.stats import Stats
+from entbench.errors import DataError
+from entbench.readers.dumps import detect_compression, open_decompressed
+from entbench.readers.mediawiki_xml import (
+    RawPage,
+    SiteInfo,
+    iter_page_blocks,
+    iter_pages,
+    multistream_index_path,
+    parse_siteinfo,
+    read_header,
+    read_page_range,
+    read_stream_offsets,
+    read_streams,
+    trim_to_pages,
+)
+from entbench.readers.wikitext import (
+    DEFAULT_DISAMBIGUATION_TEMPLATES,
+    RenderConfig,
+    is_disambiguation,
+    redirect_target,
+    render,
+)
+from entbench.readers.wikitext_markup import CONVERTER_LANGUAGES, DEFAULT_ZH_VARIANTS
+from entbench.readers.wikitext_titles import normalize_title
+from entbench.schemas import wikipedia as schema
+
+#: Estimated decompressed/compressed size ratio of XML dumps, for the automatic shard count.
+EXPANSION = {"none": 1, "gzip": 4, "bz2": 5}
+#: Target decompressed XML bytes per output shard when `num_shards` is 0 (auto).
+AUTO_SHARD_INPUT_BYTES = 512 << 20
+SEQ_COLUMN = "_seq"  # (block offset, page index) of a row: breaks ties between duplicate page ids
+SITEINFO_FILE = "siteinfo.json"
+
+
+@dataclass(frozen=True)
+class WikipediaScanParams(Params):
+    """Parameters of the Wikipedia scan (see the module docstring)."""
+
+    namespaces: tuple[int, ...] = (0,)
+    language: str = ""
+    zh_variants: tuple[str, ...] = DEFAULT_ZH_VARIANTS
+    disambiguation_templates: tuple[str, ...] = DEFAULT_DISAMBIGUATION_TEMPLATES
+    num_shards: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.namespaces:
+            raise ValueError("namespaces must not be empty")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+
+
+def page_shard(page_id: int, num_shards: int) -> int:
+    """The shard of a page: xxh64 of the decimal page id (as `shard_of` does for entity ids)."""
+    return shard_of(str(page_id), num_shards)
+
+
+def site_for(params: WikipediaScanParams, header: bytes, path: str) -> SiteInfo:
+    """The dump's site info, with the language overridden by the `language` parameter if set."""
+    site = parse_siteinfo(header, path)
+    if params.language:
+        site = dataclasses.replace(site, language=params.language)
+    return site
+
+
+def render_config(params: WikipediaScanParams, site: SiteInfo) -> RenderConfig:
+    """How to render this wiki's wikitext."""
+    return RenderConfig(
+        table=site.namespace_table(),
+        conversion=site.language.split("-")[0] in CONVERTER_LANGUAGES,
+        variants=params.zh_variants,
+    )
+
+
+class WikipediaScan(Stage):
+    """Scan one MediaWiki XML dump into `pages` and `links`."""
+
+    name = "wikipedia"
+    version = 2  # 2: a removed template takes the quote marks enclosing it (no stray apostrophes)
+    layer = "normalized"
+    params_type = WikipediaScanParams
+    default_num_shards = 1
+    shard_key = "page_id"
+    description = "Wikipedia XML dump -> pages (plain text, flags), links (anchors at offsets) (spec §3)"
+    progress_unit = "B"
+    progress_items = "pages"
+
+    def __init__(self, source: str = "wikipedia") -> None:
+        super().__init__(source)
+        self.sources = (source,)
+
+    # --- declaration -------------------------------------------------------------------------
+    def outputs(self, params: Params) -> list[Output]:
+        """`pages` and `links`."""
+        return [
+            Output("pages", schema.PAGES, ("page_id",)),
+            Output("links", schema.LINKS, ("page_id", "ordinal")),
+        ]
+
+    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+        """Output schemas plus `_seq`, which the reducer needs to drop duplicate page ids."""
+        seq = pa.field(SEQ_COLUMN, pa.int64(), nullable=False)
+        return {o.name: o.schema.append(seq) for o in self.outputs(params)}
+
+    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+        """`num_shards` if given, else about one shard per 512 MB of XML."""
+        requested = getattr(params, "num_shards", 0)
+        if requested:
+            return int(requested)
+        src = sources[self.sources[0]]
+        expansion = EXPANSION[detect_compression(src.path)]
+        return max(1, math.ceil(src.size * expansion / AUTO_SHARD_INPUT_BYTES))
+
+    # --- map ---------------------------------------------------------------------------------
+    def progress_total(self, ctx: StageContext) -> int | None:
+        """Progress is measured in bytes of the file on disk."""
+        return ctx.sources[self.sources[0]].size
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """Blocks of whole pages: byte ranges, multistream streams, or decompressed blocks."""
+        src = ctx.sources[self.sources[0]]
+        header = read_header(src.path)
+        head = {"header": header.decode("utf-8")}
+        chunk = ctx.options.chunk_bytes
+        compression = detect_compression(src.path)
+        if compression == "none":
+            for pos in range(0, max(src.size, 1), chunk):
+                yield MapTask(f"r{pos:015d}", {**head, "start": pos, "end": min(pos + chunk, src.size)})
+            return
+        index = multistream_index_path(src.path) if compression == "bz2" else None
+        if index is not None:
+            offsets = read_stream_offsets(index, src.path)
+            yield from _multistream_tasks(offsets, src.size, max(1, chunk // EXPANSION["bz2"]), head)
+            return
+        stream = open_decompressed(src.path, compression)
+        raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
+        consumed = 0
+        try:
+            for i, (offset, block) in enumerate(iter_page_blocks(stream, len(header), chunk)):
+                position = _tell(raw, consumed)
+                meta = {**head, "offset": offset, "compressed_delta": max(0, position - consumed)}
+                consumed = max(consumed, position)
+                yield MapTask(f"b{i:08d}", meta, block)
+        except (OSError, EOFError, ValueError) as exc:
+            raise DataError(f"cannot decompress ({exc})", path=src.label, offset=consumed) from exc
+        finally:
+            stream.close()
+
+    def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
+        """Advance the bar over tasks finished by an earlier run."""
+        stats = done["stats"]
+        progress(int(stats.get("input_progress_bytes", 0)), int(stats.get("pages_seen", 0)))
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Parse and render the task's pages; route `pages` and `links` rows to shard buckets."""
+        params = ctx.params
+        assert isinstance(params, WikipediaScanParams)
+        src = ctx.sources[self.sources[0]]
+        header = str(task.meta["header"]).encode("utf-8")
+        if task.payload is not None:
+            offset, body = int(task.meta["offset"]), bytes(task.payload)  # bytes already: no copy
+            units = int(task.meta["compressed_delta"])
+        elif "mstart" in task.meta:
+            offset = int(task.meta["mstart"])
+            body = trim_to_pages(read_streams(src.path, offset, int(task.meta["mend"])))
+            units = int(task.meta["mend"]) - int(task.meta["pstart"])
+        else:
+            offset, body = read_page_range(src.path, int(task.meta["start"]), int(task.meta["end"]))
+            units = int(task.meta["end"]) - int(task.meta["start"])
+        site = site_for(params, header, src.label)
+        rows = PageRows(params, site, ctx.num_shards)
+        for index, page in enumerate(iter_pages(header, body, src.label, offset)):
+            rows.add(page, offset * 4096 + index)
+        rows.emit(sink)
+        rows.stats.add("input_progress_bytes", units)
+        progress(units, rows.stats.get("pages_seen", 0))
+        return rows.stats
+
+    # --- reduce ------------------------------------------------------------------------------
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Keep one page per id (highest revision, then last in the dump) and only its links."""
+        stats = Stats()
+        pages, links = tables["pages"], tables["links"]
+        if pages.num_rows and pc.count_distinct(pages.column("page_id")).as_py() != pages.num_rows:
+            pages, dropped = _dedupe_pages(pages)
+            stats.add("dropped_duplicate_page_id", dropped)
+            keep = pages.column(SEQ_COLUMN).combine_chunks()
+            links = links.filter(pc.is_in(links.column(SEQ_COLUMN), value_set=keep))
+        stats.add("pages_written", pages.num_rows)
+        stats.add("links_written", links.num_rows)
+        return {"pages": pages, "links": links}, stats
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """Write `siteinfo.json` (namespaces, dbname, language) for downstream stages."""
+        params = ctx.params
+        assert isinstance(params, WikipediaScanParams)
+        src = ctx.sources[self.sources[0]]
+        site = site_for(params, read_header(src.path), src.label)
+        atomic_write_text(
+            directory / SITEINFO_FILE, json.dumps(site.to_json(), ensure_ascii=False, indent=1) + "\n"
+        )
+        return {"files": [SITEINFO_FILE]}
+
+
+def _tell(raw: Any, fallback: int) -> int:
+    try:
+        return int(raw.tell()) if raw is not None else fallback
+    except (OSError, ValueError):
+        return fallback
+
+
+def _multistream_tasks(
+    offsets: list[int], size: int, group_bytes: int, head: Mapping[str, str]
+) -> Iterator[MapTask]:
+    """Consecutive bz2 streams grouped into tasks of about `group_bytes` compressed bytes."""
+    bounds = [*offsets, size]
+    start = bounds[0]
+    progress_from = 0  # the first task also accounts for the header stream before it
+    for i in range(1, len(bounds)):
+        end = bounds[i]
+        if end - start >= group_bytes or i == len(bounds) - 1:
+            yield MapTask(f"m{start:015d}", {**head, "mstart": start, "mend": end, "pstart": progress_from})
+            start = progress_from = end
+
+
+def _dedupe_pages(pages: pa.Table) -> tuple[pa.Table, int]:
+    ids = pages.column("page_id").to_pylist()
+    revs = pages.column("revision_id").to_pylist()
+    seqs = pages.column(SEQ_COLUMN).to_pylist()
+    best: dict[int, int] = {}
+    for i, ident in enumerate(ids):
+        j = best.get(ident)
+        if j is None or ((revs[i] or -1), seqs[i]) > ((revs[j] or -1), seqs[j]):
+            best[ident] = i
+    keep = sorted(best.values())
+    return pages.take(pa.array(keep, pa.int64())), len(ids) - len(keep)
+
+
+class PageRows:
+    """Rows of one map task, per shard, converted to Arrow in one go at the end."""
+
+    def __init__(self, params: WikipediaScanParams, site: SiteInfo, num_shards: int) -> None:
+        self.params = params
+        self.num_shards = num_shards
+        self.config = render_config(params, site)
+        self.namespaces = frozenset(params.namespaces)
+        self.pages: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
+        self.links: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
+        self.stats = Stats()
+
+    def add(self, page: RawPage, seq: int) -> None:
+        """Add one parsed page (a `RawPage`)."""
+        stats = self.stats
+        stats.add("pages_seen")
+        if page.ns not in self.namespaces:
+            stats.add(f"dropped_namespace_{page.ns}")
+            return
+        shard = page_shard(page.page_id, self.num_shards)
+        table = self.config.table
+        text: str = page.text
+        target = page.redirect
+        if target is None and text.lstrip().startswith("#"):
+            target = redirect_target(text)
+        if target is not None:
+            stats.add("pages_redirect")
+            self.pages[shard].append(
+                (page.page_id, page.title, page.ns, page.revision_id, True, normalize_title(target, table),
+                 False, "", [], seq)
+            )  # fmt: skip
+            return
+        rendered = render(text, self.config)
+        disambiguation = is_disambiguation(text, self.params.disambiguation_templates, table)
+        stats.add("pages_article")
+        if disambiguation:
+            stats.add("pages_disambiguation")
+        if not rendered.text:
+            stats.add("pages_empty_text")
+        stats.merge(rendered.counts)
+        self.pages[shard].append(
+            (page.page_id, page.title, page.ns, page.revision_id, False, None, disambiguation,
+             rendered.text, rendered.paragraph_starts, seq)
+        )  # fmt: skip
+        out = self.links[shard]
+        for ordinal, link in enumerate(rendered.links):
+            out.append(
+                (page.page_id, ordinal, link.target, link.target_normalized, link.anchor, link.start,
+                 link.end, link.paragraph, seq)
+            )  # fmt: skip
+
+    def emit(self, sink: BucketSink) -> None:
+        """Hand every shard's rows to the sink as Arrow tables."""
+        seq = pa.field(SEQ_COLUMN, pa.int64(), nullable=False)
+        page_schema, link_schema = schema.PAGES.append(seq), schema.LINKS.append(seq)
+        for shard in range(self.num_shards):
+            if self.pages[shard]:
+                sink.emit("pages", shard, _to_table(self.pages[shard], page_schema))
+            if self.links[shard]:
+                sink.emit("links", shard, _to_table(self.links[shard], link_schema))
+
+
+def _to_table(rows: list[tuple[Any, ...]], table_schema: pa.Schema) -> pa.Table:
+    columns = list(zip(*rows, strict=True))
+    arrays = [pa.array(col, type=f.type) for col, f in zip(columns, table_schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=table_schema)
+
+
+register_stage(WikipediaScan("wikipedia"))
+register_target(
+    "wikipedia", ("wikipedia",), "normalized pages and links of one Wikipedia XML dump (source: wikipedia)"
+)

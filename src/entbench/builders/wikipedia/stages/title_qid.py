@@ -1,0 +1,266 @@
+"""Title -> QID: every title a Wikipedia dump mentions, resolved through Wikidata sitelinks (spec §3).
+
+The titles are the dump's page titles, its redirect targets and its links' normalised targets.
+Resolution follows mGENRE (`facebookresearch/GENRE:genre/utils.py`, `get_wikidata_ids`): first
+the title's own sitelink; else follow the wiki's redirects (at most `max_hops`, default 10) and
+take the sitelink of the title the chain ends at. Unlike mGENRE, a chain that comes back on itself
+is detected and reported (`redirect_loop`) rather than cut at the hop limit, and mGENRE's last
+fallback (matching Wikidata labels) is not used: a label is not a title.
+
+Every title gets a `status` (`schemas.alias.TITLE_STATUSES`); the manifest counts titles and links
+by status (`links_unresolved_<reason>`). Links the scan already set aside as not article links are
+counted again here under `links_unresolved_special_namespace` (from the scan's `links_namespace`).
+
+Which Wikidata scan is read is fixed per stage instance: `title_qid` reads `wikidata`, and
+`title_qid_kb` reads `wikidata_new`, the newer dump the `kb` stages scan (so a kb build scans it
+once). The site is the `site` parameter, by default the dump's own `dbname` (`siteinfo.json`).
+
+One map task runs the whole resolution in DuckDB (it spills to disk) and streams the result, in
+batches, to the shards by `title`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from entbench.builders.wikipedia.stages.scan import SITEINFO_FILE
+from entbench.engine.registry import register_stage, register_target
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    Stage,
+    StageContext,
+)
+from entbench.engine.stats import Stats
+from entbench.errors import UserError
+from entbench.readers.mediawiki_xml import SiteInfo
+from entbench.schemas.alias import TITLE_QID, TITLE_STATUSES
+
+#: An item is a disambiguation page if a truthy P31 is Q4167410 (spec §3).
+DISAMBIGUATION_CLASS = "Q4167410"
+BATCH_ROWS = 1 << 17
+
+
+@dataclass(frozen=True)
+class TitleQidParams(Params):
+    """`site`: sitelinks of which wiki ("" = the dump's dbname); `max_hops`: redirect chain limit."""
+
+    site: str = ""
+    max_hops: int = 10
+    num_shards: int = 8
+
+    def __post_init__(self) -> None:
+        if self.max_hops < 0:
+            raise ValueError("max_hops must be >= 0")
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+
+def sql_list(paths: Sequence[str]) -> str:
+    """A DuckDB list literal of file paths."""
+    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
+
+
+def read_siteinfo(directory: str) -> SiteInfo:
+    """The `siteinfo.json` the Wikipedia scan wrote next to its shards."""
+    return SiteInfo.from_json(json.loads((Path(directory) / SITEINFO_FILE).read_text(encoding="utf-8")))
+
+
+def connect(ctx: StageContext) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection spilling into the stage's scratch directory."""
+    scratch = ctx.scratch / "duckdb"
+    scratch.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(":memory:")
+    con.execute(f"SET temp_directory = '{scratch.as_posix()}'")
+    con.execute("SET preserve_insertion_order = false")
+    con.execute(f"SET threads = {max(1, ctx.options.workers)}")
+    return con
+
+
+class TitleQid(Stage):
+    """Resolve every title of a Wikipedia dump to a QID, with a reason when it does not resolve."""
+
+    version = 1
+    layer = "derived"
+    params_type = TitleQidParams
+    default_num_shards = 8
+    shard_key = "title"
+    description = "title -> QID via sitelinks, redirects followed <= max_hops (spec §3, mGENRE order)"
+    progress_unit = "task"
+    progress_items = "titles"
+
+    def __init__(self, name: str, wikidata: str, wikipedia: str = "wikipedia") -> None:
+        super().__init__(name)
+        self.wikidata = wikidata
+        self.wikipedia = wikipedia
+        self.inputs = (wikipedia, wikidata)
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, `title_qid`."""
+        return [Output("title_qid", TITLE_QID, ("title",))]
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """A single task: the resolution is one relational query."""
+        yield MapTask("resolve")
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Resolve all titles in DuckDB and stream them to their shards."""
+        params = ctx.params
+        assert isinstance(params, TitleQidParams)
+        wikipedia = ctx.inputs[self.wikipedia]
+        site_info = read_siteinfo(wikipedia.directory)
+        site = params.site or site_info.dbname
+        if not site:
+            raise UserError(f"{ctx.stage}: the dump names no dbname; pass --param {ctx.stage}.site=zhwiki")
+        table = site_info.namespace_table()
+        prefixes = sorted({name for ns, name in table.display.items() if ns != 0})
+        con = connect(ctx)
+        stats = Stats()
+        try:
+            _load(con, ctx, self.wikipedia, self.wikidata, site)
+            if con.execute("SELECT count(*) FROM sitelinks").fetchone() == (0,):
+                stats.add("sitelinks_for_site_none")
+            _resolve(con, params.max_hops, prefixes)
+            for status, titles, links in con.execute(
+                "SELECT status, count(*), sum(link_count) FROM resolved GROUP BY status ORDER BY status"
+            ).fetchall():
+                stats.add(f"titles_{status}", int(titles))
+                key = "links_resolved" if status in ("sitelink", "redirect") else f"links_unresolved_{status}"
+                stats.add(key, int(links or 0))
+            reader = con.sql(
+                "SELECT title, qid, status, hops, final_title, page_id, is_disambiguation, link_count "
+                "FROM resolved"
+            ).to_arrow_reader(BATCH_ROWS)
+            for batch in reader:
+                rows = pa.Table.from_batches([batch]).cast(TITLE_QID)
+                sink.emit_by_key("title_qid", rows, "title", ctx.num_shards)
+                progress(0, batch.num_rows)
+        finally:
+            con.close()
+        scan_stats = _manifest_stats(wikipedia.directory)
+        stats.add("links_unresolved_special_namespace", int(scan_stats.get("links_namespace", 0)))
+        stats.add("site_" + site, 1)
+        progress(1, 0)
+        return stats
+
+
+def _manifest_stats(directory: str) -> Mapping[str, Any]:
+    manifest = json.loads((Path(directory) / "_MANIFEST.json").read_text(encoding="utf-8"))
+    stats: Mapping[str, Any] = manifest.get("stats", {})
+    return stats
+
+
+def _load(
+    con: duckdb.DuckDBPyConnection, ctx: StageContext, wikipedia: str, wikidata: str, site: str
+) -> None:
+    wp, wd = ctx.inputs[wikipedia], ctx.inputs[wikidata]
+    con.execute(
+        "CREATE TEMP TABLE pages AS SELECT page_id, title, is_redirect, redirect_target, is_disambiguation "
+        f"FROM read_parquet({sql_list(wp.files('pages'))})"
+    )
+    con.execute(
+        "CREATE TEMP TABLE link_counts AS SELECT target_normalized AS title, count(*) AS n "
+        f"FROM read_parquet({sql_list(wp.files('links'))}) GROUP BY 1"
+    )
+    # A consistent dump has one item per (site, title); if not, the lowest QID number wins.
+    con.execute(
+        "CREATE TEMP TABLE sitelinks AS SELECT title, arg_min(id, TRY_CAST(substr(id, 2) AS BIGINT)) AS qid "
+        f"FROM read_parquet({sql_list(wd.files('sitelinks'))}) WHERE site = ? GROUP BY title",
+        [site],
+    )
+    con.execute(
+        "CREATE TEMP TABLE disambiguation_items AS SELECT DISTINCT subject AS qid "
+        f"FROM read_parquet({sql_list(wd.files('truthy_claims'))}) "
+        f"WHERE property = 'P31' AND item = '{DISAMBIGUATION_CLASS}'"
+    )
+
+
+def _resolve(con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[str]) -> None:
+    # Redirect sources are unique page titles, so each walk is a path: one row per hop count.
+    con.execute(
+        "CREATE TEMP TABLE redirects AS SELECT title AS src, any_value(redirect_target) AS dst "
+        "FROM pages WHERE is_redirect AND redirect_target IS NOT NULL GROUP BY title"
+    )
+    con.execute(
+        "CREATE TEMP TABLE titles AS SELECT title FROM pages UNION SELECT title FROM link_counts "
+        "UNION SELECT dst FROM redirects"
+    )
+    # Only redirect sources walk (every other title ends where it starts, after 0 hops); the path
+    # list detects a chain that comes back to a title it passed.
+    con.execute(
+        f"""
+        CREATE TEMP TABLE walks AS
+        WITH RECURSIVE walk(title, cur, hops, path, looped) AS (
+            SELECT src, dst, 1, [src, dst], src = dst FROM redirects WHERE {int(max_hops)} >= 1
+            UNION ALL
+            SELECT w.title, r.dst, w.hops + 1, list_append(w.path, r.dst), list_contains(w.path, r.dst)
+            FROM walk w JOIN redirects r ON r.src = w.cur
+            WHERE NOT w.looped AND w.hops < {int(max_hops)}
+        )
+        SELECT title, arg_max(cur, hops) AS final_title, max(hops) AS hops, bool_or(looped) AS looped
+        FROM walk GROUP BY title
+        """
+    )
+    con.execute(
+        """
+        CREATE TEMP TABLE ends AS
+        SELECT t.title, coalesce(w.final_title, t.title) AS final_title, coalesce(w.hops, 0) AS hops,
+               coalesce(w.looped, false) AS looped
+        FROM titles t LEFT JOIN walks w ON w.title = t.title
+        """
+    )
+    con.execute(
+        """
+        CREATE TEMP TABLE resolved AS
+        SELECT w.title,
+               CASE WHEN direct.qid IS NOT NULL THEN direct.qid
+                    WHEN NOT w.looped AND still.src IS NULL THEN final.qid END AS qid,
+               CASE WHEN direct.qid IS NOT NULL THEN 'sitelink'
+                    WHEN w.looped THEN 'redirect_loop'
+                    WHEN still.src IS NOT NULL THEN 'redirect_too_deep'
+                    WHEN final.qid IS NOT NULL THEN 'redirect'
+                    WHEN list_contains(?, split_part(w.final_title, ':', 1))
+                         AND strpos(w.final_title, ':') > 0 THEN 'special_namespace'
+                    WHEN page.page_id IS NOT NULL THEN 'no_sitelink'
+                    ELSE 'red_link' END AS status,
+               CAST(CASE WHEN direct.qid IS NOT NULL THEN 0 ELSE w.hops END AS INTEGER) AS hops,
+               CASE WHEN direct.qid IS NOT NULL THEN w.title ELSE w.final_title END AS final_title,
+               page.page_id,
+               coalesce(page.is_disambiguation, false) OR coalesce(d.qid IS NOT NULL, false)
+                   AS is_disambiguation,
+               coalesce(lc.n, 0) AS link_count
+        FROM ends w
+        LEFT JOIN sitelinks direct ON direct.title = w.title
+        LEFT JOIN sitelinks final ON final.title = w.final_title
+        LEFT JOIN redirects still ON still.src = w.final_title AND NOT w.looped
+        LEFT JOIN (SELECT title, min(page_id) AS page_id, bool_or(is_disambiguation) AS is_disambiguation
+                   FROM pages GROUP BY title) page
+               ON page.title = CASE WHEN direct.qid IS NOT NULL THEN w.title ELSE w.final_title END
+        LEFT JOIN disambiguation_items d
+               ON d.qid = CASE WHEN direct.qid IS NOT NULL THEN direct.qid
+                               WHEN NOT w.looped AND still.src IS NULL THEN final.qid END
+        LEFT JOIN link_counts lc ON lc.title = w.title
+        """,
+        [list(prefixes)],
+    )
+    unknown = con.execute(
+        "SELECT DISTINCT status FROM resolved WHERE status NOT IN ("
+        + ", ".join("'" + s + "'" for s in TITLE_STATUSES)
+        + ")"
+    ).fetchall()
+    assert not unknown, unknown
+
+
+register_stage(TitleQid("title_qid", wikidata="wikidata"))
+register_stage(TitleQid("title_qid_kb", wikidata="wikidata_new"))
+register_target("title-qid", ("title_qid",), "Wikipedia titles -> QIDs (sources: wikipedia, wikidata)")

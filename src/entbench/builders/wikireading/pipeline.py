@@ -1,0 +1,53 @@
+"""WikiReading (Hewlett et al. 2016; spec §6): registers its stages and the `wikireading` target.
+
+    wikidata ──> wikireading_triples ──┐
+    wikipedia ─────────────────────────┴─> wikireading_instances ─> wikireading ─> wikireading_stats
+
+* `wikireading_triples` (derived): truthy statements consolidated per (item, property), values
+  rendered as spec §6 says; parameters `site` (enwiki), `language` (en), `datatypes`,
+  `coarse_time`, `on_partial`.
+* `wikireading_instances` (derived): joined with the article text; `max_document_words` (0 = none).
+* `wikireading` (benchmarks): tables `train`, `valid`, `test`; presets `paper` (70/10/20),
+  `released` (85/10/5), `recycled` (property-holdout).
+* `wikireading_stats` (benchmarks): `property_stats`, `DATASET_CARD.md`, Mem-Exact leakage shares.
+* `wikireading_mem_audit_valid`, `wikireading_mem_audit_test` (benchmarks): the shared memorisation
+  audit (`MemAuditStage`, spec §7) of each evaluation split against train, the question (property
+  label) as the span and the answer set as the label: Mem-Exact, Mem-Freq, Mem-Uniform decisions
+  per instance and their percentages in `report.json`.
+
+`entbench export wikireading --from OUT --format wikireading-json|recycled --out DIR` writes the
+original formats (`entbench.builders.wikireading.export`).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from entbench.builders.edge_probing.mem_audit import MemAuditStage
+from entbench.builders.wikireading.stages.instances import WikiReadingInstances
+from entbench.builders.wikireading.stages.splits import WikiReadingSplit
+from entbench.builders.wikireading.stages.stats import WikiReadingStats
+from entbench.builders.wikireading.stages.triples import WikiReadingTriples
+from entbench.engine.registry import register_stage, register_target
+
+register_stage(WikiReadingTriples())
+register_stage(WikiReadingInstances())
+register_stage(WikiReadingSplit())
+register_stage(WikiReadingStats())
+for _split in ("valid", "test"):
+    register_stage(
+        MemAuditStage(
+            f"wikireading_mem_audit_{_split}",
+            train=("wikireading", "train"),
+            evaluation=("wikireading", _split),
+            span_columns=("question",),
+            label_column="answers",
+            id_fields=(pa.field("key", pa.string(), nullable=False),),
+        )
+    )
+
+register_target(
+    "wikireading",
+    ("wikireading", "wikireading_stats", "wikireading_mem_audit_valid", "wikireading_mem_audit_test"),
+    "WikiReading train/valid/test and property statistics (sources: wikidata, wikipedia; spec §6)",
+)

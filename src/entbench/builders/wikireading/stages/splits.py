@@ -1,0 +1,182 @@
+"""Stage `wikireading`: the benchmark splits `train`, `valid`, `test` (spec §6).
+
+Every document goes to one split by a stable hash of its page id (`entbench.builders.wikireading.splits`),
+so no document is in two splits whatever the shard or worker counts. Presets: `paper` (70/10/20,
+§2.2, the default), `released` (85/10/5, the public release's counts) and `recycled`
+(`property-holdout`: a share of the properties only in test, as WikiReading Recycled).
+
+Map tasks take one shard of `wikireading_instances` each; rows are routed by document id. In
+`property-holdout` mode the held-out set is chosen once, in `map_tasks`, from the number of
+documents of every property over all instance shards, and handed to every task.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, cast
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from entbench.builders.wikireading.splits import (
+    PAPER_RATIOS,
+    RELEASED_RATIOS,
+    SPLITS,
+    assign_splits,
+    check_ratios,
+    held_out_properties,
+)
+from entbench.engine.shards import atomic_write_text, shards_of
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    Stage,
+    StageContext,
+    UpstreamOutput,
+)
+from entbench.engine.stats import Stats
+from entbench.schemas import wikireading as schema
+
+HELD_OUT_FILE = "held_out_properties.json"
+
+
+@dataclass(frozen=True)
+class SplitParams(Params):
+    """`preset`: paper (70/10/20), released (85/10/5) or recycled (property-holdout); explicit
+    fields override it. `mode`: "document" or "property-holdout"; `ratios`: train/valid/test
+    shares of documents; `seed`: of the split hash; `holdout_share`: share of all properties held
+    out (Recycled: 20%); `holdout_max_documents`: only properties with at most this many
+    documents may be held out (0 = any), as Recycled chose rare ones to keep test small."""
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "paper": {"mode": "document", "ratios": list(PAPER_RATIOS)},
+        "released": {"mode": "document", "ratios": list(RELEASED_RATIOS)},
+        "recycled": {"mode": "property-holdout", "holdout_share": 0.2},
+    }
+
+    preset: str = "paper"
+    mode: str = "document"
+    ratios: tuple[float, ...] = PAPER_RATIOS
+    seed: int = 0
+    holdout_share: float = 0.2
+    holdout_max_documents: int = 0
+    num_shards: int = 4
+
+    def __post_init__(self) -> None:
+        if self.preset not in self.PRESETS:
+            raise ValueError(f"preset must be one of {sorted(self.PRESETS)}, got {self.preset!r}")
+        if self.mode not in ("document", "property-holdout"):
+            raise ValueError(f"mode must be 'document' or 'property-holdout', got {self.mode!r}")
+        check_ratios(self.ratios)
+        if not 0.0 <= self.holdout_share <= 1.0:
+            raise ValueError(f"holdout_share must be within [0, 1], got {self.holdout_share}")
+        if self.holdout_max_documents < 0:
+            raise ValueError("holdout_max_documents must be >= 0 (0 = no limit)")
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+
+def property_document_counts(instances: UpstreamOutput) -> dict[str, int]:
+    """Number of documents per property over every instance shard (one instance per pair)."""
+    counts: Counter[str] = Counter()
+    for path in instances.files("instances"):
+        column = pq.read_table(path, columns=["property"]).column("property")
+        counts.update(column.to_pylist())
+    return dict(sorted(counts.items()))
+
+
+def choose_held_out(params: SplitParams, instances: UpstreamOutput) -> frozenset[str]:
+    """The held-out properties of a `property-holdout` build (empty in `document` mode)."""
+    if params.mode != "property-holdout":
+        return frozenset()
+    counts = property_document_counts(instances)
+    return held_out_properties(counts, params.holdout_share, params.seed, params.holdout_max_documents)
+
+
+class WikiReadingSplit(Stage):
+    """Instances -> `train`, `valid`, `test` tables in the released column shape."""
+
+    name = "wikireading"
+    version = 1
+    layer = "benchmarks"
+    params_type = SplitParams
+    inputs = ("wikireading_instances",)
+    default_num_shards = 4
+    shard_key = "document_id"
+    description = "WikiReading splits by document: train, valid, test (spec §6)"
+    progress_unit = "shard"
+    progress_items = "instances"
+
+    def outputs(self, params: Params) -> list[Output]:
+        """The three splits, each sorted by (document_id, property)."""
+        return [Output(name, schema.SPLIT, ("document_id", "property")) for name in SPLITS]
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per instance shard, each told the held-out properties."""
+        params = cast(SplitParams, ctx.params)
+        instances = ctx.inputs["wikireading_instances"]
+        held_out = sorted(choose_held_out(params, instances))
+        for j in range(len(instances.files("instances"))):
+            yield MapTask(f"i{j:05d}", {"shard": j, "held_out": held_out})
+
+    def progress_total(self, ctx: StageContext) -> int | None:
+        """One unit per instance shard."""
+        return len(ctx.inputs["wikireading_instances"].files("instances"))
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Assign one instance shard's documents to splits and route the rows by document."""
+        params = cast(SplitParams, ctx.params)
+        stats = Stats()
+        path = ctx.inputs["wikireading_instances"].files("instances")[int(task.meta["shard"])]
+        instances = pq.read_table(path)
+        held_out = frozenset(task.meta["held_out"])
+        parts = assign_splits(instances, params.ratios, params.seed, held_out)
+        for name in SPLITS:
+            table = _split_rows(parts[name])
+            stats.add(f"{name}_instances", table.num_rows)
+            stats.add(f"{name}_documents", len(pc.unique(table.column("document_id"))))
+            if held_out:
+                in_held = pc.is_in(
+                    table.column("property"), value_set=pa.array(sorted(held_out), pa.string())
+                )
+                stats.add(f"{name}_held_out_instances", pc.sum(in_held).as_py() or 0)
+            routes = shards_of(table.column("_route").to_pylist(), ctx.num_shards)
+            sink.emit_sharded(name, table.drop_columns(["_route"]), routes)
+        progress(1, instances.num_rows)
+        return stats
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """List the held-out properties (empty in `document` mode) next to the shards."""
+        params = cast(SplitParams, ctx.params)
+        held_out = sorted(choose_held_out(params, ctx.inputs["wikireading_instances"]))
+        atomic_write_text(directory / HELD_OUT_FILE, json.dumps(held_out, indent=1) + "\n")
+        return {"files": [HELD_OUT_FILE], "held_out_properties": len(held_out)}
+
+
+def _split_rows(instances: pa.Table) -> pa.Table:
+    """Instance rows in the released shape: key "<qid>-<property>", the label as the question."""
+    qids = instances.column("qid")
+    properties = instances.column("property")
+    keys = pc.binary_join_element_wise(qids, properties, "-")
+    route = pc.cast(instances.column("document_id"), pa.string())
+    columns = {
+        "key": keys,
+        "document_id": instances.column("document_id"),
+        "qid": qids,
+        "property": properties,
+        "property_label": instances.column("property_label"),
+        "question": instances.column("property_label"),
+        "answers": instances.column("answers"),
+        "document": instances.column("document"),
+        "_route": route,
+    }
+    out_schema = schema.SPLIT.append(pa.field("_route", pa.string(), nullable=False))
+    return pa.table([columns[f.name] for f in out_schema], schema=out_schema)

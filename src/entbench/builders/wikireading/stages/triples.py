@@ -1,0 +1,247 @@
+"""Stage `wikireading_triples`: truthy statements -> one answer set per (item, property) (spec §6).
+
+One map task per shard of the `wikidata` stage. Each reads that shard's truthy claims, sitelinks
+and entity types, looks up the labels its values and properties need in *every* entity shard
+(DuckDB reads only the id, label and datatype columns, filtered to the ids wanted), consolidates
+the statements with `entbench.builders.wikireading.answers.consolidate`, and routes the rows by `qid`.
+
+The funnel is counted: `instances_considered` = `dropped_no_sitelink` +
+`dropped_property_without_label` + `dropped_no_renderable_value` + `instances_usable`, with
+value-level reasons under `values_dropped_<reason>`. Rows of items with a sitelink are kept even
+when they cannot be instances (with their `drop_reason`), so that `wikireading_instances` can
+count, among items that do have an article, what labels and values cost.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from entbench.builders.wikireading.answers import PartialPolicy, consolidate
+from entbench.builders.wikireading.values import DEFAULT_DATATYPES, CoarseTime, RenderOptions
+from entbench.engine.manifest import load_manifest
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    Stage,
+    StageContext,
+)
+from entbench.engine.stats import Stats
+from entbench.errors import UserError
+from entbench.schemas import wikireading as schema
+from entbench.schemas.base import column_suffix
+from entbench.schemas.wikidata import SNAK_VALUE_FIELDS
+
+_CLAIM_COLUMNS = ["subject", "property", "ordinal", *(f.name for f in SNAK_VALUE_FIELDS)]
+
+
+@dataclass(frozen=True)
+class TriplesParams(Params):
+    """`site`: the wiki whose articles are the documents; `language`: of item and property labels
+    (a `label_<language>` column the Wikidata scan must have); `datatypes`: property datatypes
+    rendered (spec §6 names these eight); `coarse_time`: "year" or "drop" for times coarser than
+    a millennium; `on_partial`: "keep" or "drop" an instance some of whose values cannot be
+    rendered."""
+
+    site: str = "enwiki"
+    language: str = "en"
+    datatypes: tuple[str, ...] = DEFAULT_DATATYPES
+    coarse_time: str = "year"
+    on_partial: str = "keep"
+    num_shards: int = 4
+
+    def __post_init__(self) -> None:
+        if self.coarse_time not in ("year", "drop"):
+            raise ValueError(f"coarse_time must be 'year' or 'drop', got {self.coarse_time!r}")
+        if self.on_partial not in ("keep", "drop"):
+            raise ValueError(f"on_partial must be 'keep' or 'drop', got {self.on_partial!r}")
+        if not self.datatypes:
+            raise ValueError("datatypes must not be empty")
+        if self.num_shards < 1:
+            raise ValueError("num_shards must be >= 1")
+
+    def render_options(self) -> RenderOptions:
+        """The value-rendering options these parameters ask for."""
+        return RenderOptions(frozenset(self.datatypes), cast(CoarseTime, self.coarse_time))
+
+
+class WikiReadingTriples(Stage):
+    """Truthy statements of items with a sitelink -> (qid, property, label, answers, title, reason)."""
+
+    name = "wikireading_triples"
+    version = 1
+    layer = "derived"
+    params_type = TriplesParams
+    inputs = ("wikidata",)
+    default_num_shards = 4
+    shard_key = "qid"
+    description = "truthy statements -> one answer set per (item, property) with a sitelink (spec §6)"
+    progress_unit = "shard"
+    progress_items = "instances"
+
+    def outputs(self, params: Params) -> list[Output]:
+        """One table, sorted by (qid, property)."""
+        return [Output("triples", schema.TRIPLES, ("qid", "property"))]
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per Wikidata shard (after checking the scan kept the site and language)."""
+        params = cast(TriplesParams, ctx.params)
+        upstream = ctx.inputs["wikidata"]
+        scan_params = load_manifest(Path(upstream.directory))["params"]
+        sites = scan_params.get("sites", [])
+        if "*" not in sites and params.site not in sites:
+            raise UserError(
+                f"wikireading_triples.site={params.site} but the wikidata scan kept only sites "
+                f"{sites}; add it with --param wikidata.sites=...,{params.site}"
+            )
+        if params.language not in scan_params.get("languages", []):
+            raise UserError(
+                f"wikireading_triples.language={params.language} but the wikidata scan kept only "
+                f"labels in {scan_params.get('languages')}; add it with --param wikidata.languages=..."
+            )
+        for j in range(len(upstream.files("truthy_claims"))):
+            yield MapTask(f"w{j:05d}", {"shard": j})
+
+    def progress_total(self, ctx: StageContext) -> int | None:
+        """One unit per Wikidata shard."""
+        return len(ctx.inputs["wikidata"].files("truthy_claims"))
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Consolidate one Wikidata shard's statements and route the rows by qid."""
+        params = cast(TriplesParams, ctx.params)
+        upstream = ctx.inputs["wikidata"]
+        j = int(task.meta["shard"])
+        stats = Stats()
+        claims = pq.read_table(upstream.files("truthy_claims")[j], columns=_CLAIM_COLUMNS)
+        entities = pq.read_table(upstream.files("entities")[j], columns=["id", "type"])
+        sitelinks = pq.read_table(upstream.files("sitelinks")[j], columns=["id", "site", "title"])
+        sitelinks = sitelinks.filter(pc.equal(sitelinks.column("site"), params.site))
+        titles = dict(
+            zip(sitelinks.column("id").to_pylist(), sitelinks.column("title").to_pylist(), strict=True)
+        )
+        items = {
+            i
+            for i, t in zip(
+                entities.column("id").to_pylist(), entities.column("type").to_pylist(), strict=True
+            )
+            if t == "item"
+        }
+        labels, datatypes = _lookup_labels(upstream.files("entities"), claims, params.language)
+        rows = _consolidate_shard(claims, items, titles, labels, datatypes, params, stats)
+        table = pa.Table.from_pylist(rows, schema=schema.TRIPLES)
+        sink.emit_by_key("triples", table, "qid", ctx.num_shards)
+        progress(1, len(rows))
+        return stats
+
+
+def _lookup_labels(
+    entity_files: list[str], claims: pa.Table, language: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Labels of every property, item value and unit the claims mention, and property datatypes."""
+    column = f"label_{column_suffix(language)}"
+    if column not in pq.read_schema(entity_files[0]).names:
+        raise UserError(
+            f"the wikidata entities have no {column} column; add {language} to wikidata.languages"
+        )
+    wanted = pc.unique(
+        pa.chunked_array(
+            [
+                claims.column("property").combine_chunks(),
+                claims.column("item").combine_chunks().drop_null(),
+                claims.column("unit").combine_chunks().drop_null(),
+            ]
+        ).combine_chunks()
+    )
+    ids = pa.table({"id": wanted})
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        con.register("wanted", ids)
+        result = con.sql(
+            f'SELECT e.id, e."{column}" AS label, e.datatype FROM read_parquet(?) e '
+            "SEMI JOIN wanted w ON e.id = w.id",
+            params=[entity_files],
+        ).to_arrow_table()
+    finally:
+        con.close()
+    labels: dict[str, str] = {}
+    datatypes: dict[str, str] = {}
+    for ident, label, datatype in zip(
+        result.column("id").to_pylist(),
+        result.column("label").to_pylist(),
+        result.column("datatype").to_pylist(),
+        strict=True,
+    ):
+        if label:
+            labels[ident] = label
+        if datatype:
+            datatypes[ident] = datatype
+    return labels, datatypes
+
+
+def _consolidate_shard(
+    claims: pa.Table,
+    items: set[str],
+    titles: Mapping[str, str],
+    labels: Mapping[str, str],
+    datatypes: Mapping[str, str],
+    params: TriplesParams,
+    stats: Stats,
+) -> list[dict[str, Any]]:
+    """Group the (already sorted) claims by (subject, property) and build the triples' rows."""
+    options = params.render_options()
+    on_partial = cast(PartialPolicy, params.on_partial)
+    rows: list[dict[str, Any]] = []
+    records = claims.to_pylist()
+    no_sitelink_items: set[str] = set()
+    for (subject, prop), group in itertools.groupby(records, key=lambda r: (r["subject"], r["property"])):
+        if subject not in items:
+            stats.add("claim_groups_of_non_items")
+            continue
+        stats.add("instances_considered")
+        if subject not in titles:
+            stats.add("dropped_no_sitelink")
+            no_sitelink_items.add(subject)
+            continue
+        label = labels.get(prop)
+        answers: tuple[str, ...] = ()
+        reason: str | None = None
+        if not label:
+            reason = "property_without_label"
+        else:
+            answer_set = consolidate(group, labels, options, datatypes.get(prop), on_partial)
+            for value_reason, n in answer_set.dropped.items():
+                stats.add(f"values_dropped_{value_reason}", n)
+            for note, n in answer_set.notes.items():
+                stats.add(f"values_{note}", n)
+            if answer_set.duplicates:
+                stats.add("values_duplicate_merged", answer_set.duplicates)
+            answers = answer_set.answers
+            if not answers:
+                reason = "no_renderable_value"
+            elif answer_set.dropped:
+                stats.add("instances_partial")
+        stats.add(f"dropped_{reason}" if reason else "instances_usable")
+        rows.append(
+            {
+                "qid": subject,
+                "property": prop,
+                "property_label": label or None,
+                "answers": list(answers),
+                "site_title": titles[subject],
+                "drop_reason": reason,
+            }
+        )
+    stats.add("items_without_sitelink", len(no_sitelink_items))
+    stats.add("items_with_instances", len({r["qid"] for r in rows if r["drop_reason"] is None}))
+    return rows

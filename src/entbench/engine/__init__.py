@@ -1,0 +1,1 @@
+"""The framework: stages, planning, running, shards and manifests; it knows no dataset."""

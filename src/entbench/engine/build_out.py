@@ -1,0 +1,124 @@
+"""Reading a finished build by its `--out`: a build directory, or the store a build published to.
+
+Commands that read a build (`export … --from`, `card --from`, `eval alias-table --build`) find a
+target's stages through `<out>/targets/<TARGET>.json`. For a store URL they read a local copy in
+the URL's work directory (`store.default_work_dir`, the directory a build to that URL runs in by
+default): a stage missing there, or damaged, is downloaded from the store first (hashed in full),
+so only the stages a command reads cross the network, and only once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import shutil
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from entbench.engine.manifest import check_complete, upstream_from_manifest
+from entbench.engine.shards import atomic_write_text, is_url
+from entbench.engine.stage import UpstreamOutput
+from entbench.engine.store import Store, default_work_dir
+from entbench.errors import UserError
+
+
+@contextlib.contextmanager
+def build_lock(out: Path, log: Callable[[str], None] | None = None) -> Iterator[None]:
+    """The lock on `<out>/.lock`: builds, cards and downloads into one build directory take turns."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / ".lock"
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if log is not None:
+                log(f"waiting for another build holding {path}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def is_store_url(out: str | Path) -> bool:
+    """Whether `out` names a store (`s3://…`) rather than a directory (a path or a `file://` URL)."""
+    return is_url(str(out)) and file_url_path(str(out)) is None
+
+
+def file_url_path(text: str) -> Path | None:
+    """The local path of a `file://` URL (None for any other text)."""
+    parsed = urllib.parse.urlparse(text)
+    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+        return Path(urllib.parse.unquote(parsed.path))
+    return None
+
+
+def local_dir(out: str | Path) -> Path:
+    """The directory a non-store `out` names (a path or a `file://` URL)."""
+    return file_url_path(str(out)) or Path(out)
+
+
+def local_build(
+    build_out: str | Path,
+    target: str,
+    stages: Sequence[str] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Path:
+    """The directory holding `target`'s build: `build_out` itself, or for a store URL its local copy,
+    with the target's listing and its `stages` (all when None) downloaded if not there complete."""
+    if not is_store_url(build_out):
+        return local_dir(build_out)
+    store = Store(str(build_out))
+    root = default_work_dir(store.url)
+    rel_listing = f"targets/{target}.json"
+    raw = store.read_bytes(rel_listing)
+    if raw is None:
+        raise UserError(
+            f"{store.url}: no {target} build found (run `entbench build {target} --out {store.url}` first)"
+        )
+    listed = _listed_stages(raw, f"{store.location(rel_listing)}")
+    wanted = listed if stages is None else {name: listed[name] for name in stages if name in listed}
+    say = log or (lambda _msg: None)
+    with build_lock(root):
+        for name, rel in sorted(wanted.items()):
+            local = root / rel
+            if local.is_dir() and not check_complete(local):
+                continue
+            if store.read_manifest(rel) is None:
+                raise UserError(f"{store.url}: stage {name} ({rel}) of {target} is not complete in the store")
+            if local.exists():
+                shutil.rmtree(local)
+            store.fetch_stage(rel, local, say)
+        atomic_write_text(root / rel_listing, raw.decode("utf-8"))
+    return root
+
+
+def locate_stage(build_out: str | Path, target: str, stage: str) -> UpstreamOutput:
+    """A finished stage of `target`'s build in `build_out` (a directory or a store URL)."""
+    base = local_build(build_out, target, [stage])
+    listing = base / "targets" / f"{target}.json"
+    if not listing.is_file():
+        raise UserError(f"{base}: no {target} build found (run `entbench build {target} --out {base}` first)")
+    listed = _listed_stages(listing.read_bytes(), str(listing))
+    if stage not in listed:
+        raise UserError(f"{listing}: not a {target} target record (no stage {stage!r})")
+    return upstream_from_manifest(base / listed[stage])  # a UserError if not a complete stage
+
+
+def listed_stages(raw: bytes) -> dict[str, str]:
+    """Stage name -> stage directory (relative to the build root) of a `targets/<TARGET>.json`
+    listing; a ValueError if `raw` is not one."""
+    try:
+        stages = json.loads(raw.decode("utf-8"))["stages"]
+        return {str(name): str(rel) for name, rel in dict(stages).items()}
+    except (KeyError, TypeError) as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def _listed_stages(raw: bytes, where: str) -> dict[str, str]:
+    try:
+        return listed_stages(raw)
+    except ValueError as exc:
+        raise UserError(f"{where}: not a target record ({exc})") from exc

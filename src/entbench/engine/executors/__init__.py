@@ -1,0 +1,1 @@
+"""Where tasks run."""

@@ -1,0 +1,115 @@
+"""The registry of stages and targets, and the deterministic order of a target's stage DAG."""
+
+from __future__ import annotations
+
+import graphlib
+import importlib
+from dataclasses import dataclass
+
+from entbench.engine.stage import Stage
+from entbench.errors import UserError
+
+#: Modules whose import registers stages and targets. Imported lazily so `entbench --help` stays fast.
+STAGE_MODULES = (
+    "entbench.builders.wikidata.stages.scan",
+    "entbench.builders.wikipedia.stages.scan",
+    "entbench.builders.wikipedia.stages.title_qid",
+    "entbench.builders.alias.stages.alias_table",
+    "entbench.builders.alias.stages.mention_stats",
+    "entbench.builders.kb.pipeline",
+    "entbench.builders.wikireading.pipeline",
+    "entbench.builders.hansel.pipeline",
+    "entbench.builders.enteval.stages.wikient",
+    "entbench.builders.enteval.stages.tasks",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A user-facing build target: a named set of final stages."""
+
+    name: str
+    stages: tuple[str, ...]
+    description: str
+
+
+_STAGES: dict[str, Stage] = {}
+_TARGETS: dict[str, Target] = {}
+_loaded = False
+
+
+def register_stage(stage: Stage) -> Stage:
+    """Add a stage instance under its name (names are unique)."""
+    if stage.stage_name in _STAGES:
+        raise ValueError(f"stage {stage.stage_name!r} registered twice")
+    _STAGES[stage.stage_name] = stage
+    return stage
+
+
+def register_target(name: str, stages: tuple[str, ...], description: str) -> None:
+    """Declare a target built by `entbench build NAME`."""
+    if name in _TARGETS:
+        raise ValueError(f"target {name!r} registered twice")
+    _TARGETS[name] = Target(name, stages, description)
+
+
+def _load() -> None:
+    global _loaded  # noqa: PLW0603 - the registry is filled once per process
+    if not _loaded:
+        for module in STAGE_MODULES:
+            importlib.import_module(module)
+        _loaded = True
+
+
+def stages() -> dict[str, Stage]:
+    """All registered stages by name."""
+    _load()
+    return dict(_STAGES)
+
+
+def targets() -> dict[str, Target]:
+    """All registered targets by name."""
+    _load()
+    return dict(_TARGETS)
+
+
+def get_stage(name: str) -> Stage:
+    """A stage by name, or a user error listing the known ones."""
+    all_stages = stages()
+    if name not in all_stages:
+        raise UserError(f"unknown stage {name!r}; known stages: {', '.join(sorted(all_stages))}")
+    return all_stages[name]
+
+
+def get_target(name: str) -> Target:
+    """A target by name, or a user error listing the known ones."""
+    all_targets = targets()
+    if name not in all_targets:
+        raise UserError(f"unknown target {name!r}; known targets: {', '.join(sorted(all_targets))}")
+    return all_targets[name]
+
+
+def stage_order(final_stages: tuple[str, ...]) -> list[Stage]:
+    """Every stage the given final stages need, upstream first; ties broken by name (kedro-style)."""
+    needed: dict[str, Stage] = {}
+    todo = list(final_stages)
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        stage = get_stage(name)
+        needed[name] = stage
+        todo.extend(stage.inputs)
+    sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter(
+        {name: set(stage.inputs) for name, stage in needed.items()}
+    )
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as exc:
+        raise RuntimeError(f"stage graph has a cycle: {exc.args[1]}") from exc
+    order: list[Stage] = []
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready())
+        order.extend(needed[name] for name in ready)
+        sorter.done(*ready)
+    return order

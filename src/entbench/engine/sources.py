@@ -1,0 +1,82 @@
+"""Source dumps are identified by size and sha256; hashing a 100 GB dump takes a minute, so it is cached.
+
+The cache maps a path to the (size, mtime_ns, inode, sha256) seen last time: the cheap stat check
+comes first, as dvc does, and the content is only re-hashed when the file changed on disk. It is
+per user, not per output directory (`$ENTBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/entbench`, else
+`~/.cache/entbench`), so building several outputs from one dump hashes it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from tqdm import tqdm
+
+from entbench.engine.shards import atomic_write_text
+from entbench.engine.stage import SourceInfo
+from entbench.errors import UserError
+
+
+def default_cache_dir() -> Path:
+    """Where per-user caches live."""
+    explicit = os.environ.get("ENTBENCH_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "entbench"
+
+
+def identify_source(
+    name: str, path: str, label: str, cache_dir: Path | None = None, *, progress: bool = True
+) -> SourceInfo:
+    """Stat and hash a source file (hash cached by size and mtime)."""
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"source {name}: file not found: {label}")
+    if not p.is_file():
+        raise UserError(f"source {name}: not a regular file: {label}")
+    st = p.stat()
+    cache_dir = cache_dir or default_cache_dir()
+    cache_path = cache_dir / "sources.json"
+    cache: dict[str, dict[str, object]] = {}
+    if cache_path.exists():
+        try:
+            cache = json.loads(cache_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            cache = {}
+    key = str(p.resolve())
+    hit = cache.get(key)
+    if (
+        hit
+        and hit.get("size") == st.st_size
+        and hit.get("mtime_ns") == st.st_mtime_ns
+        and hit.get("inode") == st.st_ino
+    ):
+        digest = str(hit["sha256"])
+    else:
+        digest = _sha256_with_progress(p, st.st_size, name, progress)
+        cache[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino, "sha256": digest}
+        try:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(cache_path, json.dumps(cache, sort_keys=True, indent=1))
+        except OSError:
+            pass  # a read-only home only costs re-hashing next time
+    return SourceInfo(name=name, path=key, label=label, size=st.st_size, sha256=digest)
+
+
+def _sha256_with_progress(path: Path, size: int, name: str, progress: bool) -> str:
+    h = hashlib.sha256()
+    show = progress and size > (256 << 20)
+    with (
+        open(path, "rb") as f,
+        tqdm(
+            total=size, desc=f"hash {name}", unit="B", unit_scale=True, disable=not show, leave=False
+        ) as bar,
+    ):
+        while block := f.read(1 << 22):
+            h.update(block)
+            bar.update(len(block))
+    return h.hexdigest()

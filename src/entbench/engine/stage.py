@@ -1,0 +1,270 @@
+"""The stage contract: a frozen spec plus up to three plain functions.
+
+A stage turns sources (dumps) and upstream stages' shards into `num_shards` Parquet shards
+per output table. Work comes in one of two shapes:
+
+* **shard stages** implement `shard(ctx, k)`: build the rows of output shard `k` directly
+  (typically from shard `k` of a co-partitioned upstream stage, or a DuckDB query);
+* **map/reduce stages** implement `map_tasks(ctx)` and `map(ctx, task, sink)`: each map task
+  (a byte range of a dump, a block of decompressed lines, one global query) routes its rows
+  into shard buckets; `reduce(ctx, k, tables)` may then dedupe or aggregate bucket `k`.
+
+Either way the framework sorts each shard by the table's `sort_by` (a unique key, checked) and
+writes it with fixed writer options, so the bytes depend on the inputs and parameters only,
+never on how many workers ran or in which order tasks finished.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+
+from entbench.engine.shards import shards_of, split_by_shard_ids
+from entbench.engine.stats import Stats
+
+LAYERS = ("normalized", "derived", "benchmarks")
+
+
+@dataclass(frozen=True)
+class Params:
+    """Base class of a stage's parameters: a frozen dataclass whose every field enters the fingerprint.
+
+    Field types must be JSON-representable: bool, int, float, str, or tuples of them. A field named
+    `num_shards` overrides the stage's default shard count (0 = let the stage decide from its inputs).
+    """
+
+    def to_json(self) -> dict[str, Any]:
+        """The parameters as plain JSON (tuples become lists)."""
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output table of a stage.
+
+    `sort_by` must identify a row uniquely within a shard: it is the order rows are written in,
+    and the framework refuses to write a shard with duplicate keys (that would make the order
+    depend on scheduling).
+    """
+
+    name: str
+    schema: pa.Schema
+    sort_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """A dump the build reads: where it is and what it is (size and sha256 identify it)."""
+
+    name: str
+    path: str  # absolute path (or URL) to read
+    label: str  # the path as the user wrote it, recorded in manifests
+    size: int
+    sha256: str
+
+    def identity(self) -> dict[str, Any]:
+        """What enters fingerprints: the content, not the path."""
+        return {"size": self.size, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class UpstreamOutput:
+    """A finished upstream stage as seen by a downstream task."""
+
+    stage: str
+    directory: str
+    fingerprint: str
+    manifest_sha256: str
+    tables: Mapping[str, tuple[str, ...]]  # table -> shard files (absolute paths), in shard order
+
+    def files(self, table: str) -> list[str]:
+        """All shard files of `table`, in shard order."""
+        return list(self.tables[table])
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Execution options: they change how a build runs, never what it writes (so no fingerprint)."""
+
+    workers: int = 1
+    max_bad_lines: int = 0
+    chunk_bytes: int = 64 << 20
+    executor: str = "local"
+    dask_address: str | None = None
+    progress: bool = True
+    #: Past this many output shards a stage's map spills by group of shards and a merge pass
+    #: regroups them (`engine.shuffle`); the output bytes are the same either way.
+    shuffle_groups: int = 64
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """Everything a task needs, picklable so it can travel to worker processes."""
+
+    stage: str
+    params: Params
+    num_shards: int
+    sources: Mapping[str, SourceInfo]
+    inputs: Mapping[str, UpstreamOutput]
+    workdir: str  # the stage's `.incomplete/…` directory (shards and markers live here)
+    options: BuildOptions
+
+    @property
+    def scratch(self) -> Path:
+        """A private temporary directory (`_scratch/` inside the work directory), created on demand;
+        it is removed when the stage completes, so nothing written there reaches the output."""
+        path = Path(self.workdir) / "_scratch"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+@dataclass(frozen=True)
+class MapTask:
+    """One unit of map work. `task_id` is stable across runs (it names the task's outputs, for resume).
+
+    `payload` carries data the task cannot read itself (a block of a sequentially decompressed
+    stream); `meta` carries small JSON-able descriptors such as a byte range.
+    """
+
+    task_id: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    payload: bytes | bytearray | None = None
+
+
+class BucketSink:
+    """Receives a map task's rows, already assigned to shards, and spills them to scratch.
+
+    Implemented by the framework (`engine.shuffle`); declared here so stages can type it.
+    """
+
+    #: How many consecutive shards the sink spills together: rows handed over already in order of
+    #: `shard // shards_per_group` are cut into groups without a copy (`split_by_shard_ids`).
+    shards_per_group: int = 1
+
+    def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
+        """Add rows of `table` that belong to output shard `shard`."""
+        raise NotImplementedError
+
+    def emit_sharded(self, table: str, rows: pa.Table, shards: np.ndarray) -> None:
+        """Add rows of `table`, row i to output shard `shards[i]` (rows keep their order per shard).
+
+        One call for a whole table: with thousands of shards, a call per shard's slice cost more
+        than the rows (`FileBucketSink` then spills by group without splitting per shard)."""
+        for shard, part in split_by_shard_ids(rows, shards):
+            self.emit(table, shard, part)
+
+    def emit_by_key(self, table: str, rows: pa.Table, key_column: str, num_shards: int) -> None:
+        """Add rows of `table`, each to the shard of its `key_column` value (`shards.shard_of`)."""
+        if rows.num_rows:
+            self.emit_sharded(table, rows, shards_of(rows.column(key_column).to_pylist(), num_shards))
+
+
+ProgressFn = Callable[[int, int], None]  # (units done, items done) since the last call
+
+
+class Stage:
+    """Base class of all stages. Subclasses set the class attributes and implement one work shape."""
+
+    name: ClassVar[str] = ""
+    version: ClassVar[int] = 1
+    layer: ClassVar[str] = "derived"
+    params_type: ClassVar[type[Params]] = Params
+    #: Upstream stage names and source names this stage reads.
+    inputs: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    #: Default number of output shards and the column rows are routed by.
+    default_num_shards: ClassVar[int] = 1
+    shard_key: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    #: Unit of progress reported by tasks (shown on the bar): "B" for bytes of input, else a noun.
+    progress_unit: ClassVar[str] = "shard"
+    progress_items: ClassVar[str] = "rows"
+
+    def __init__(self, name: str | None = None) -> None:
+        self.stage_name = name or self.name
+
+    # --- declaration -------------------------------------------------------------------------
+    def outputs(self, params: Params) -> list[Output]:
+        """The stage's output tables (schemas may depend on parameters, e.g. label languages)."""
+        raise NotImplementedError
+
+    def fingerprint_extra(self) -> dict[str, Any]:
+        """Construction arguments of this stage instance that change its output (default: none).
+
+        A stage class instantiated several times with different arguments (which upstream tables
+        to read, which columns to use) must return them here so they enter the fingerprint.
+        """
+        return {}
+
+    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+        """Schemas of the rows map tasks emit: the output schemas unless a stage carries extra
+        columns to its reducer (columns not in the output schema are dropped when writing)."""
+        return {o.name: o.schema for o in self.outputs(params)}
+
+    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+        """The shard count for this build: the `num_shards` parameter if set, else the default."""
+        requested = getattr(params, "num_shards", 0)
+        return int(requested) if requested else self.default_num_shards
+
+    # --- work -------------------------------------------------------------------------------
+    def map_tasks(self, ctx: StageContext) -> Iterable[MapTask]:
+        """Map tasks, in a deterministic order. Empty for shard stages."""
+        return ()
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """Run one map task, emitting rows into shard buckets; return its stats."""
+        raise NotImplementedError
+
+    def progress_total(self, ctx: StageContext) -> int | None:
+        """Total progress units of the map phase (e.g. input bytes), if known."""
+        return None
+
+    def spill_bytes_estimate(self, ctx: StageContext) -> int | None:
+        """About how many bytes the map phase spills (for a free-space warning), if known."""
+        return None
+
+    def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
+        """Called for map tasks found already finished on resume (e.g. to advance the progress bar)."""
+
+    def check_map_stats(self, ctx: StageContext, stats: Stats, map_dir: Path) -> None:
+        """Called with the running map stats after each finished task; raise `DataError` to stop early."""
+
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Turn the gathered buckets of one shard into its final rows (default: unchanged).
+
+        `tables` reads each map table from the spills when first asked for. An output missing
+        from the result is written from the map table of the same name as it was mapped (empty if
+        there is none), so return only the tables you change: the others are then read one at a
+        time as they are written, never all held at once."""
+        return {}, Stats()
+
+    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+        """Build output shard `shard` directly (shard stages only)."""
+        raise NotImplementedError
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """Run once after all shards exist, in the stage's output directory (still incomplete).
+
+        May write extra files there (e.g. a rejects list) and return derived statistics to add to
+        the manifest; may raise `DataError` to fail the build (e.g. too many bad lines).
+        """
+        return {}
+
+    @property
+    def is_map_reduce(self) -> bool:
+        """Whether this stage overrides `map` (and so routes rows through buckets)."""
+        return type(self).map is not Stage.map

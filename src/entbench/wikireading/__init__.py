@@ -1,4 +1,0 @@
-"""WikiReading (Hewlett et al. 2016) as pure functions: value rendering, answer consolidation,
-entropy and split assignment, and the release/Recycled record formats. No I/O here; the stages
-in `entbench.builders.wikireading*` read and write the shards.
-"""

@@ -1,0 +1,125 @@
+"""P(unlinked|m) equals a brute-force count over the real fixture pages (Hansel appendix A, spec §4)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from entbench.api import build
+from entbench.builders.alias.matching import segments
+from entbench.filters.mentions import MentionNormalizer
+
+FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
+EN_DBPEDIA = FIXTURES / "enwiki.dbpedia-minidump.part.xml.bz2"
+ZH_DBPEDIA = FIXTURES / "zhwiki.dbpedia-minidump.xml.bz2"
+ZH_2018 = FIXTURES / "zhwiki-201807.wiki-dump-reader.part1.xml.bz2"
+
+
+def rows(stage_dir: Path, table: str) -> list[dict[str, Any]]:
+    files = sorted(stage_dir.glob("*.parquet")) or sorted((stage_dir / table).glob("*.parquet"))
+    return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+def leftmost_longest(text: str, keys: set[str]) -> list[str]:
+    """Brute force: at each position the longest key starting there; skip past it; else move on."""
+    lengths = sorted({len(k) for k in keys}, reverse=True)
+    found = []
+    i = 0
+    while i < len(text):
+        for n in lengths:
+            if text[i : i + n] in keys:
+                found.append(text[i : i + n])
+                i += n
+                break
+        else:
+            i += 1
+    return found
+
+
+def brute_force(dirs: dict[str, Path], normalizer: MentionNormalizer) -> dict[str, dict[str, int]]:
+    keys = {r["mention"] for r in rows(dirs["alias_table"], "alias_table")}
+    links: dict[int, list[tuple[int, int]]] = {}
+    for link in rows(dirs["wikipedia"], "links"):
+        links.setdefault(link["page_id"], []).append((link["start"], link["end"]))
+    counts = {k: Counter[str]() for k in keys}
+    for page in rows(dirs["wikipedia"], "pages"):
+        if page["ns"] != 0 or page["is_redirect"]:
+            continue
+        spans = sorted(links.get(page["page_id"], []))
+        seen: dict[bool, set[str]] = {True: set(), False: set()}
+        for start, end, linked in segments(len(page["text"]), spans):
+            # each segment normalised on its own: an independent path from the stage's whole-page one
+            piece = normalizer.segment_for_matching(page["text"][start:end])
+            for key in leftmost_longest(piece, keys):
+                counts[key]["linked" if linked else "unlinked"] += 1
+                seen[linked].add(key)
+        for linked, found in seen.items():
+            for key in found:
+                counts[key]["docs_linked" if linked else "docs_unlinked"] += 1
+    return {k: dict(c) for k, c in counts.items()}
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("stats")
+
+
+@pytest.mark.parametrize(
+    ("source", "params", "chinese"),
+    [
+        (EN_DBPEDIA, (), False),
+        (ZH_DBPEDIA, ("wikipedia.language=zh", "title_qid.site=zhwiki"), True),
+        (ZH_2018, (), True),
+    ],
+    ids=["enwiki-dbpedia", "zhwiki-berlin", "zhwiki-2018"],
+)
+def test_p_unlinked_equals_brute_force(
+    out: Path, source: Path, params: tuple[str, ...], chinese: bool
+) -> None:
+    dirs = build(
+        "alias-table",
+        out=out,
+        sources=(f"wikipedia={source}",),
+        params=params,
+        progress=False,
+        log=lambda m: None,
+    )
+    normalizer = MentionNormalizer("hansel", chinese=chinese)
+    expected = brute_force(dirs, normalizer)
+    stats = {r["mention"]: r for r in rows(dirs["mention_stats"], "mention_stats")}
+    assert set(stats) == set(expected)  # one row per alias-table mention
+    for mention, row in stats.items():
+        want = expected[mention]
+        linked, unlinked = want.get("linked", 0), want.get("unlinked", 0)
+        assert (row["linked_occurrences"], row["unlinked_occurrences"]) == (linked, unlinked), mention
+        assert (row["docs_linked"], row["docs_unlinked"]) == (
+            want.get("docs_linked", 0),
+            want.get("docs_unlinked", 0),
+        )
+        if linked + unlinked:
+            assert row["p_unlinked"] == unlinked / (linked + unlinked)
+            assert 0.0 <= row["p_unlinked"] <= 1.0
+        else:
+            assert row["p_unlinked"] is None
+    assert any(r["linked_occurrences"] and r["unlinked_occurrences"] for r in stats.values())
+
+
+def test_longest_match_wins_on_real_text(out: Path) -> None:
+    # In the zh 柏林 page "柏林" is an alias (the page title); a linked "[[柏林墙]]" anchor is not an
+    # alias here, so "柏林" inside it counts as a linked occurrence, and the stage agrees with the
+    # brute force above; with 纽约 and 英国 as keys nothing overlaps differently.
+    dirs = build(
+        "alias-table",
+        out=out,
+        sources=(f"wikipedia={ZH_DBPEDIA}",),
+        params=("wikipedia.language=zh", "title_qid.site=zhwiki"),
+        progress=False,
+        log=lambda m: None,
+    )
+    stats = {r["mention"]: r for r in rows(dirs["mention_stats"], "mention_stats")}
+    text = next(p["text"] for p in rows(dirs["wikipedia"], "pages") if p["title"] == "柏林")
+    assert stats["柏林"]["linked_occurrences"] + stats["柏林"]["unlinked_occurrences"] == text.count("柏林")

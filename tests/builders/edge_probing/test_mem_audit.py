@@ -1,0 +1,199 @@
+"""`MemAuditStage` built on a small upstream: real UD EWT dev files turned into items tables.
+
+The upstream stage below stands in for a benchmark builder (Hansel, WikiReading): it writes an
+items table sharded by id. The audit reads its train and evaluation tables and must agree with
+the pure filter run on the same rows in the same order, and with `entbench filter mem` on the
+order-free heuristic (Mem-Exact).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from entbench.builders.edge_probing.mem_audit import MemAuditStage, run_filter_mem
+from entbench.engine.config import BuildConfig
+from entbench.engine.executors.local import make_executor
+from entbench.engine.manifest import load_manifest
+from entbench.engine.runner import Builder
+from entbench.engine.shards import split_by_shard
+from entbench.engine.stage import BuildOptions, Output, Params, Stage, StageContext, UpstreamOutput
+from entbench.engine.stats import Stats
+from entbench.filters.memorization import Item, audit, percent
+from entbench.readers.edge_probing import read_conllu
+
+EWT = Path(__file__).resolve().parents[3] / "fixtures" / "ud-ewt"
+TRAIN = EWT / "v2.2" / "en_ewt-ud-dev.conllu.gz"  # small real files: v2.2 dev plays "train"
+EVAL = EWT / "v2.16" / "en_ewt-ud-dev.conllu.gz"
+ITEMS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("word", pa.string(), nullable=False),
+        pa.field("upos", pa.string(), nullable=False),
+    ]
+)
+HEURISTICS = ("mem_exact", "mem_freq", "mem_uniform")
+
+
+@dataclass(frozen=True)
+class UdItemsParams(Params):
+    num_shards: int = 3
+
+
+class UdItemsStage(Stage):
+    """A CoNLL-U source as a `pos` items table (id, word, upos), sharded by id."""
+
+    version = 1
+    layer = "normalized"
+    params_type = UdItemsParams
+    default_num_shards = 3
+    shard_key = "id"
+
+    def __init__(self, name: str, source: str) -> None:
+        super().__init__(name)
+        self.sources = (source,)
+
+    def outputs(self, params: Params) -> list[Output]:
+        return [Output("items", ITEMS, ("id",))]
+
+    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+        items = read_conllu(ctx.sources[self.sources[0]].path, "pos")
+        table = pa.Table.from_pydict(
+            {
+                "id": [f"{it.sentence_index:05d}-{it.target_index:03d}" for it in items],
+                "word": [it.span1_text for it in items],
+                "upos": [it.labels[0] for it in items],
+            },
+            schema=ITEMS,
+        )
+        part = split_by_shard(table, "id", ctx.num_shards).get(shard, ITEMS.empty_table())
+        return {"items": part}, Stats(items=part.num_rows)
+
+
+def audit_stage() -> MemAuditStage:
+    return MemAuditStage(
+        "ud_mem_audit",
+        train=("ud_train_items", "items"),
+        evaluation=("ud_eval_items", "items"),
+        span_columns=("word",),
+        label_column="upos",
+        id_fields=(pa.field("id", pa.string(), nullable=False),),
+    )
+
+
+def build(out: Path, *, workers: int = 1, params: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    """Build the three stages in order; returns the log lines."""
+    log: list[str] = []
+    config = BuildConfig(sources={"ud_train": str(TRAIN), "ud_eval": str(EVAL)}, params=params or {})
+    builder = Builder(out, config, BuildOptions(workers=workers, progress=False), log=log.append)
+    stages: Sequence[Stage] = (
+        UdItemsStage("ud_train_items", "ud_train"),
+        UdItemsStage("ud_eval_items", "ud_eval"),
+        audit_stage(),
+    )
+    executor = make_executor("local", workers)
+    done: dict[str, UpstreamOutput] = {}
+    try:
+        for stage in stages:
+            plan = builder.plan(stage, {name: done[name] for name in stage.inputs})
+            done[stage.stage_name] = builder.run(plan, executor)
+    finally:
+        executor.close()
+    return log
+
+
+def stage_dir(out: Path, layer: str, name: str) -> Path:
+    (directory,) = (out / layer / name).glob("v*-*")
+    return directory
+
+
+def rows_in_order(directory: Path) -> list[dict[str, Any]]:
+    return [row for f in sorted(directory.glob("part-*.parquet")) for row in pq.read_table(f).to_pylist()]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("audit")
+    build(out)
+    return out
+
+
+def test_decisions_match_the_filter_on_the_same_rows(built: Path) -> None:
+    train = rows_in_order(stage_dir(built, "normalized", "ud_train_items"))
+    evaluation = rows_in_order(stage_dir(built, "normalized", "ud_eval_items"))
+    expected = audit(
+        [Item((r["word"],), (r["upos"],)) for r in train],
+        [Item((r["word"],), (r["upos"],)) for r in evaluation],
+        mode="eptest",
+        seed=30,
+    )
+    directory = stage_dir(built, "benchmarks", "ud_mem_audit")
+    decisions = rows_in_order(directory)
+    assert [d["id"] for d in decisions] == [r["id"] for r in evaluation]  # one row per eval row, in order
+    in_test = [d for d in decisions if d["in_test"]]
+    assert len(in_test) == expected.n_test
+    for heuristic in HEURISTICS:
+        assert [d[heuristic] for d in in_test] == [x is not None for x in expected.decisions[heuristic]]
+        assert all(d[f"{heuristic}_reason"] for d in in_test if d[heuristic])
+    dropped = [d for d in decisions if not d["in_test"]]
+    assert all(d["unseen_labels"] and d["mem_exact"] is None for d in dropped)
+    assert len(dropped) == len(expected.selection.dropped) == len(evaluation) - expected.n_test
+
+    manifest = load_manifest(directory)
+    report = json.loads((directory / "report.json").read_text())
+    assert report == expected.report()
+    assert manifest["stats"]["test_items"] == expected.n_test
+    for heuristic in HEURISTICS:
+        assert manifest["stats"][f"removed_{heuristic}"] == expected.removed(heuristic)
+        assert manifest["stats"][f"{heuristic}_pct"] == percent(expected.removed(heuristic), expected.n_test)
+    assert "report.json" in manifest["files"]
+
+
+def test_mem_exact_agrees_with_filter_mem_on_the_source_files(built: Path, tmp_path: Path) -> None:
+    """Mem-Exact does not depend on row order, so the CLI on the CoNLL-U files must agree."""
+    cli = run_filter_mem(train=TRAIN, test=EVAL, out=tmp_path, input_format="conllu-upos")
+    manifest = load_manifest(stage_dir(built, "benchmarks", "ud_mem_audit"))
+    assert manifest["stats"]["removed_mem_exact"] == cli.result.removed("mem_exact")
+    # v2.16 dev: 25,510 items, of which the 359 range lines (UPOS "_") have a label v2.2 never has.
+    assert manifest["stats"]["test_items"] == cli.result.n_test == 25_510 - 359
+    assert manifest["stats"]["dropped_label_unseen_in_train"] == 359
+
+
+def test_two_workers_write_the_same_bytes_and_a_rerun_is_up_to_date(built: Path, tmp_path: Path) -> None:
+    build(tmp_path, workers=2)
+    for layer, name in (("normalized", "ud_train_items"), ("benchmarks", "ud_mem_audit")):
+        one, two = (
+            load_manifest(stage_dir(built, layer, name)),
+            load_manifest(stage_dir(tmp_path, layer, name)),
+        )
+        assert one["fingerprint"] == two["fingerprint"]
+        assert one["outputs"] == two["outputs"]  # shard files with their sha256
+    log = build(tmp_path)
+    assert any(line.startswith("ud_mem_audit: up to date") for line in log)
+
+
+def test_strict_mode_is_a_parameter(built: Path, tmp_path: Path) -> None:
+    build(tmp_path, params={"ud_mem_audit": {"mode": "strict", "seed": 5}})
+    strict = load_manifest(stage_dir(tmp_path, "benchmarks", "ud_mem_audit"))
+    eptest = load_manifest(stage_dir(built, "benchmarks", "ud_mem_audit"))
+    assert strict["params"] == {"mode": "strict", "seed": 5}
+    assert strict["fingerprint"] != eptest["fingerprint"]
+    # The mode changes the heuristics, not the rows: the same items, fewer solved by the stricter
+    # Mem-Exact (a single train label), more by the argmax Mem-Freq.
+    assert strict["stats"]["test_items"] == eptest["stats"]["test_items"]
+    assert strict["stats"]["removed_mem_exact"] < eptest["stats"]["removed_mem_exact"]
+    assert strict["stats"]["removed_mem_freq"] > eptest["stats"]["removed_mem_freq"]
+
+
+def test_bad_mode_is_a_user_error(tmp_path: Path) -> None:
+    from entbench.errors import UserError
+
+    with pytest.raises(UserError, match="mode must be one of"):
+        build(tmp_path, params={"ud_mem_audit": {"mode": "loose"}})

@@ -1,0 +1,96 @@
+"""`make hansel` itself, as a user (and CI) runs it: the three Hansel targets on the zhwiki fixture
+world, then `export hansel-train --format jsonl` (issue 5; spec §5).
+
+The Makefile is run for real in a subprocess (with this interpreter's venv and its install step
+marked done, so nothing is installed); the checks read what it wrote: the exported jsonl and the
+stage tables the target files point at.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import opencc
+import pytest
+
+from tests.builders.hansel.build_support import FIXTURES, rows
+
+pytestmark = pytest.mark.slow  # a fresh build of the three Hansel targets (~15 s)
+
+REPO = FIXTURES.parent
+OFFICIAL = FIXTURES / "zh-text" / "hansel.readme-example.jsonl"
+TARGETS = ("hansel-train", "hansel-fewshot", "hansel-zeroshot")
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `--out` of one `make hansel` run."""
+    venv = Path(sys.prefix)
+    out = tmp_path_factory.mktemp("make-hansel") / "out"
+    result = subprocess.run(
+        ["make", "-C", str(REPO), "-o", f"{venv}/.installed", "hansel", f"OUT={out}", f"VENV={venv}"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+def stage_dirs(out: Path, target: str) -> dict[str, Path]:
+    spec = json.loads((out / "targets" / f"{target}.json").read_text())
+    return {stage: out / rel for stage, rel in spec["stages"].items()}
+
+
+def keys_in_order(line: str) -> list[str]:
+    pairs: list[tuple[str, Any]] = json.loads(line, object_pairs_hook=list)
+    return [k for k, _ in pairs]
+
+
+def test_every_hansel_target_is_built(made: Path) -> None:
+    assert sorted(p.stem for p in (made / "targets").glob("*.json")) == sorted(TARGETS)
+    for target in TARGETS:
+        for stage, directory in stage_dirs(made, target).items():
+            assert (directory / "_MANIFEST.json").is_file(), (target, stage)
+
+
+def test_export_is_the_official_format_of_the_built_tables(made: Path) -> None:
+    dirs = stage_dirs(made, "hansel-train")
+    official = keys_in_order(OFFICIAL.read_text(encoding="utf-8").splitlines()[0])
+    kb = {r["qid"]: r for r in rows(dirs["entity_diff"], "kb_entities")}
+    to_simplified = opencc.OpenCC("t2s")  # OpenCC itself, not entbench's length-keeping wrapper
+    pages: dict[str, set[int]] = {}
+    for split in ("train", "validation"):
+        lines = (made / "export" / "hansel" / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        table = sorted(rows(dirs["hansel"], split), key=lambda r: r["example_index"])
+        assert len(lines) == len(table) > 100
+        pages[split] = {r["page_id"] for r in table}
+        for n, line in enumerate(lines):
+            assert keys_in_order(line) == official
+            record = json.loads(line)
+            assert record["id"] == f"hansel-{split}-{n}"
+            assert record["text"][record["start"] : record["end"]] == record["mention"]
+            # Simplified Chinese: OpenCC t2s leaves every output text unchanged.
+            assert to_simplified.convert(record["text"]) == record["text"]
+            assert to_simplified.convert(record["mention"]) == record["mention"]
+            gold = kb[record["gold_id"]]
+            assert gold["in_known"] and not gold["in_new"]
+    assert not pages["train"] & pages["validation"]
+
+
+def test_fewshot_and_zeroshot_outputs_are_real(made: Path) -> None:
+    to_simplified = opencc.OpenCC("t2s")
+    fewshot = rows(stage_dirs(made, "hansel-fewshot")["hansel_fewshot"], "fewshot_candidates")
+    assert fewshot
+    for r in fewshot:
+        assert r["text"][r["start"] : r["end"]] == r["mention"]
+        assert to_simplified.convert(r["text"]) == r["text"]
+        assert to_simplified.convert(r["mention"]) == r["mention"]
+    dirs = stage_dirs(made, "hansel-zeroshot")
+    pool = rows(dirs["hansel_zeroshot"], "zeroshot_pool")
+    new = {r["qid"] for r in rows(dirs["entity_diff"], "kb_entities") if r["in_new"]}
+    assert len(pool) == 20 and {r["qid"] for r in pool} <= new  # size = 20 in the bundled config

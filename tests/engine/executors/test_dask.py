@@ -1,0 +1,88 @@
+"""The dask executor writes the same bytes as the local one (a LocalCluster, as CI has no cluster)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from entbench import api
+from tests.builders.kb.support import shard_hashes
+
+pytest.importorskip("distributed")
+
+
+@pytest.mark.parametrize("target", ["kb"])  # two Wikidata scans (map/reduce) and five DuckDB stages
+def test_dask_local_cluster_matches_local_executor(tmp_path: Path, target: str) -> None:
+    local = api.build(target, out=tmp_path / "local", workers=1, progress=False, log=lambda _m: None)
+    dask = api.build(
+        target, out=tmp_path / "dask", workers=2, executor="dask", progress=False, log=lambda _m: None
+    )
+    assert local.keys() == dask.keys()
+    for stage in local:
+        assert shard_hashes(local[stage]) == shard_hashes(dask[stage]), stage
+
+
+def test_dask_runs_the_merge_pass_to_the_local_bytes(tmp_path: Path) -> None:
+    """7 shards in groups of 3: map, merge and reduce tasks all on the cluster."""
+    source = (
+        f"wikidata={Path(__file__).resolve().parents[3] / 'fixtures' / 'wikidata' / 'entities-new.json.bz2'}"
+    )
+    common = {"sources": [source], "params": ["wikidata.num_shards=7"], "progress": False, "card": False}
+    local = api.build("wikidata", out=tmp_path / "local", log=lambda _m: None, **common)["wikidata"]
+    dask = api.build(
+        "wikidata",
+        out=tmp_path / "dask",
+        workers=2,
+        executor="dask",
+        shuffle_groups=3,
+        log=lambda _m: None,
+        **common,
+    )["wikidata"]
+    assert shard_hashes(local, files=True) == shard_hashes(dask, files=True)
+
+
+def test_dask_build_published_to_a_store_has_the_local_bytes(tmp_path: Path) -> None:
+    """Workers write to the work directory; the coordinator publishes each finished stage."""
+    fsspec = pytest.importorskip("fsspec")
+    source = (
+        f"wikidata={Path(__file__).resolve().parents[3] / 'fixtures' / 'wikidata' / 'entities-old.json.bz2'}"
+    )
+    common = {"sources": [source], "params": ["wikidata.num_shards=3"], "progress": False, "card": False}
+    local = api.build("wikidata", out=tmp_path / "local", log=lambda _m: None, **common)["wikidata"]
+    url = f"memory://entbench-dask-{tmp_path.name}/out"
+    work = tmp_path / "work"
+    published = api.build(
+        "wikidata", out=url, work_dir=work, workers=2, executor="dask", log=lambda _m: None, **common
+    )["wikidata"]
+    rel = published.relative_to(work).as_posix()
+    assert rel == local.relative_to(tmp_path / "local").as_posix()
+    for name, sha256 in shard_hashes(local, files=True).items():
+        with fsspec.open(f"{url}/{rel}/{name}", "rb") as f:
+            assert hashlib.sha256(f.read()).hexdigest() == sha256, name
+
+
+def test_a_local_clusters_workers_get_entbenchs_process_set_up() -> None:
+    """Arrow allocates through malloc and pandas stays unimported in the workers entbench starts."""
+    from entbench.engine.executors.dask import DaskExecutor
+
+    executor = DaskExecutor(2, None)
+    try:
+        found = executor._client.run(_worker_set_up)
+    finally:
+        executor.close()
+    assert len(found) == 2
+    assert set(found.values()) == {("system", "refused")}
+
+
+def _worker_set_up() -> tuple[str, str]:
+    import pyarrow as pa
+
+    try:
+        import pandas  # noqa: F401
+    except ModuleNotFoundError:
+        pandas_import = "refused"
+    else:
+        pandas_import = "imported"
+    return pa.default_memory_pool().backend_name, pandas_import

@@ -1,0 +1,90 @@
+"""The set-up of processes entbench owns: allocators that give big freed buffers back, huge pages."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from entbench.engine import process
+
+PROBE = """
+from entbench.engine.process import unmap_freed_buffers
+unmap_freed_buffers()
+import pyarrow as pa
+print(pa.default_memory_pool().backend_name)
+"""
+
+
+def _pool_after_setup(env_pool: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if env_pool is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = env_pool
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the system pool is glibc's malloc here")
+def test_arrow_allocates_through_malloc_unless_the_user_chose_a_pool() -> None:
+    assert _pool_after_setup(None) == "system"
+    assert _pool_after_setup("mimalloc") == "mimalloc"
+
+
+def test_a_process_that_imported_pyarrow_first_switches_too() -> None:
+    probe = "import pyarrow as pa\n" + PROBE
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "system"
+
+
+REEXEC_PROBE = """
+import os, sys
+print("start", os.environ.get("GLIBC_TUNABLES", ""), flush=True)
+from entbench.engine.process import reexec_with_huge_pages
+reexec_with_huge_pages()
+block = bytes(range(256)) * (1 << 18)  # 64 MB written: a mapping of its own, touched
+with open("/proc/self/smaps_rollup") as f:
+    huge = [int(line.split()[1]) for line in f if line.startswith("AnonHugePages:")]
+print("after", os.environ.get("GLIBC_TUNABLES", ""), sys.argv[1:], huge[0])
+"""
+
+needs_madvise_thp = pytest.mark.skipif(
+    not process._malloc_huge_pages_would_help(),
+    reason="glibc < 2.35, not Linux, or the kernel gives huge pages to all memory or none",
+)
+
+
+def _reexec_probe(tunables: str | None) -> list[list[str]]:
+    env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+    if tunables is not None:
+        env["GLIBC_TUNABLES"] = tunables
+    done = subprocess.run(
+        [sys.executable, "-c", REEXEC_PROBE, "build", "kb"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [line.split(" ", 1) for line in done.stdout.splitlines()]
+
+
+@needs_madvise_thp
+def test_the_command_runs_again_once_with_malloc_asking_for_huge_pages() -> None:
+    lines = _reexec_probe(None)
+    assert [line[0] for line in lines] == ["start", "start", "after"]  # the first process exec'd
+    assert lines[1] == ["start", "glibc.malloc.hugetlb=1"]
+    tunables, rest = lines[2][1].split(" ", 1)
+    assert tunables == "glibc.malloc.hugetlb=1"
+    assert rest.startswith("['build', 'kb'] ")  # the same arguments
+    assert int(rest.rsplit(" ", 1)[1]) > 0  # the 64 MB block is (partly) on huge pages
+
+
+@needs_madvise_thp
+def test_the_users_tunables_are_kept_and_theirs_decides() -> None:
+    lines = _reexec_probe("glibc.malloc.check=0")
+    assert lines[1] == ["start", "glibc.malloc.check=0:glibc.malloc.hugetlb=1"]
+    opted_out = _reexec_probe("glibc.malloc.hugetlb=0")
+    assert [line[0] for line in opted_out] == ["start", "after"]  # no second start
+    assert opted_out[1][1].startswith("glibc.malloc.hugetlb=0 ")
