@@ -11,16 +11,13 @@ from entbench.errors import UserError
 
 #: Modules whose import registers stages and targets. Imported lazily so `entbench --help` stays fast.
 STAGE_MODULES = (
-    "entbench.builders.wikidata.stages.scan",
-    "entbench.builders.wikipedia.stages.scan",
-    "entbench.builders.wikipedia.stages.title_qid",
-    "entbench.builders.alias.stages.alias_table",
-    "entbench.builders.alias.stages.mention_stats",
+    "entbench.builders.wikidata.pipeline",
+    "entbench.builders.wikipedia.pipeline",
+    "entbench.builders.alias.pipeline",
     "entbench.builders.kb.pipeline",
     "entbench.builders.wikireading.pipeline",
     "entbench.builders.hansel.pipeline",
-    "entbench.builders.enteval.stages.wikient",
-    "entbench.builders.enteval.stages.tasks",
+    "entbench.builders.enteval.pipeline",
 )
 
 

@@ -6,7 +6,7 @@
     coarse_types     (+ entity_diff, type_closure) -> coarse_types           spec §2.3
     top_snaks        (+ entity_diff)               -> top_snaks, entity_snaks  spec §2.4
 
-Each stage lives in its own `kb_*` module; this one only wires them into the registry.
+Each stage lives in its own module of `builders.kb.stages`; this one only wires them into the registry.
 """
 
 from __future__ import annotations

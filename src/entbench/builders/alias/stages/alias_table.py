@@ -1,4 +1,4 @@
-"""AT-base, the alias table (Hansel §3.1, appendix A; spec §4), and the `alias-table` target.
+"""AT-base, the alias table (Hansel §3.1, appendix A; spec §4); target `alias-table` (`pipeline.py`).
 
 "An alias table defines the probability of a text mention m linking to an entity e, i.e. P(e|m).
 We extract an alias table from Wikipedia … by parsing Wikipedia internal links, redirections and
@@ -33,7 +33,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from entbench.builders.wikipedia.stages.title_qid import read_siteinfo, sql_list
-from entbench.engine.registry import register_stage
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
@@ -251,7 +250,3 @@ class AliasTable(Stage):
         doc = {"scheme": normalizer.scheme, "chinese": normalizer.chinese, "language": language}
         atomic_write_text(directory / NORMALIZATION_FILE, json.dumps(doc, sort_keys=True) + "\n")
         return {"files": [NORMALIZATION_FILE]}
-
-
-register_stage(AliasTable("alias_table", title_qid="title_qid"))
-register_stage(AliasTable("alias_table_kb", title_qid="title_qid_kb"))

@@ -1,4 +1,4 @@
-"""P(unlinked|m) for every alias-table mention (Hansel appendix A; spec §4), and the `alias-table` target.
+"""P(unlinked|m) for every alias-table mention (Hansel appendix A; spec §4); target `alias-table`.
 
 "P(unlinked|m), i.e. the prior of a given phrase that do not have a hyperlink in Wikipedia. We
 removed the mentions that are over-commonly missing hyperlinks in Wikipedia, defined by
@@ -36,7 +36,6 @@ import pyarrow.parquet as pq
 from entbench.builders.alias.matching import build_automaton, match, matching_text
 from entbench.builders.alias.stages.alias_table import normalizer_for
 from entbench.builders.wikipedia.stages.title_qid import read_siteinfo, sql_list
-from entbench.engine.registry import register_stage, register_target
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -267,17 +266,3 @@ def _shard_mentions(files: list[str], shard: int, num_shards: int) -> pa.Array:
     mentions = _all_mentions(files)
     mask = shards_of(mentions.to_pylist(), num_shards) == shard
     return mentions.filter(pa.array(mask))
-
-
-register_stage(MentionStats("mention_stats", alias_table="alias_table"))
-register_stage(MentionStats("mention_stats_kb", alias_table="alias_table_kb"))
-register_target(
-    "alias-table",
-    ("alias_table", "mention_stats"),
-    "AT-base alias table with P(e|m) and P(unlinked|m) (sources: wikipedia, wikidata)",
-)
-register_target(
-    "alias-table-kb",
-    ("alias_table_kb", "mention_stats_kb"),
-    "AT-base over the kb's newer Wikidata dump (sources: wikipedia, wikidata_new)",
-)

@@ -1,5 +1,5 @@
-"""EntEval task files (Chen et al. 2019; spec §8): the task stages, `enteval_tasks`, target
-`enteval-tasks`.
+"""EntEval task files (Chen et al. 2019; spec §8): the stage `enteval_tasks` over the task stages
+(target `enteval-tasks`, registered in `builders.enteval.pipeline`).
 
     wikient_descriptions, title_qid ─┬─> enteval_kore, enteval_wikisrs, enteval_ert ─┐
     + alias_table ───────────────────┴─> enteval_conll_yago ─────────────────────────┤
@@ -24,14 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from entbench.builders.enteval.stages.cap import CapStage
-from entbench.builders.enteval.stages.cerp import CerpStage
 from entbench.builders.enteval.stages.common import TaskStage
-from entbench.builders.enteval.stages.ert import ErtStage
-from entbench.builders.enteval.stages.esr import KoreStage, WikiSrsStage
-from entbench.builders.enteval.stages.ned import NedStage
-from entbench.builders.enteval.stages.rare import RareStage
-from entbench.engine.registry import register_stage, register_target
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
@@ -111,23 +104,3 @@ def _manifest_stats(directory: str) -> dict[str, Any]:
         "stats"
     ]
     return stats
-
-
-TASK_STAGES: tuple[TaskStage, ...] = (
-    KoreStage(),
-    WikiSrsStage(),
-    ErtStage(),
-    NedStage(),
-    RareStage(),
-    CapStage(),
-    CerpStage(),
-)
-for _stage in TASK_STAGES:
-    register_stage(_stage)
-register_stage(EntEvalTasks(TASK_STAGES))
-register_target(
-    "enteval-tasks",
-    ("enteval_tasks",),
-    "EntEval task files (ESR KORE/WikiSRS, ERT, NED CoNLL-YAGO, Rare, CAP, CERP) from local task "
-    "sources named by parameters; a task without sources is skipped and listed (spec §8)",
-)

@@ -1,4 +1,4 @@
-"""WikiEnt (EntEval §4.3; spec §8): stages `wikient_descriptions` and `wikient`, target `wikient`.
+"""WikiEnt (EntEval §4.3; spec §8): stages `wikient_descriptions` and `wikient` (target `wikient`).
 
     wikipedia ─┬──────────────> wikient_descriptions ──┐
     wikidata ──┴─> title_qid ──────────────────────────┴─> wikient
@@ -37,7 +37,6 @@ import pyarrow.parquet as pq
 from entbench.builders.enteval.tokens import Tokenizer
 from entbench.builders.enteval.wikient import LinkSpan, collapse_whitespace, place_links
 from entbench.builders.wikipedia.stages.title_qid import sql_list
-from entbench.engine.registry import register_stage, register_target
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -371,13 +370,3 @@ def _paragraph_jobs(
                 texts.append(text[begin:end])
                 jobs.append((page_id, spans, {int(x["ordinal"]): x for x in by_paragraph[p]}))
     return texts, jobs
-
-
-register_stage(WikiEntDescriptions())
-register_stage(WikiEnt())
-register_target(
-    "wikient",
-    ("wikient",),
-    "WikiEnt: hyperlinked sentences with the linked articles' descriptions (sources: wikipedia, "
-    "wikidata; EntEval §4.3, spec §8)",
-)

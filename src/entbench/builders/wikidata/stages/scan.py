@@ -25,7 +25,6 @@ import pyarrow.compute as pc
 
 from entbench.builders.wikidata.native import NativeRows, native_enabled
 from entbench.builders.wikidata.rows import OFFSET_COLUMN, ScanRows, emit_tables
-from entbench.engine.registry import register_stage, register_target
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
@@ -496,9 +495,3 @@ def _dedupe_entities(entities: pa.Table) -> tuple[pa.Table, list[tuple[str, int,
     keep = sorted(best.values())
     dropped = [(ids[i], offs[i], offs[best[ids[i]]]) for i in range(len(ids)) if best[ids[i]] != i]
     return entities.take(pa.array(keep, pa.int64())), sorted(dropped, key=lambda d: d[1])
-
-
-for _source in ("wikidata", "wikidata_old", "wikidata_new"):
-    register_stage(WikidataScan(_source))
-
-register_target("wikidata", ("wikidata",), "normalized tables of one Wikidata JSON dump (source: wikidata)")

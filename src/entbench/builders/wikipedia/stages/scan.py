@@ -27,7 +27,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from entbench.engine.registry import register_stage, register_target
 from entbench.engine.shards import atomic_write_text, shard_of
 from entbench.engine.stage import (
     BucketSink,
@@ -345,9 +344,3 @@ def _to_table(rows: list[tuple[Any, ...]], table_schema: pa.Schema) -> pa.Table:
     columns = list(zip(*rows, strict=True))
     arrays = [pa.array(col, type=f.type) for col, f in zip(columns, table_schema, strict=True)]
     return pa.Table.from_arrays(arrays, schema=table_schema)
-
-
-register_stage(WikipediaScan("wikipedia"))
-register_target(
-    "wikipedia", ("wikipedia",), "normalized pages and links of one Wikipedia XML dump (source: wikipedia)"
-)

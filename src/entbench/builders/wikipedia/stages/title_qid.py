@@ -31,7 +31,6 @@ import duckdb
 import pyarrow as pa
 
 from entbench.builders.wikipedia.stages.scan import SITEINFO_FILE
-from entbench.engine.registry import register_stage, register_target
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -259,8 +258,3 @@ def _resolve(con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[s
         + ")"
     ).fetchall()
     assert not unknown, unknown
-
-
-register_stage(TitleQid("title_qid", wikidata="wikidata"))
-register_stage(TitleQid("title_qid_kb", wikidata="wikidata_new"))
-register_target("title-qid", ("title_qid",), "Wikipedia titles -> QIDs (sources: wikipedia, wikidata)")

@@ -1,0 +1,29 @@
+"""AT-base and P(unlinked|m) (Hansel §3.1, appendix A; spec §4): registers the alias stages and the
+`alias-table` and `alias-table-kb` targets.
+
+    wikipedia, title_qid    ──> alias_table    ──> mention_stats     (+ wikipedia)
+    wikipedia, title_qid_kb ──> alias_table_kb ──> mention_stats_kb  (+ wikipedia)
+
+The `_kb` pair resolves titles through the kb's newer Wikidata dump (`wikidata_new`).
+"""
+
+from __future__ import annotations
+
+from entbench.builders.alias.stages.alias_table import AliasTable
+from entbench.builders.alias.stages.mention_stats import MentionStats
+from entbench.engine.registry import register_stage, register_target
+
+register_stage(AliasTable("alias_table", title_qid="title_qid"))
+register_stage(AliasTable("alias_table_kb", title_qid="title_qid_kb"))
+register_stage(MentionStats("mention_stats", alias_table="alias_table"))
+register_stage(MentionStats("mention_stats_kb", alias_table="alias_table_kb"))
+register_target(
+    "alias-table",
+    ("alias_table", "mention_stats"),
+    "AT-base alias table with P(e|m) and P(unlinked|m) (sources: wikipedia, wikidata)",
+)
+register_target(
+    "alias-table-kb",
+    ("alias_table_kb", "mention_stats_kb"),
+    "AT-base over the kb's newer Wikidata dump (sources: wikipedia, wikidata_new)",
+)

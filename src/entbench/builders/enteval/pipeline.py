@@ -1,0 +1,53 @@
+"""EntEval (Chen et al. 2019; spec §8): registers the WikiEnt and task stages and the `wikient` and
+`enteval-tasks` targets.
+
+    wikipedia ─┬──────────────> wikient_descriptions ──┐
+    wikidata ──┴─> title_qid ──────────────────────────┴─> wikient
+
+    wikient_descriptions, title_qid ─┬─> enteval_kore, enteval_wikisrs, enteval_ert ─┐
+    + alias_table ───────────────────┴─> enteval_conll_yago ─────────────────────────┤
+    (task files only) ──────────────────> enteval_rare, enteval_cap, enteval_cerp ────┴─> enteval_tasks
+
+`builders.enteval.stages.wikient` and `builders.enteval.stages.tasks` describe the stages.
+"""
+
+from __future__ import annotations
+
+from entbench.builders.enteval.stages.cap import CapStage
+from entbench.builders.enteval.stages.cerp import CerpStage
+from entbench.builders.enteval.stages.common import TaskStage
+from entbench.builders.enteval.stages.ert import ErtStage
+from entbench.builders.enteval.stages.esr import KoreStage, WikiSrsStage
+from entbench.builders.enteval.stages.ned import NedStage
+from entbench.builders.enteval.stages.rare import RareStage
+from entbench.builders.enteval.stages.tasks import EntEvalTasks
+from entbench.builders.enteval.stages.wikient import WikiEnt, WikiEntDescriptions
+from entbench.engine.registry import register_stage, register_target
+
+register_stage(WikiEntDescriptions())
+register_stage(WikiEnt())
+register_target(
+    "wikient",
+    ("wikient",),
+    "WikiEnt: hyperlinked sentences with the linked articles' descriptions (sources: wikipedia, "
+    "wikidata; EntEval §4.3, spec §8)",
+)
+
+TASK_STAGES: tuple[TaskStage, ...] = (
+    KoreStage(),
+    WikiSrsStage(),
+    ErtStage(),
+    NedStage(),
+    RareStage(),
+    CapStage(),
+    CerpStage(),
+)
+for _stage in TASK_STAGES:
+    register_stage(_stage)
+register_stage(EntEvalTasks(TASK_STAGES))
+register_target(
+    "enteval-tasks",
+    ("enteval_tasks",),
+    "EntEval task files (ESR KORE/WikiSRS, ERT, NED CoNLL-YAGO, Rare, CAP, CERP) from local task "
+    "sources named by parameters; a task without sources is skipped and listed (spec §8)",
+)

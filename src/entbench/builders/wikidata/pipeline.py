@@ -1,0 +1,18 @@
+"""The Wikidata scan (spec §1): registers one scan per Wikidata source and the `wikidata` target.
+
+    wikidata      (source) ──> wikidata      (normalized: entities, aliases, truthy_claims,
+    wikidata_old  (source) ──> wikidata_old   outranked_type_claims, sitelinks, redirects)
+    wikidata_new  (source) ──> wikidata_new
+
+The `kb` stages read `wikidata_old` and `wikidata_new`; every other target reads `wikidata`.
+"""
+
+from __future__ import annotations
+
+from entbench.builders.wikidata.stages.scan import WikidataScan
+from entbench.engine.registry import register_stage, register_target
+
+for _source in ("wikidata", "wikidata_old", "wikidata_new"):
+    register_stage(WikidataScan(_source))
+
+register_target("wikidata", ("wikidata",), "normalized tables of one Wikidata JSON dump (source: wikidata)")

@@ -1,0 +1,26 @@
+"""The Wikipedia scan and title -> QID (spec §3): registers their stages and the `wikipedia` and
+`title-qid` targets.
+
+    wikipedia (source) ──> wikipedia (normalized: pages, links; siteinfo.json)
+                                └─────────┬──> title_qid     (derived)
+    wikidata ─────────────────────────────┘
+    wikidata_new ─────────────────────────┴──> title_qid_kb  (derived)
+
+`title_qid_kb` resolves through the kb's newer dump (`wikidata_new`), so a build with a `kb` scans
+that dump once. Hansel registers its own instances over the zhwiki scan (`builders.hansel.pipeline`).
+"""
+
+from __future__ import annotations
+
+from entbench.builders.wikipedia.stages.scan import WikipediaScan
+from entbench.builders.wikipedia.stages.title_qid import TitleQid
+from entbench.engine.registry import register_stage, register_target
+
+register_stage(WikipediaScan("wikipedia"))
+register_target(
+    "wikipedia", ("wikipedia",), "normalized pages and links of one Wikipedia XML dump (source: wikipedia)"
+)
+
+register_stage(TitleQid("title_qid", wikidata="wikidata"))
+register_stage(TitleQid("title_qid_kb", wikidata="wikidata_new"))
+register_target("title-qid", ("title_qid",), "Wikipedia titles -> QIDs (sources: wikipedia, wikidata)")
