@@ -28,7 +28,7 @@ def fixture_config() -> Path:
 def run_cli() -> Callable[..., Result]:
     """Invoke `entbench ARGS…` in-process; returns click's Result (exit_code, stdout, stderr)."""
     from entbench.cli import commands  # noqa: F401 - registers commands
-    from entbench.cli.main import cli
+    from entbench.cli.app import cli
 
     def run(args: Sequence[str]) -> Result:
         return CliRunner().invoke(cli, list(args), catch_exceptions=False)

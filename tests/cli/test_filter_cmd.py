@@ -49,7 +49,7 @@ def filter_mem(run_cli: RunCli, out: Path, *extra: str, version: str = "v2.2") -
 def pos_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
     """One run on EWT v2.2 pos shared by the tests that only read its outputs (it takes seconds)."""
     from entbench.cli import commands  # noqa: F401 - registers the commands
-    from entbench.cli.main import cli
+    from entbench.cli.app import cli
 
     def run(args: list[str]) -> Result:
         return CliRunner().invoke(cli, args, catch_exceptions=False)

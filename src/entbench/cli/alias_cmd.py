@@ -6,7 +6,7 @@ import json
 
 import click
 
-from entbench.cli.main import cli, verbose_option
+from entbench.cli.app import cli, verbose_option
 
 _FROM = click.option(
     "--from",

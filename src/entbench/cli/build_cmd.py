@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from entbench.cli.main import cli, verbose_option
+from entbench.cli.app import cli, verbose_option
 
 
 @cli.command()

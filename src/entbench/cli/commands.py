@@ -6,6 +6,8 @@ from entbench.cli import (  # noqa: F401
     card_cmd,
     diff_cmd,
     export_cmd,
+    export_enteval,
+    export_hansel,
     filter_cmd,
     inspect_cmd,
 )

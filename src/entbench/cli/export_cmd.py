@@ -1,21 +1,16 @@
 """`entbench export TARGET --from BUILD_OUT --format … --out DIR`: benchmarks in their original formats.
 
 `export` is a click group with one subcommand per target; a target adds its own (e.g.
-`@export.command("hansel-train")`) next to `wikireading` below. Each command validates its options
-and calls a keyword-only function that tests can call directly.
+`@export.command("hansel-train")`) next to `wikireading` below or in a module of its own that
+`cli.commands` imports. Each command validates its options and calls a keyword-only function that
+tests can call directly.
 """
 
 from __future__ import annotations
 
 import click
 
-from entbench.cli.main import cli, verbose_option
-
-# `--help` texts are part of the interface and stay as they are; the module is now `engine.build_out`.
-FROM_HELP = (
-    "A build's --out directory (its targets/<TARGET>.json names the stage directories), or the "
-    "store URL it was published to (the stages read are downloaded once, see builders.build_out)."
-)
+from entbench.cli.app import FROM_HELP, cli, verbose_option
 
 
 @cli.group()
@@ -64,7 +59,3 @@ def wikireading(
     click.echo(f"wikireading ({fmt}) -> {result.out}: {counts}")
     for name in result.files:
         click.echo(f"  {name}")
-
-
-# Targets that keep their export command in a module of their own register it on import.
-from entbench.cli import export_enteval, export_hansel  # noqa: E402, F401

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from entbench.cli.export_cmd import FROM_HELP, export
-from entbench.cli.main import verbose_option
+from entbench.cli.app import FROM_HELP, verbose_option
+from entbench.cli.export_cmd import export
 
 
 @export.command("enteval")

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from entbench.cli.main import cli, verbose_option
+from entbench.cli.app import cli, verbose_option
 
 _INPUT_FORMATS = ("jiant", "conllu-upos", "conllu-deprel", "conllu-dep-pred")
 _TITLES = {"mem_exact": "Mem-Exact", "mem_freq": "Mem-Freq", "mem_uniform": "Mem-Uniform"}

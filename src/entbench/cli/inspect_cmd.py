@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from entbench.cli.main import cli, verbose_option
+from entbench.cli.app import cli, verbose_option
 
 
 @cli.command()

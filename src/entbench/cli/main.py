@@ -1,86 +1,8 @@
-"""`entbench` entry point: the command group and the one place errors become exit codes.
-
-User errors (bad flag, missing file, malformed config) exit 2, data errors exit 1, each with one
-line on stderr; tracebacks only with `--verbose`.
-"""
+"""`entbench` entry point: the process set-up, then the command group of `cli.app` with every command."""
 
 from __future__ import annotations
 
 import sys
-import traceback
-from typing import Any
-
-import click
-
-from entbench import __version__
-from entbench.errors import EntbenchError
-
-
-class EntbenchGroup(click.Group):
-    """A click group whose commands' errors are turned into one clear line and an exit code."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; map known errors to exit codes."""
-        try:
-            return super().invoke(ctx)
-        except EntbenchError as exc:
-            verbose = bool(ctx.meta.get("verbose"))
-            if verbose:
-                traceback.print_exc()
-            click.echo(f"entbench: error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("entbench: interrupted; re-run the same command to resume", err=True)
-            ctx.exit(130)
-        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-            raise
-        except MemoryError:
-            click.echo("entbench: error: out of memory; try fewer --workers or more shards", err=True)
-            ctx.exit(1)
-        except OSError as exc:
-            verbose = bool(ctx.meta.get("verbose"))
-            if verbose:
-                traceback.print_exc()
-            click.echo(f"entbench: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
-            ctx.exit(1)
-        except Exception as exc:
-            verbose = bool(ctx.meta.get("verbose"))
-            if verbose:
-                traceback.print_exc()
-            else:
-                click.echo(
-                    f"entbench: internal error: {type(exc).__name__}: {exc} "
-                    "(re-run with --verbose for details)",
-                    err=True,
-                )
-            ctx.exit(1)
-
-
-def _set_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    if value:
-        ctx.find_root().meta["verbose"] = True
-        ctx.meta["verbose"] = True
-    return value
-
-
-def verbose_option(fn: Any) -> Any:
-    """`--verbose/-v` on a command (also accepted before the command name)."""
-    return click.option(
-        "--verbose",
-        "-v",
-        is_flag=True,
-        expose_value=False,
-        is_eager=True,
-        callback=_set_verbose,
-        help="Show tracebacks on errors.",
-    )(fn)
-
-
-@click.group(cls=EntbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@verbose_option
-@click.version_option(__version__, prog_name="entbench")
-def cli() -> None:
-    """Build entity-centric NLP benchmarks deterministically from Wikidata and Wikipedia dumps."""
 
 
 def main() -> None:
@@ -91,6 +13,7 @@ def main() -> None:
     reexec_with_huge_pages()
     set_up_owned_process()
     from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
+    from entbench.cli.app import cli
 
     cli(prog_name="entbench")
 

@@ -1,0 +1,90 @@
+"""The `entbench` command group, the one place errors become exit codes, and the options commands share.
+
+User errors (bad flag, missing file, malformed config) exit 2, data errors exit 1, each with one
+line on stderr; tracebacks only with `--verbose`. Command modules attach their commands to `cli`
+(`cli.commands` imports them all); none of them imports the entry point (`cli.main`).
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import click
+
+from entbench import __version__
+from entbench.errors import EntbenchError
+
+
+class EntbenchGroup(click.Group):
+    """A click group whose commands' errors are turned into one clear line and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; map known errors to exit codes."""
+        try:
+            return super().invoke(ctx)
+        except EntbenchError as exc:
+            verbose = bool(ctx.meta.get("verbose"))
+            if verbose:
+                traceback.print_exc()
+            click.echo(f"entbench: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("entbench: interrupted; re-run the same command to resume", err=True)
+            ctx.exit(130)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except MemoryError:
+            click.echo("entbench: error: out of memory; try fewer --workers or more shards", err=True)
+            ctx.exit(1)
+        except OSError as exc:
+            verbose = bool(ctx.meta.get("verbose"))
+            if verbose:
+                traceback.print_exc()
+            click.echo(f"entbench: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
+            ctx.exit(1)
+        except Exception as exc:
+            verbose = bool(ctx.meta.get("verbose"))
+            if verbose:
+                traceback.print_exc()
+            else:
+                click.echo(
+                    f"entbench: internal error: {type(exc).__name__}: {exc} "
+                    "(re-run with --verbose for details)",
+                    err=True,
+                )
+            ctx.exit(1)
+
+
+def _set_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.find_root().meta["verbose"] = True
+        ctx.meta["verbose"] = True
+    return value
+
+
+def verbose_option(fn: Any) -> Any:
+    """`--verbose/-v` on a command (also accepted before the command name)."""
+    return click.option(
+        "--verbose",
+        "-v",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_set_verbose,
+        help="Show tracebacks on errors.",
+    )(fn)
+
+
+@click.group(cls=EntbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@verbose_option
+@click.version_option(__version__, prog_name="entbench")
+def cli() -> None:
+    """Build entity-centric NLP benchmarks deterministically from Wikidata and Wikipedia dumps."""
+
+
+# `--help` texts are part of the interface and stay as they are; the module is now `engine.build_out`.
+FROM_HELP = (
+    "A build's --out directory (its targets/<TARGET>.json names the stage directories), or the "
+    "store URL it was published to (the stages read are downloaded once, see builders.build_out)."
+)
