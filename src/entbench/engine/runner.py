@@ -40,7 +40,7 @@ from entbench import __version__
 from entbench.engine import registry
 from entbench.engine.build_out import build_lock
 from entbench.engine.config import BuildConfig, make_params
-from entbench.engine.executors.local import Executor, make_executor
+from entbench.engine.executors import Executor, make_executor
 from entbench.engine.manifest import (
     MANIFEST_FORMAT,
     MANIFEST_NAME,
@@ -605,7 +605,9 @@ class Builder:
 
     @contextlib.contextmanager
     def _executor(self) -> Iterator[Executor]:
-        executor = make_executor(self.options.executor, self.options.workers, self.options.dask_address)
+        executor = make_executor(
+            self.options.executor, self.options.workers, self.options.dask_address, preload=(__name__,)
+        )
         try:
             yield executor
         finally:

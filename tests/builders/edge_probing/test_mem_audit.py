@@ -20,7 +20,7 @@ import pytest
 
 from entbench.builders.edge_probing.mem_audit import MemAuditStage, run_filter_mem
 from entbench.engine.config import BuildConfig
-from entbench.engine.executors.local import make_executor
+from entbench.engine.executors import make_executor
 from entbench.engine.manifest import load_manifest
 from entbench.engine.runner import Builder
 from entbench.engine.shards import split_by_shard

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from entbench.engine.executors.base import release_memory
 from entbench.engine.process import set_up_owned_process
 from entbench.engine.progress import StageBar
 from entbench.errors import UserError
@@ -21,8 +22,6 @@ def _call(fn: Any, args: tuple[Any, ...]) -> tuple[Any, int, int]:
     def progress(units: int, items: int = 0) -> None:
         totals[0] += units
         totals[1] += items
-
-    from entbench.engine.executors.local import release_memory
 
     try:
         result = fn(*args, progress=progress)

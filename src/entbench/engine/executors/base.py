@@ -1,0 +1,65 @@
+"""What every executor is: the `Executor` protocol, and the memory hand-back between task phases.
+
+Tasks are module-level functions taking picklable arguments and a `progress` keyword. Every
+executor yields results as tasks finish; callers never depend on that order (shard bytes depend
+only on the task's own inputs), which is why the worker count cannot change the output. The
+executors themselves are siblings: `local` (inline or a process pool) and `dask`; this module
+imports neither.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol
+
+from entbench.engine.progress import StageBar
+
+TaskFn = Callable[..., Any]
+
+
+def release_memory() -> None:
+    """Hand memory freed by finished tasks back to the system; called between phases.
+
+    A map task frees a block's worth of small Python objects into glibc's heap (and Arrow
+    buffers into mimalloc, when a user picks that pool: `process.unmap_freed_buffers`); both keep
+    the pages, and the next phase's tasks (a reduce allocating through Arrow, say) take new ones,
+    so a worker's peak was the sum of its task kinds, not the largest task. Tasks of one kind
+    reuse each other's freed pages, so trimming after every task only made each one fault its
+    memory in again (about 3 ms a task, plus the faults).
+    """
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    if _libc is not None:
+        _libc.malloc_trim(0)
+
+
+def _load_libc() -> Any:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        return libc
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        return None
+
+
+_libc = _load_libc()
+
+
+class Executor(Protocol):
+    """Runs task functions and yields their results as they complete."""
+
+    workers: int
+
+    def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
+        """Run `fn(*args, progress=...)` for each args tuple."""
+        ...
+
+    def prepare(self, modules: Sequence[str]) -> None:
+        """Let workers import `modules` (the build's stage modules) ahead of their first task."""
+        ...
+
+    def close(self) -> None:
+        """Release workers."""
+        ...
