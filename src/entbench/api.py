@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry the runner reads
 from entbench.engine.build_out import is_store_url, local_dir
 from entbench.engine.config import load_config
 from entbench.engine.runner import Builder

@@ -148,6 +148,9 @@ def test_duplicate_sort_keys_are_refused() -> None:
 
 
 def test_dag_order_is_deterministic_and_upstream_first() -> None:
+    import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+
+    assert registry.targets()  # every dataset's targets, through the declared pipelines
     for target in registry.targets().values():
         order = [s.stage_name for s in registry.stage_order(target.stages)]
         assert order == [s.stage_name for s in registry.stage_order(target.stages)]
@@ -155,3 +158,23 @@ def test_dag_order_is_deterministic_and_upstream_first() -> None:
         for stage in registry.stage_order(target.stages):
             assert set(stage.inputs) <= seen
             seen.add(stage.stage_name)
+
+
+def test_the_engine_alone_knows_no_dataset() -> None:
+    """Without `entbench.builders` imported no pipeline is declared, and a lookup says so."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from entbench.engine import registry\n"
+        "try:\n"
+        "    registry.targets()\n"
+        "except RuntimeError as exc:\n"
+        "    print(exc)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('entbench.builders')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    error, imported = result.stdout.splitlines()
+    assert error.startswith("no pipelines declared: import entbench.builders")
+    assert imported == "[]"

@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench.engine import registry
 from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError

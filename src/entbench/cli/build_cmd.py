@@ -89,6 +89,7 @@ def build(
 @verbose_option
 def stages(target: str | None) -> None:
     """Print the stage DAG of TARGET (or of every target), upstream first."""
+    import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
     from entbench.engine import registry
 
     names = [target] if target else sorted(registry.targets())

@@ -1,24 +1,22 @@
-"""The registry of stages and targets, and the deterministic order of a target's stage DAG."""
+"""The registry of stages and targets, and the deterministic order of a target's stage DAG.
+
+The engine knows no dataset: each dataset's `pipeline.py` registers its stages and targets, and
+importing `entbench.builders` declares those modules here (`declare_pipelines`). They are imported
+the first time a stage or target is looked up, so `entbench --help` stays fast.
+"""
 
 from __future__ import annotations
 
 import graphlib
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from entbench.engine.stage import Stage
 from entbench.errors import UserError
 
-#: Modules whose import registers stages and targets. Imported lazily so `entbench --help` stays fast.
-STAGE_MODULES = (
-    "entbench.builders.wikidata.pipeline",
-    "entbench.builders.wikipedia.pipeline",
-    "entbench.builders.alias.pipeline",
-    "entbench.builders.kb.pipeline",
-    "entbench.builders.wikireading.pipeline",
-    "entbench.builders.hansel.pipeline",
-    "entbench.builders.enteval.pipeline",
-)
+#: Modules whose import registers stages and targets, in the order they are imported.
+_PIPELINES: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -50,10 +48,22 @@ def register_target(name: str, stages: tuple[str, ...], description: str) -> Non
     _TARGETS[name] = Target(name, stages, description)
 
 
+def declare_pipelines(modules: Sequence[str]) -> None:
+    """Name modules whose import registers stages and targets (imported at the first lookup)."""
+    for module in modules:
+        if module not in _PIPELINES:
+            _PIPELINES.append(module)
+
+
 def _load() -> None:
     global _loaded  # noqa: PLW0603 - the registry is filled once per process
     if not _loaded:
-        for module in STAGE_MODULES:
+        if not _PIPELINES:
+            raise RuntimeError(
+                "no pipelines declared: import entbench.builders, which declares every dataset's, "
+                "before looking up stages or targets"
+            )
+        for module in list(_PIPELINES):
             importlib.import_module(module)
         _loaded = True
 
