@@ -9,7 +9,7 @@ and Mem-Uniform. A benchmark with splits and no registered audit says so.
 
 from __future__ import annotations
 
-from entbench.builders.edge_probing.mem_audit import MemAuditStage
+from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import md_table
 from entbench.cards.model import Block, Chart, Section
@@ -49,8 +49,9 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
             "Leakage audit",
             (
                 "No memorisation audit is registered for this target: register a "
-                "`MemAuditStage` per evaluation split (see `entbench.builders.edge_probing.mem_audit`) "
-                "to report Mem-Exact overlap with train here.",
+                "`MemAuditStage` per evaluation split (see "
+                "`entbench.builders.edge_probing.stages.mem_audit`) to report Mem-Exact overlap with "
+                "train here.",
             ),
         )
     rows = []

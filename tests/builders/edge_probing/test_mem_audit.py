@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.builders.edge_probing.mem_audit import MemAuditStage, run_filter_mem
+from entbench.builders.edge_probing.filter_mem import run_filter_mem
+from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
 from entbench.engine.config import BuildConfig
 from entbench.engine.executors import make_executor
 from entbench.engine.manifest import load_manifest

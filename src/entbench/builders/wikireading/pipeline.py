@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from entbench.builders.edge_probing.mem_audit import MemAuditStage
+from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
 from entbench.builders.wikireading.stages.instances import WikiReadingInstances
 from entbench.builders.wikireading.stages.splits import WikiReadingSplit
 from entbench.builders.wikireading.stages.stats import WikiReadingStats

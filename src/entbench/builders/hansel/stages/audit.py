@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from entbench.builders.edge_probing.mem_audit import MemAuditParams, MemAuditStage
+from entbench.builders.edge_probing.stages.mem_audit import MemAuditParams, MemAuditStage
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
 from entbench.filters.memorization import Item

@@ -1,0 +1,198 @@
+"""Train/test memorisation audits (spec §7): `entbench filter mem` (here) and the reusable
+`MemAuditStage` (`stages/mem_audit.py`).
+
+Both run the pure heuristics of `entbench.filters.memorization` (Mem-Exact, Mem-Freq,
+Mem-Uniform; Ray Choudhury & Kalra 2023 §3) and write what they decided:
+
+* `run_filter_mem` reads a train and a test file (jiant JSON lines or CoNLL-U) and writes into
+  `out/`: `report.json` (`n_test` and the three percentages, as the paper's Table 2), `stats.json`
+  (counts, inputs' sha256), `test.parquet` (the items the heuristics ran on),
+  `unseen_label.parquet` (items dropped first: a label train never has), and per heuristic
+  `<heuristic>/filtered.parquet` + `filtered.jsonl` (the filtered test set, jiant format) and
+  `<heuristic>/removed.parquet` (every removed item with its reason), and `README.md`, the run's
+  card (`entbench.cards.edge_probing`: the leakage audit, inputs, parameters, rebuild command).
+* `MemAuditStage` audits two tables of a built benchmark (a train split and an evaluation split)
+  and writes one decision row per evaluation row, the counts in its stats and the percentages in
+  its manifest stats and `report.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from entbench.cards.edge_probing import filter_mem_card
+from entbench.engine.shards import atomic_write_text, file_sha256, write_parquet
+from entbench.errors import UserError
+from entbench.filters.memorization import (
+    DEFAULT_SEED,
+    HEURISTICS,
+    MODES,
+    UNSEEN_LABEL,
+    AuditResult,
+    Item,
+    Mode,
+    Removal,
+    audit,
+)
+from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED, EPItem, read_conllu, read_jiant, write_jiant
+from entbench.schemas import edge_probing as schema
+
+#: `--input-format` values: jiant JSON lines, or the CoNLL-U task to convert to.
+INPUT_FORMATS: Mapping[str, str | None] = {
+    "jiant": None,
+    "conllu-upos": "pos",
+    "conllu-deprel": "dep-cls",
+    "conllu-dep-pred": "dep-pred",
+}
+
+
+def check_mode(mode: str) -> Mode:
+    """`mode` as one of `MODES`, or a user error naming them."""
+    for known in MODES:
+        if mode == known:
+            return known
+    raise UserError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+
+
+def read_items(
+    path: str | Path, input_format: str, *, mode: Mode, negative_seed: int = DEFAULT_NEGATIVE_SEED
+) -> list[EPItem]:
+    """Read an edge-probing split; CoNLL-U token lines follow `mode` (see `readers.edge_probing`)."""
+    if input_format not in INPUT_FORMATS:
+        raise UserError(f"unknown input format {input_format!r}; expected one of {', '.join(INPUT_FORMATS)}")
+    task = INPUT_FORMATS[input_format]
+    if task is None:
+        return read_jiant(path)
+    return read_conllu(path, task, policy=mode, negative_seed=negative_seed)
+
+
+def _heuristic_item(item: EPItem) -> Item:
+    return Item(item.span_texts, item.labels)
+
+
+@dataclass(frozen=True)
+class FilterMemResult:
+    """What `run_filter_mem` computed and where it wrote it."""
+
+    out: Path
+    result: AuditResult
+    report: dict[str, int | float | str]
+    stats: dict[str, Any]
+
+
+def run_filter_mem(
+    *,
+    train: str | Path,
+    test: str | Path,
+    out: str | Path,
+    input_format: str = "jiant",
+    mode: str = "eptest",
+    seed: int = DEFAULT_SEED,
+    negative_seed: int = DEFAULT_NEGATIVE_SEED,
+) -> FilterMemResult:
+    """Audit `test` against `train` with the three heuristics and write the report and filtered sets."""
+    checked = check_mode(mode)
+    train_items = read_items(train, input_format, mode=checked, negative_seed=negative_seed)
+    test_items = read_items(test, input_format, mode=checked, negative_seed=negative_seed)
+    result = audit(
+        (_heuristic_item(i) for i in train_items),
+        [_heuristic_item(i) for i in test_items],
+        mode=checked,
+        seed=seed,
+    )
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    meta = {"entbench.mode": checked, "entbench.seed": str(seed)}
+    kept = result.selection.kept
+    rows = [(n, i, test_items[i]) for n, i in enumerate(kept)]
+    items = _items_table(rows, schema.TEST_ITEMS)
+    _write(target / "test.parquet", items, schema.TEST_ITEMS, meta)
+    unseen = [(None, i, test_items[i]) for i, _ in result.selection.dropped]
+    unseen_reasons = [Removal(UNSEEN_LABEL, label) for _, label in result.selection.dropped]
+    _write(
+        target / "unseen_label.parquet",
+        _items_table(unseen, schema.UNSEEN_LABEL_ITEMS, unseen_reasons),
+        schema.UNSEEN_LABEL_ITEMS,
+        meta,
+    )
+    for heuristic in HEURISTICS:
+        decisions = result.decisions[heuristic]
+        hmeta = {**meta, "entbench.heuristic": heuristic}
+        kept_mask = pa.array([d is None for d in decisions], pa.bool_())
+        _write(target / heuristic / "filtered.parquet", items.filter(kept_mask), schema.TEST_ITEMS, hmeta)
+        write_jiant(
+            (item for (_, _, item), d in zip(rows, decisions, strict=True) if d is None),
+            target / heuristic / "filtered.jsonl",
+        )
+        removed = [d for d in decisions if d is not None]
+        removed_table = items.filter(pc.invert(kept_mask))
+        removed_table = removed_table.append_column(
+            schema.REMOVED_ITEMS.field("reason"), pa.array([d.reason for d in removed], pa.string())
+        ).append_column(
+            schema.REMOVED_ITEMS.field("detail"), pa.array([d.detail for d in removed], pa.string())
+        )
+        _write(target / heuristic / "removed.parquet", removed_table, schema.REMOVED_ITEMS, hmeta)
+    report = result.report()
+    stats = {
+        "mode": checked,
+        "seed": seed,
+        "negative_seed": negative_seed,
+        "input_format": input_format,
+        "train": _file_info(train, len(train_items)),
+        "test": _file_info(test, len(test_items)),
+        "n_test": result.n_test,
+        "unseen_label_drops": len(result.selection.dropped),
+        "removed": {h: result.removed(h) for h in HEURISTICS},
+        "kept": {h: result.n_test - result.removed(h) for h in HEURISTICS},
+    }
+    atomic_write_text(target / "stats.json", json.dumps(stats, indent=2) + "\n")
+    atomic_write_text(target / "report.json", json.dumps(report, indent=2) + "\n")
+    # Edge probing has no build target, so this card is where its leakage audit is read (issue 10).
+    atomic_write_text(target / "README.md", filter_mem_card(report, stats, str(out)))
+    return FilterMemResult(target, result, report, stats)
+
+
+def _file_info(path: str | Path, items: int) -> dict[str, Any]:
+    p = Path(path)
+    return {"path": str(path), "bytes": p.stat().st_size, "sha256": file_sha256(p), "items": items}
+
+
+def _write(path: Path, table: pa.Table, table_schema: pa.Schema, meta: Mapping[str, str]) -> None:
+    write_parquet(table, path, schema=table_schema, metadata={**meta, "entbench.table": path.stem})
+
+
+def _items_table(
+    rows: Sequence[tuple[int | None, int, EPItem]],
+    table_schema: pa.Schema,
+    reasons: Sequence[Removal] | None = None,
+) -> pa.Table:
+    """Rows `(item_id, source_index, item)` (plus a reason each) as a table of `table_schema`."""
+    items = [item for _, _, item in rows]
+    columns: dict[str, list[Any]] = {
+        "item_id": [n for n, _, _ in rows],
+        "source_index": [i for _, i, _ in rows],
+        "sentence_index": [it.sentence_index for it in items],
+        "target_index": [it.target_index for it in items],
+        "text": [it.text for it in items],
+        "span1_start": [it.span1[0] for it in items],
+        "span1_end": [it.span1[1] for it in items],
+        "span2_start": [None if it.span2 is None else it.span2[0] for it in items],
+        "span2_end": [None if it.span2 is None else it.span2[1] for it in items],
+        "span1_text": [it.span1_text for it in items],
+        "span2_text": [it.span2_text for it in items],
+        "labels": [list(it.labels) for it in items],
+        "label_is_list": [it.label_is_list for it in items],
+        "info": [it.info for it in items],
+        "target_info": [it.target_info for it in items],
+    }
+    if reasons is not None:
+        columns["reason"] = [r.reason for r in reasons]
+        columns["detail"] = [r.detail for r in reasons]
+    return pa.table({f.name: pa.array(columns[f.name], f.type) for f in table_schema}, schema=table_schema)
