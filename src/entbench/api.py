@@ -1,4 +1,5 @@
-"""Plain functions behind the CLI commands (callable from Python and tests)."""
+"""Plain functions behind the CLI commands (callable from Python and tests): the one layer that
+composes a build (or a `filter mem` run) with its card (`entbench.cards`)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ import entbench.builders  # noqa: F401 - declares every dataset's pipeline to th
 from entbench.engine.build_out import is_store_url, local_dir
 from entbench.engine.config import load_config
 from entbench.engine.runner import Builder
+from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import BuildOptions
 from entbench.engine.store import Store, default_work_dir
 from entbench.errors import UserError
+from entbench.filters.memorization import DEFAULT_SEED
+from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED
 
 if TYPE_CHECKING:
+    from entbench.builders.edge_probing.filter_mem import FilterMemResult
     from entbench.cards.model import Invocation
 
 
@@ -123,3 +128,32 @@ def _write_card(
     builder.fetch_from_store(list(dirs.values()))
     if card_after_build(work, target, invocation, log=log) is not None:
         store.publish_tree(card_dir(work, target), rel)
+
+
+def filter_mem(
+    *,
+    train: str | Path,
+    test: str | Path,
+    out: str | Path,
+    input_format: str = "jiant",
+    mode: str = "eptest",
+    seed: int = DEFAULT_SEED,
+    negative_seed: int = DEFAULT_NEGATIVE_SEED,
+) -> FilterMemResult:
+    """`entbench filter mem`: audit `test` against `train` (`builders.edge_probing.filter_mem`), then
+    write the run's card, `out/README.md` (`cards.edge_probing`)."""
+    from entbench.builders.edge_probing.filter_mem import run_filter_mem
+    from entbench.cards.edge_probing import filter_mem_card
+
+    done = run_filter_mem(
+        train=train,
+        test=test,
+        out=out,
+        input_format=input_format,
+        mode=mode,
+        seed=seed,
+        negative_seed=negative_seed,
+    )
+    # Edge probing has no build target, so this card is where its leakage audit is read (issue 10).
+    atomic_write_text(done.out / "README.md", filter_mem_card(done.report, done.stats, str(out)))
+    return done

@@ -51,10 +51,10 @@ def mem(train: str, test: str, input_format: str, mode: str, out: str, seed: int
     heuristic OUT/<heuristic>/{filtered.parquet,filtered.jsonl,removed.parquet}, and OUT/README.md
     (the audit's card: shares, inputs with sha256, parameters, rebuild command).
     """
-    from entbench.builders.edge_probing.filter_mem import run_filter_mem
+    from entbench.api import filter_mem
 
     started = time.monotonic()
-    done = run_filter_mem(
+    done = filter_mem(
         train=train,
         test=test,
         out=out,

@@ -9,8 +9,9 @@ Mem-Uniform; Ray Choudhury & Kalra 2023 §3) and write what they decided:
   (counts, inputs' sha256), `test.parquet` (the items the heuristics ran on),
   `unseen_label.parquet` (items dropped first: a label train never has), and per heuristic
   `<heuristic>/filtered.parquet` + `filtered.jsonl` (the filtered test set, jiant format) and
-  `<heuristic>/removed.parquet` (every removed item with its reason), and `README.md`, the run's
-  card (`entbench.cards.edge_probing`: the leakage audit, inputs, parameters, rebuild command).
+  `<heuristic>/removed.parquet` (every removed item with its reason); `entbench.api.filter_mem`
+  then adds `README.md`, the run's card (`entbench.cards.edge_probing`: the leakage audit, inputs,
+  parameters, rebuild command).
 * `MemAuditStage` audits two tables of a built benchmark (a train split and an evaluation split)
   and writes one decision row per evaluation row, the counts in its stats and the percentages in
   its manifest stats and `report.json`.
@@ -27,7 +28,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from entbench.cards.edge_probing import filter_mem_card
 from entbench.engine.shards import atomic_write_text, file_sha256, write_parquet
 from entbench.errors import UserError
 from entbench.filters.memorization import (
@@ -154,8 +154,6 @@ def run_filter_mem(
     }
     atomic_write_text(target / "stats.json", json.dumps(stats, indent=2) + "\n")
     atomic_write_text(target / "report.json", json.dumps(report, indent=2) + "\n")
-    # Edge probing has no build target, so this card is where its leakage audit is read (issue 10).
-    atomic_write_text(target / "README.md", filter_mem_card(report, stats, str(out)))
     return FilterMemResult(target, result, report, stats)
 
 
