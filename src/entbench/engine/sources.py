@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from tqdm import tqdm
@@ -18,15 +17,7 @@ from tqdm import tqdm
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import SourceInfo
 from entbench.errors import UserError
-
-
-def default_cache_dir() -> Path:
-    """Where per-user caches live."""
-    explicit = os.environ.get("ENTBENCH_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "entbench"
+from entbench.readers.cache import default_cache_dir
 
 
 def identify_source(

@@ -477,7 +477,7 @@ class GzipIndex:
 def index_candidates(dump_path: str, sha256: str, cache_dir: Path | None = None) -> list[Path]:
     """Where a dump's index may live: beside the dump, else in the per-user cache by content."""
     if cache_dir is None:
-        from entbench.engine.sources import default_cache_dir
+        from entbench.readers.cache import default_cache_dir
 
         cache_dir = default_cache_dir()
     return [Path(dump_path + INDEX_SUFFIX), cache_dir / "rapidgzip-index" / f"{sha256}{INDEX_SUFFIX}"]
