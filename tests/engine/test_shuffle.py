@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from entbench import api, golden
-from entbench.engine import runner
+from entbench.engine import tasks
 from entbench.engine.shuffle import (
     FileBucketSink,
     ShuffleLayout,
@@ -41,7 +41,7 @@ def killed_merged_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str, calls: int
 ) -> tuple[dict[str, str], Callable[..., Any], Path]:
     """Build `SOURCE` once whole (the reference), then in 3 spill groups killed after `calls`
-    calls of the runner's `task`: (reference shard hashes, `task`'s original function to put back,
+    calls of the task function `task`: (reference shard hashes, `task`'s original function to put back,
     the stage's unfinished directory)."""
     reference = shard_hashes(build(tmp_path / "ref", SOURCE, *PARAMS))
     original = die_after(monkeypatch, task, calls)
@@ -131,16 +131,16 @@ def test_wikidata_build_through_the_merge_pass_writes_identical_bytes(tmp_path: 
 def test_build_killed_in_the_merge_pass_resumes_to_identical_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "_merge_task", 1)
+    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "merge_task", 1)
     assert sorted(p.name for p in (incomplete / "_merge").glob("*.done.json")) == ["g00000.done.json"]
-    monkeypatch.setattr(runner, "_merge_task", original)
+    monkeypatch.setattr(tasks, "merge_task", original)
     merged_again: list[int] = []
 
     def counting(*args: Any, **kwargs: Any) -> int:
         merged_again.append(args[2])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "_merge_task", counting)
+    monkeypatch.setattr(tasks, "merge_task", counting)
     assert shard_hashes(build(tmp_path / "out", SOURCE, *PARAMS, shuffle_groups=3)) == reference
     assert merged_again == [1, 2]
 
@@ -148,8 +148,8 @@ def test_build_killed_in_the_merge_pass_resumes_to_identical_bytes(
 def test_resume_with_another_layout_runs_the_map_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reference, original, _ = killed_merged_build(tmp_path, monkeypatch, "_shard_task", 0)  # before the reduce
-    monkeypatch.setattr(runner, "_shard_task", original)
+    reference, original, _ = killed_merged_build(tmp_path, monkeypatch, "shard_task", 0)  # before the reduce
+    monkeypatch.setattr(tasks, "shard_task", original)
     logged: list[str] = []
     dirs = api.build(
         "wikidata",
@@ -169,13 +169,13 @@ def test_every_golden_target_through_the_merge_pass_matches_the_golden_files(
     """With one spill group every stage of more than one shard takes the merge pass; each shard of
     every fixture target must still be byte for byte the committed golden one."""
     merged_stages: set[str] = set()
-    original = runner._merge_task
+    original = tasks.merge_task
 
     def recording(work_dir: str, *args: Any, **kwargs: Any) -> int:
         merged_stages.add(Path(work_dir).parent.parent.name)
         return original(work_dir, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "_merge_task", recording)
+    monkeypatch.setattr(tasks, "merge_task", recording)
     snap = golden.snapshot(tmp_path, shuffle_groups=1)
     for target, stages in snap.items():
         expected = json.loads((golden.golden_dir() / f"{target}.json").read_text(encoding="utf-8"))
@@ -195,11 +195,11 @@ def test_every_golden_target_through_the_merge_pass_matches_the_golden_files(
 def test_map_spills_are_deleted_once_every_group_is_merged_and_a_resume_needs_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "_shard_task", 2)
+    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "shard_task", 2)
     assert not list((incomplete / "_map").glob("*.spill"))
     assert list((incomplete / "_map").glob("*.done.json"))
     assert len(list((incomplete / "_merge").glob("*.done.json"))) == 3
-    monkeypatch.setattr(runner, "_shard_task", original)
+    monkeypatch.setattr(tasks, "shard_task", original)
     assert shard_hashes(build(tmp_path / "out", SOURCE, *PARAMS, shuffle_groups=3)) == reference
 
 

@@ -16,95 +16,45 @@ Every file is written to a temp name and renamed; a marker is written only after
 So a killed build leaves nothing that looks complete, and a re-run redoes exactly the unfinished
 tasks. With a store (`--out s3://…`, `engine.store`) that directory is the work directory and each
 complete stage is then published to the store, its manifest last.
+
+Here: the order of a build (plan, skip, map, shuffle, shards, promote, publish). A stage's plan and
+fingerprint are `engine.plan`'s; the functions workers run are `engine.tasks`'; the work
+directory's records, manifest and promotion are `engine.workdir`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import platform
 import shutil
 import sys
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
-from entbench import __version__
-from entbench.engine import registry
+from entbench.engine import registry, tasks, workdir
 from entbench.engine.build_out import build_lock
 from entbench.engine.config import BuildConfig, make_params
 from entbench.engine.executors import Executor, make_executor
-from entbench.engine.manifest import (
-    MANIFEST_FORMAT,
-    MANIFEST_NAME,
-    RUN_NAME,
-    canonical_json,
-    check_complete,
-    file_stamps,
-    load_manifest,
-    upstream_from_manifest,
-)
+from entbench.engine.manifest import MANIFEST_NAME, check_complete, upstream_from_manifest
+from entbench.engine.plan import StagePlan, plan_stage
 from entbench.engine.progress import StageBar
-from entbench.engine.shards import (
-    atomic_write_text,
-    cast_rows,
-    file_sha256,
-    shard_file_name,
-    sort_order,
-    write_parquet,
-)
+from entbench.engine.shards import atomic_write_text
 from entbench.engine.shuffle import (
-    FileBucketSink,
-    GatheredTables,
     ShardInput,
     ShuffleLayout,
-    merge_group,
     merge_task_id,
     read_done,
     shard_inputs,
     shuffle_layout,
 )
 from entbench.engine.sources import identify_source
-from entbench.engine.stage import (
-    BuildOptions,
-    MapTask,
-    Output,
-    ProgressFn,
-    SourceInfo,
-    Stage,
-    StageContext,
-    UpstreamOutput,
-)
+from entbench.engine.stage import BuildOptions, SourceInfo, Stage, UpstreamOutput
 from entbench.engine.stats import Stats
 from entbench.engine.store import Store
 from entbench.errors import UserError
-from entbench.schemas.base import schema_hash, schema_to_json
-
-
-@dataclass(frozen=True)
-class StagePlan:
-    """A stage with its parameters resolved and its fingerprint computed."""
-
-    stage: Stage
-    ctx: StageContext
-    outputs: tuple[Output, ...]
-    fingerprint: str
-    final_dir: Path
-    work_dir: Path
-    fingerprint_doc: Mapping[str, Any]
-
-
-def table_rel_path(outputs: Sequence[Output], table: str, shard: int, num_shards: int) -> str:
-    """Where a table's shard lives inside the stage directory."""
-    name = shard_file_name(shard, num_shards)
-    return name if len(outputs) == 1 else f"{table}/{name}"
 
 
 class Builder:
@@ -181,45 +131,12 @@ class Builder:
             stage.params_type, stage.stage_name, self.config.params.get(stage.stage_name, {})
         )
         sources = {name: self._source(name) for name in stage.sources}
-        num_shards = stage.resolve_num_shards(params, sources)
-        if hasattr(params, "num_shards"):
-            params = replace(params, **{"num_shards": num_shards})
-        outputs = tuple(stage.outputs(params))
-        # The stage's identity is what it declares (name, version, parameters, instance arguments,
-        # output schemas) and what it reads, never the module its class lives in: moving code
-        # must not change every output directory and shard hash when no row changes.
-        doc = {
-            "format": MANIFEST_FORMAT,
-            "stage": stage.stage_name,
-            "version": stage.version,
-            "params": params.to_json(),
-            "instance": stage.fingerprint_extra(),
-            "num_shards": num_shards,
-            "outputs": {
-                o.name: {"schema_hash": schema_hash(o.schema), "sort_by": list(o.sort_by)} for o in outputs
-            },
-            "inputs": {name: upstream[name].fingerprint for name in sorted(upstream)},
-            "sources": {name: sources[name].identity() for name in sorted(sources)},
-        }
-        fingerprint = hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
-        stage_dir = self.out / stage.layer / stage.stage_name
-        version_name = f"v{stage.version}-{fingerprint[:12]}"
-        work_dir = stage_dir / ".incomplete" / version_name
-        ctx = StageContext(
-            stage=stage.stage_name,
-            params=params,
-            num_shards=num_shards,
-            sources=sources,
-            inputs=dict(upstream),
-            workdir=str(work_dir),
-            options=self.options,
-        )
-        return StagePlan(stage, ctx, outputs, fingerprint, stage_dir / version_name, work_dir, doc)
+        return plan_stage(stage, params, sources, upstream, self.out, self.options)
 
     def run(self, plan: StagePlan, executor: Executor, *, force: bool = False) -> UpstreamOutput:
         """Run one planned stage, unless an identical complete output already exists."""
         name = plan.stage.stage_name
-        self._remove_stale_trash(plan)
+        workdir.remove_stale_trash(plan)
         if self.store is not None and not force and not plan.final_dir.exists():
             rel = self._store_path(plan)
             raw = self.store.read_manifest(rel)
@@ -239,7 +156,7 @@ class Builder:
                     self._publish(plan, replace=False)
                     return upstream_from_manifest(plan.final_dir)
                 self._log(f"{name}: {bad}; rebuilding the damaged shards")
-                self._demote(plan)
+                workdir.demote(plan)
         elif force and plan.work_dir.exists():
             shutil.rmtree(plan.work_dir)
         self.built_any = True
@@ -250,16 +167,16 @@ class Builder:
         manifest_path = plan.work_dir / MANIFEST_NAME
         if not (manifest_path.exists() and not check_complete(plan.work_dir)):
             map_stats = Stats()
-            todo_shards = self._todo_shards(plan)
+            todo_shards = workdir.todo_shards(plan)
             spill_dir, inputs = "", dict[int, list[ShardInput]]()
             if plan.stage.is_map_reduce:
-                if todo_shards or not self._map_records_complete(plan):
+                if todo_shards or not workdir.map_records_complete(plan):
                     self._warn_if_short_of_scratch(plan)
                     t0 = time.monotonic()
                     map_stats, task_ids = self._run_map_phase(plan, executor)
                     timings["map_seconds"] = round(time.monotonic() - t0, 3)
                 else:
-                    map_stats, task_ids = self._load_map_records(plan)
+                    map_stats, task_ids = workdir.load_map_records(plan)
                 if todo_shards:
                     t0 = time.monotonic()
                     spill_dir, inputs = self._shuffle(plan, executor, task_ids, todo_shards)
@@ -267,9 +184,9 @@ class Builder:
             t0 = time.monotonic()
             self._run_shard_phase(plan, executor, todo_shards, spill_dir, inputs)
             timings["shard_seconds"] = round(time.monotonic() - t0, 3)
-            self._write_manifest(plan, map_stats)
-        self._write_run_record(plan, started, timings)
-        self._promote(plan)
+            workdir.write_manifest(plan, map_stats)
+        workdir.write_run_record(plan, started, timings)
+        workdir.promote(plan)
         self._log(f"{name}: wrote {plan.final_dir}")
         self._publish(plan, replace=True)
         return upstream_from_manifest(plan.final_dir)
@@ -290,8 +207,11 @@ class Builder:
         stage, ctx = plan.stage, plan.ctx
         map_dir = plan.work_dir / "_map"
         layout = self._layout(plan)
-        _forget_map_of_another_layout(
-            map_dir, plan.work_dir / "_merge", _map_layout_doc(ctx.options.chunk_bytes, layout), self._log
+        workdir.forget_map_of_another_layout(
+            map_dir,
+            plan.work_dir / "_merge",
+            workdir.map_layout_doc(ctx.options.chunk_bytes, layout),
+            self._log,
         )
         schemas = stage.map_schemas(ctx.params)
         task_ids: list[str] = []
@@ -326,32 +246,18 @@ class Builder:
                 if close is not None:
                     close()
 
-        tasks = pending()
+        pending_tasks = pending()
         try:
-            for done in executor.run(_map_task, tasks, bar):
+            for done in executor.run(tasks.map_task, pending_tasks, bar):
                 stats.merge(done["stats"])
                 stage.check_map_stats(ctx, stats, map_dir)
         finally:
-            tasks.close()
+            pending_tasks.close()
             bar.close()
         if len(set(task_ids)) != len(task_ids):
             raise RuntimeError(f"{stage.stage_name}: map task ids are not unique")
         stage.check_map_stats(ctx, stats, map_dir)
         atomic_write_text(map_dir / "_TASKS.json", json.dumps(task_ids))
-        return stats, task_ids
-
-    def _map_records_complete(self, plan: StagePlan) -> bool:
-        return (plan.work_dir / "_map" / "_TASKS.json").exists()
-
-    def _load_map_records(self, plan: StagePlan) -> tuple[Stats, list[str]]:
-        map_dir = plan.work_dir / "_map"
-        task_ids: list[str] = json.loads((map_dir / "_TASKS.json").read_text())
-        stats = Stats()
-        for task_id in task_ids:
-            done = read_done(map_dir, task_id)
-            if done is None:
-                raise RuntimeError(f"map record {task_id} missing")
-            stats.merge(done["stats"])
         return stats, task_ids
 
     def _warn_if_short_of_scratch(self, plan: StagePlan) -> None:
@@ -393,29 +299,14 @@ class Builder:
                 items="groups",
                 enabled=self.options.progress,
             )
-            tasks = ((str(plan.work_dir), list(task_ids), g, layout, schemas) for g in todo)
-            _run_all(executor, _merge_task, tasks, bar)
+            merge_args = ((str(plan.work_dir), list(task_ids), g, layout, schemas) for g in todo)
+            _run_all(executor, tasks.merge_task, merge_args, bar)
         if all(read_done(merge_dir, merge_task_id(g)) is not None for g in range(layout.num_groups)):
             # Every group is regrouped: the map's spills are a second copy of the data (hundreds
             # of GB for a full dump). Its records stay, so a resumed build knows the map is done.
             for spill in (plan.work_dir / "_map").glob("*.spill"):
                 spill.unlink()
         return "_merge", shard_inputs(merge_dir, [merge_task_id(g) for g in groups], shards)
-
-    def _todo_shards(self, plan: StagePlan) -> list[int]:
-        todo = []
-        for shard in range(plan.ctx.num_shards):
-            record_path = plan.work_dir / "_shards" / f"part-{shard:05d}.json"
-            if not record_path.exists():
-                todo.append(shard)
-                continue
-            record = json.loads(record_path.read_text(encoding="utf-8"))
-            for entry in record["tables"].values():
-                path = plan.work_dir / entry["file"]
-                if not path.exists() or path.stat().st_size != entry["bytes"]:
-                    todo.append(shard)
-                    break
-        return todo
 
     def _run_shard_phase(
         self,
@@ -440,137 +331,10 @@ class Builder:
             "entbench.fingerprint": plan.fingerprint,
             "entbench.version": str(stage.version),
         }
-        tasks = (
+        shard_args = (
             (stage, plan.ctx, shard, plan.outputs, meta, spill_dir, inputs.get(shard, ())) for shard in shards
         )
-        _run_all(executor, _shard_task, tasks, bar)
-
-    def _write_manifest(self, plan: StagePlan, map_stats: Stats) -> None:
-        ctx, work = plan.ctx, plan.work_dir
-        records = []
-        for shard in range(ctx.num_shards):
-            path = work / "_shards" / f"part-{shard:05d}.json"
-            records.append(json.loads(path.read_text(encoding="utf-8")))
-        stats = Stats().merge(map_stats)
-        for record in records:
-            stats.merge(record["stats"])
-        extra = plan.stage.finalize(ctx, work, stats)
-        outputs: dict[str, Any] = {}
-        for output in plan.outputs:
-            shards = [record["tables"][output.name] for record in records]
-            outputs[output.name] = {
-                "schema": schema_to_json(output.schema),
-                "schema_hash": schema_hash(output.schema),
-                "sort_by": list(output.sort_by),
-                "shard_key": plan.stage.shard_key,
-                "num_shards": ctx.num_shards,
-                "rows": sum(s["rows"] for s in shards),
-                "shards": shards,
-            }
-        files = {}
-        for extra_file in sorted(extra.pop("files", [])):
-            path = work / extra_file
-            files[extra_file] = {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
-        manifest = {
-            "format": MANIFEST_FORMAT,
-            "stage": plan.stage.stage_name,
-            "layer": plan.stage.layer,
-            "version": plan.stage.version,
-            "fingerprint": plan.fingerprint,
-            "description": plan.stage.description,
-            "params": ctx.params.to_json(),
-            "num_shards": ctx.num_shards,
-            "inputs": {
-                name: {"fingerprint": up.fingerprint, "manifest_sha256": up.manifest_sha256}
-                for name, up in sorted(ctx.inputs.items())
-            },
-            "sources": {
-                name: {"path": src.label, "size": src.size, "sha256": src.sha256}
-                for name, src in sorted(ctx.sources.items())
-            },
-            "outputs": outputs,
-            "files": files,
-            "stats": {**stats.sorted(), **{k: extra[k] for k in sorted(extra)}},
-            "map_stats": map_stats.sorted(),
-            "shard_stats": [record["stats"] for record in records],
-        }
-        atomic_write_text(work / MANIFEST_NAME, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-
-    def _write_run_record(self, plan: StagePlan, started: float, timings: dict[str, float]) -> None:
-        run = {
-            "entbench": __version__,
-            "python": platform.python_version(),
-            "packages": {name: _package_version(name) for name in ("pyarrow", "duckdb", "msgspec", "isal")},
-            "executor": self.options.executor,
-            "workers": self.options.workers,
-            "started_unix": round(started, 3),
-            "seconds": round(time.time() - started, 3),
-            **timings,
-            # lets a re-run skip re-hashing files untouched since (`manifest.check_complete`)
-            "file_stamps": file_stamps(plan.work_dir),
-        }
-        atomic_write_text(plan.work_dir / RUN_NAME, json.dumps(run, indent=2, sort_keys=True) + "\n")
-
-    def _promote(self, plan: StagePlan) -> None:
-        """Move the finished directory into place; scratch is moved aside first and deleted after."""
-        trash = plan.work_dir.parent / f".trash-{plan.work_dir.name}-{os.getpid()}"
-        trash.mkdir(parents=True, exist_ok=True)
-        for name in ("_map", "_merge", "_shards", "_scratch"):
-            path = plan.work_dir / name
-            if path.exists():
-                os.rename(path, trash / name)
-        # Temp files of a killed earlier run (`.<name>.tmp-<pid>`, never renamed into place) must
-        # not reach the output directory: they are not in the manifest and may be large.
-        for tmp in plan.work_dir.rglob(".*.tmp-*"):
-            tmp.unlink()
-        if plan.final_dir.exists():
-            shutil.rmtree(plan.final_dir)
-        os.rename(plan.work_dir, plan.final_dir)
-        shutil.rmtree(trash, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            plan.work_dir.parent.rmdir()
-
-    def _remove_stale_trash(self, plan: StagePlan) -> None:
-        """Delete what a build killed while promoting this stage left aside (`.trash-*`); under the
-        build lock no live build owns them. The run may otherwise find the stage up to date and
-        never reach `_promote`, leaving a copy of the whole map spill behind."""
-        incomplete = plan.work_dir.parent
-        if not incomplete.is_dir():
-            return
-        for stale in incomplete.glob(f".trash-{plan.work_dir.name}-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            incomplete.rmdir()
-
-    def _demote(self, plan: StagePlan) -> None:
-        """Turn a damaged complete directory back into a resumable incomplete one."""
-        try:
-            manifest = load_manifest(plan.final_dir)
-        except UserError:
-            # An unreadable manifest vouches for no shard: rebuild the stage from scratch (a user
-            # error here would leave the build stuck on a damaged directory).
-            shutil.rmtree(plan.final_dir)
-            return
-        if plan.work_dir.exists():
-            shutil.rmtree(plan.work_dir)
-        plan.work_dir.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(plan.final_dir, plan.work_dir)
-        (plan.work_dir / MANIFEST_NAME).unlink()
-        shard_dir = plan.work_dir / "_shards"
-        shard_dir.mkdir(exist_ok=True)
-        for shard in range(manifest["num_shards"]):
-            tables = {name: out["shards"][shard] for name, out in manifest["outputs"].items()}
-            intact = all(
-                (plan.work_dir / e["file"]).exists() and file_sha256(plan.work_dir / e["file"]) == e["sha256"]
-                for e in tables.values()
-            )
-            if intact:
-                record = {"shard": shard, "tables": tables, "stats": manifest["shard_stats"][shard]}
-                atomic_write_text(shard_dir / f"part-{shard:05d}.json", json.dumps(record, sort_keys=True))
-            else:
-                for e in tables.values():
-                    with contextlib.suppress(FileNotFoundError):
-                        (plan.work_dir / e["file"]).unlink()
+        _run_all(executor, tasks.shard_task, shard_args, bar)
 
     # --- helpers -----------------------------------------------------------------------------
     def _check_params(self, order: Sequence[Stage]) -> None:
@@ -615,133 +379,11 @@ class Builder:
 
 
 def _run_all(
-    executor: Executor, fn: Callable[..., Any], tasks: Iterator[tuple[Any, ...]], bar: StageBar
+    executor: Executor, fn: Callable[..., Any], args: Iterator[tuple[Any, ...]], bar: StageBar
 ) -> None:
     """Run every task for its side effects (its files); the bar is closed whatever happens."""
     try:
-        for _ in executor.run(fn, tasks, bar):
+        for _ in executor.run(fn, args, bar):
             pass
     finally:
         bar.close()
-
-
-# --- task functions (module level: they run in worker processes) --------------------------------
-def _map_task(
-    stage: Stage,
-    ctx: StageContext,
-    task: MapTask,
-    schemas: Mapping[str, pa.Schema],
-    layout: ShuffleLayout,
-    map_dir: str,
-    *,
-    progress: ProgressFn,
-) -> dict[str, Any]:
-    sink = FileBucketSink(Path(map_dir), task.task_id, schemas, layout)
-    stats = stage.map(ctx, task, sink, progress)
-    sink.close(stats)
-    done = read_done(Path(map_dir), task.task_id)
-    assert done is not None
-    return done
-
-
-def _merge_task(
-    work_dir: str,
-    task_ids: Sequence[str],
-    group: int,
-    layout: ShuffleLayout,
-    schemas: Mapping[str, pa.Schema],
-    *,
-    progress: ProgressFn,
-) -> int:
-    work = Path(work_dir)
-    merge_group(work / "_map", work / "_merge", task_ids, group, layout, schemas)
-    progress(1, 1)
-    return group
-
-
-def _shard_task(
-    stage: Stage,
-    ctx: StageContext,
-    shard: int,
-    outputs: Sequence[Output],
-    meta: Mapping[str, str],
-    spill_dir: str,
-    inputs: Sequence[ShardInput],
-    *,
-    progress: ProgressFn,
-) -> int:
-    work = Path(ctx.workdir)
-    gathered: GatheredTables | None = None
-    if stage.is_map_reduce:
-        gathered = GatheredTables(work / spill_dir, inputs, stage.map_schemas(ctx.params))
-        tables, stats = stage.reduce(ctx, shard, gathered)
-        gathered.forget()  # `tables` holds what is still needed
-    else:
-        tables, stats = stage.shard(ctx, shard)
-    tables = dict(tables)
-    entries = {}
-    rows = 0
-    for output in outputs:
-        # Taken out of `tables` (or read from the spills only now, for an output the reduce left
-        # as it was mapped): each table is freed once written, so the shard's peak is about its
-        # largest table and that table sorted, not every table twice.
-        table = tables.pop(output.name, None)
-        if table is None and gathered is not None and output.name in gathered:
-            table = gathered.take(output.name)
-        rows_out = cast_rows(output.schema.empty_table() if table is None else table, output.schema)
-        del table
-        order = sort_order(rows_out, output.sort_by)
-        rel = table_rel_path(outputs, output.name, shard, ctx.num_shards)
-        written = write_parquet(
-            rows_out,
-            work / rel,
-            schema=output.schema,
-            metadata={**meta, "entbench.table": output.name},
-            sort_by=output.sort_by,
-            order=order,
-        )
-        del rows_out, order
-        entries[output.name] = {**written.to_json(), "file": rel}
-        rows += written.rows
-    record = {"shard": shard, "tables": entries, "stats": Stats(stats).sorted()}
-    atomic_write_text(work / "_shards" / f"part-{shard:05d}.json", json.dumps(record, sort_keys=True))
-    progress(1, rows)
-    return shard
-
-
-#: Records how a map phase spilled: its task size (`--chunk-mb`) and its shuffle layout.
-MAP_LAYOUT_NAME = "_LAYOUT.json"
-
-
-def _map_layout_doc(chunk_bytes: int, layout: ShuffleLayout) -> dict[str, Any]:
-    return {"chunk_bytes": chunk_bytes, "shuffle": layout.to_json()}
-
-
-def _forget_map_of_another_layout(
-    map_dir: Path, merge_dir: Path, layout_doc: Mapping[str, Any], log: Callable[[str], None]
-) -> None:
-    """Start the map (and the merge pass) afresh when it was begun with another `--chunk-mb` or
-    shuffle layout.
-
-    Map task ids name where a task starts (`r<offset>`, `b<index>`), not how much it reads: a
-    finished task of a run with 1 MB tasks would be taken for the first task of a resumed run with
-    3 MB tasks, and the bytes in between never read; spills grouped another way would be read with
-    the wrong index. Finished shards stay valid (their rows depend on neither); only the map's own
-    records and spills are dropped.
-    """
-    marker = map_dir / MAP_LAYOUT_NAME
-    begun = map_dir.exists() and any(map_dir.iterdir())
-    if begun and (not marker.exists() or json.loads(marker.read_text(encoding="utf-8")) != layout_doc):
-        log(f"{map_dir.parent.name}: the map was begun with another --chunk-mb or layout; running it again")
-        shutil.rmtree(map_dir)
-        shutil.rmtree(merge_dir, ignore_errors=True)
-    map_dir.mkdir(parents=True, exist_ok=True)
-    if not marker.exists():
-        atomic_write_text(marker, json.dumps(layout_doc, sort_keys=True))
-
-
-def _package_version(name: str) -> str:
-    try:
-        return importlib_metadata.version(name)
-    except importlib_metadata.PackageNotFoundError:
-        return "not installed"

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench import api
-from entbench.engine import runner
+from entbench.engine import tasks
 from entbench.engine.manifest import load_manifest
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
@@ -30,10 +30,10 @@ KB_STAGES = ("internal_filter", "entity_diff", "type_closure", "coarse_types", "
 
 
 def die_after(monkeypatch: pytest.MonkeyPatch, task: str, calls: int) -> Callable[..., Any]:
-    """Make the runner's task function `task` (`_map_task`, `_merge_task`, `_shard_task`) raise
+    """Make the task function `task` (`map_task`, `merge_task`, `shard_task`) raise
     KeyboardInterrupt, a simulated kill, once it has run `calls` times (inline: `--workers 1`);
     returns the original, to put back before the resume."""
-    original: Callable[..., Any] = getattr(runner, task)
+    original: Callable[..., Any] = getattr(tasks, task)
     ran = {"n": 0}
 
     def dies(*args: Any, **kwargs: Any) -> Any:
@@ -42,7 +42,7 @@ def die_after(monkeypatch: pytest.MonkeyPatch, task: str, calls: int) -> Callabl
         ran["n"] += 1
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(runner, task, dies)
+    monkeypatch.setattr(tasks, task, dies)
     return original
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from entbench import api
 from entbench.engine import manifest as manifest_module
-from entbench.engine import runner
+from entbench.engine import runner, tasks
 from entbench.engine.manifest import load_manifest
 from entbench.engine.shards import file_sha256
 from entbench.errors import DataError
@@ -199,14 +199,14 @@ def test_deleted_shard_is_rebuilt_identically(tmp_path: Path) -> None:
 def test_killed_build_resumes_to_identical_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = FIXTURES / "entities-new.json.bz2"
     reference = shard_hashes(build(tmp_path / "ref", source))
-    original = die_after(monkeypatch, "_shard_task", 2)
+    original = die_after(monkeypatch, "shard_task", 2)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", source)
     incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
     done = sorted(p.name for p in (incomplete / "_shards").iterdir())
     assert done == ["part-00000.json", "part-00001.json"]
     assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v2-*"))
-    monkeypatch.setattr(runner, "_shard_task", original)
+    monkeypatch.setattr(tasks, "shard_task", original)
     resumed = build(tmp_path / "out", source)
     assert shard_hashes(resumed) == reference
 
@@ -391,11 +391,11 @@ def test_resume_with_another_chunk_size_reads_every_line_once(
     expected = (reference / "rejects.jsonl").read_text(encoding="utf-8")
     assert len(expected.splitlines()) == len(bad)
 
-    name = "_map_task" if killed_in == "map" else "_shard_task"
+    name = "map_task" if killed_in == "map" else "shard_task"
     original = die_after(monkeypatch, name, 2)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", dump, max_bad_lines=10, chunk_mb=1)
-    monkeypatch.setattr(runner, name, original)
+    monkeypatch.setattr(tasks, name, original)
     resumed = build(tmp_path / "out", dump, max_bad_lines=10, chunk_mb=3)
     assert shard_hashes(resumed) == shard_hashes(reference)
     assert (resumed / "rejects.jsonl").read_text(encoding="utf-8") == expected

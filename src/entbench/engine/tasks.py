@@ -1,0 +1,116 @@
+"""The task functions workers run: a map task, a merge task, a shard task.
+
+They are module-level functions with picklable arguments and a `progress` keyword, so the same
+functions run inline, in a local pool's worker processes or on a dask cluster (`executors`). Each
+writes its files under the stage's work directory and its completion record last, so a killed
+build resumes exactly the unfinished tasks (`runner`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from entbench.engine.plan import table_rel_path
+from entbench.engine.shards import atomic_write_text, cast_rows, sort_order, write_parquet
+from entbench.engine.shuffle import (
+    FileBucketSink,
+    GatheredTables,
+    ShardInput,
+    ShuffleLayout,
+    merge_group,
+    read_done,
+)
+from entbench.engine.stage import MapTask, Output, ProgressFn, Stage, StageContext
+from entbench.engine.stats import Stats
+
+
+def map_task(
+    stage: Stage,
+    ctx: StageContext,
+    task: MapTask,
+    schemas: Mapping[str, pa.Schema],
+    layout: ShuffleLayout,
+    map_dir: str,
+    *,
+    progress: ProgressFn,
+) -> dict[str, Any]:
+    """Run one map task: its rows into its spill file, its record (`<task>.done.json`) last."""
+    sink = FileBucketSink(Path(map_dir), task.task_id, schemas, layout)
+    stats = stage.map(ctx, task, sink, progress)
+    sink.close(stats)
+    done = read_done(Path(map_dir), task.task_id)
+    assert done is not None
+    return done
+
+
+def merge_task(
+    work_dir: str,
+    task_ids: Sequence[str],
+    group: int,
+    layout: ShuffleLayout,
+    schemas: Mapping[str, pa.Schema],
+    *,
+    progress: ProgressFn,
+) -> int:
+    """Regroup spill group `group` of every map task by shard (the merge pass, past 64 shards)."""
+    work = Path(work_dir)
+    merge_group(work / "_map", work / "_merge", task_ids, group, layout, schemas)
+    progress(1, 1)
+    return group
+
+
+def shard_task(
+    stage: Stage,
+    ctx: StageContext,
+    shard: int,
+    outputs: Sequence[Output],
+    meta: Mapping[str, str],
+    spill_dir: str,
+    inputs: Sequence[ShardInput],
+    *,
+    progress: ProgressFn,
+) -> int:
+    """Build output shard `shard`: reduce its gathered buckets (or run the shard stage), sort,
+    write each table, then the shard's record (`_shards/part-SSSSS.json`)."""
+    work = Path(ctx.workdir)
+    gathered: GatheredTables | None = None
+    if stage.is_map_reduce:
+        gathered = GatheredTables(work / spill_dir, inputs, stage.map_schemas(ctx.params))
+        tables, stats = stage.reduce(ctx, shard, gathered)
+        gathered.forget()  # `tables` holds what is still needed
+    else:
+        tables, stats = stage.shard(ctx, shard)
+    tables = dict(tables)
+    entries = {}
+    rows = 0
+    for output in outputs:
+        # Taken out of `tables` (or read from the spills only now, for an output the reduce left
+        # as it was mapped): each table is freed once written, so the shard's peak is about its
+        # largest table and that table sorted, not every table twice.
+        table = tables.pop(output.name, None)
+        if table is None and gathered is not None and output.name in gathered:
+            table = gathered.take(output.name)
+        rows_out = cast_rows(output.schema.empty_table() if table is None else table, output.schema)
+        del table
+        order = sort_order(rows_out, output.sort_by)
+        rel = table_rel_path(outputs, output.name, shard, ctx.num_shards)
+        written = write_parquet(
+            rows_out,
+            work / rel,
+            schema=output.schema,
+            metadata={**meta, "entbench.table": output.name},
+            sort_by=output.sort_by,
+            order=order,
+        )
+        del rows_out, order
+        entries[output.name] = {**written.to_json(), "file": rel}
+        rows += written.rows
+    record = {"shard": shard, "tables": entries, "stats": Stats(stats).sorted()}
+    atomic_write_text(work / "_shards" / f"part-{shard:05d}.json", json.dumps(record, sort_keys=True))
+    progress(1, rows)
+    return shard
