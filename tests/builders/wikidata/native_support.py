@@ -165,7 +165,7 @@ def scan_block(
     task = MapTask("b00000000", {"offset": base, "compressed_delta": len(data)}, data)
     patches = [
         mock.patch.object(wikidata_scan, "NativeRows", _RecordingNativeRows),
-        mock.patch.object(wikidata_scan, "_write_task_rejects", write_rejects),
+        mock.patch.object(wikidata_scan, "write_task_rejects", write_rejects),
     ]
     if piece_bytes is not None:
         patches.append(mock.patch.object(wikidata_scan, "NATIVE_PIECE_BYTES", piece_bytes))

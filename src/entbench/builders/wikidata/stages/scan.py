@@ -25,7 +25,18 @@ import pyarrow.compute as pc
 
 from entbench.builders.wikidata.native import NativeRows, native_enabled
 from entbench.builders.wikidata.rows import OFFSET_COLUMN, ScanRows, emit_tables
-from entbench.engine.shards import atomic_write_text
+from entbench.builders.wikidata.scan import (
+    AUTO_SHARD_INPUT_BYTES,
+    EXPANSION,
+    SPILL_SHARE,
+    dedupe_entities,
+    first_reject,
+    pieces,
+    reject_record,
+    task_bytes,
+    write_rejects,
+    write_task_rejects,
+)
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -54,21 +65,8 @@ from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 
-#: Aim for at least this many map tasks (`task_bytes`), so that workers finish together...
-MIN_TASKS = 8
-#: ...but never tasks smaller than this.
-MIN_TASK_BYTES = 8 << 20
 #: Bytes the native scanner reads between progress updates.
 NATIVE_PIECE_BYTES = 4 << 20
-#: Estimated decompressed/compressed size ratio, for choosing a shard count before reading.
-EXPANSION = {"none": 1, "gzip": 7, "bz2": 9}
-#: Map spill bytes per byte of JSON, rounded up from the 20% measured on the benchmark dump.
-SPILL_SHARE = 0.25
-#: Target decompressed JSON bytes per output shard when `num_shards` is 0 (auto). Small enough that
-#: a shard's reduce (all its rows in memory, sorted) stays well inside a worker's memory budget and
-#: that a dump of a few hundred MB already has shards for two workers to reduce in parallel.
-AUTO_SHARD_INPUT_BYTES = 256 << 20
-HEAD_BYTES = 200
 
 
 @dataclass(frozen=True)
@@ -244,7 +242,7 @@ class WikidataScan(Stage):
         rejects: list[dict[str, Any]] = []
         if task.meta.get("truncated"):
             rejects.append(
-                _reject(
+                reject_record(
                     src.label, int(task.meta["offset"]), "truncated_stream", str(task.meta["detail"]), b""
                 )
             )
@@ -252,7 +250,7 @@ class WikidataScan(Stage):
             stats.add("rejected_truncated_stream")
             stats.add("input_progress_bytes", int(task.meta["compressed_delta"]))
             progress(int(task.meta["compressed_delta"]), 0)
-            _write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
+            write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
             return stats
         if task.payload is not None:
             base, block = int(task.meta["offset"]), task.payload
@@ -277,7 +275,7 @@ class WikidataScan(Stage):
             try:
                 decoded = decoder.decode(stripped)
             except LineRejected as exc:
-                rejects.append(_reject(src.label, offset, exc.reason, exc.detail, line))
+                rejects.append(reject_record(src.label, offset, exc.reason, exc.detail, line))
                 stats.add("rejected_total")
                 stats.add(f"rejected_{exc.reason}")
                 return
@@ -308,7 +306,7 @@ class WikidataScan(Stage):
                 reported, entities_reported = position, entity_count()
 
         if native is not None:
-            for start, end in _pieces(block, NATIVE_PIECE_BYTES):
+            for start, end in pieces(block, NATIVE_PIECE_BYTES):
                 lines, opens, closes, fallbacks = native.scan(block, base, start, end)
                 # Only counters that occurred, as on the reference path: a manifest's stats must
                 # not depend on which path read the lines.
@@ -351,7 +349,7 @@ class WikidataScan(Stage):
             done_units = int(task.meta["compressed_delta"])
             stats.add("input_progress_bytes", done_units)
         progress(done_units, entity_count() - entities_reported)
-        _write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
+        write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
         return stats
 
     def check_map_stats(self, ctx: StageContext, stats: Stats, map_dir: Path) -> None:
@@ -361,7 +359,7 @@ class WikidataScan(Stage):
         if bad <= limit:
             return
         src = ctx.sources[self.sources[0]]
-        first = _first_reject(map_dir)
+        first = first_reject(map_dir)
         reason = "unknown"
         if first is not None:
             reason = first["reason"] + (f" ({first['detail'][:120]})" if first["detail"] else "")
@@ -383,10 +381,10 @@ class WikidataScan(Stage):
         if entities.num_rows:
             ids = entities.column("id")
             if pc.count_distinct(ids).as_py() != entities.num_rows:
-                entities, dropped = _dedupe_entities(entities)
+                entities, dropped = dedupe_entities(entities)
                 stats.add("duplicate_ids", len(dropped))
                 dup_rejects = [
-                    _reject(
+                    reject_record(
                         ctx.sources[self.sources[0]].label,
                         off,
                         "duplicate_id",
@@ -395,7 +393,7 @@ class WikidataScan(Stage):
                     )
                     for ident, off, kept in dropped
                 ]
-                _write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
+                write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
                 keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
                 for name, table in tables.items():  # every per-entity table carries its line's offset
                     if name != "entities" and OFFSET_COLUMN in table.column_names:
@@ -420,78 +418,8 @@ class WikidataScan(Stage):
             with open(path, encoding="utf-8") as f:
                 rejects.extend(json.loads(line) for line in f if line.strip())
         rejects.sort(key=lambda r: (r["offset"], r["reason"]))
-        _write_rejects(directory / "rejects.jsonl", rejects)
+        write_rejects(directory / "rejects.jsonl", rejects)
         extra: dict[str, Any] = {"files": ["rejects.jsonl"], "rejects_lines": len(rejects)}
         if stats.get("framing_open") and not stats.get("framing_close"):
             extra["missing_closing_bracket"] = 1
         return extra
-
-
-def task_bytes(ctx: StageContext, input_bytes: int) -> int:
-    """Bytes of JSON per map task: `--chunk-mb`, but small enough that a dump has `MIN_TASKS`.
-
-    In 64 MB tasks a dump of a few hundred MB leaves one of two workers idle for most of a task
-    at the end. The size depends on the input only, never on `--workers`: a build resumed with
-    another worker count must find the same tasks (their ids name their spills and rejects).
-    """
-    return min(ctx.options.chunk_bytes, max(MIN_TASK_BYTES, input_bytes // MIN_TASKS))
-
-
-def _pieces(block: bytes | bytearray, size: int) -> Iterator[tuple[int, int]]:
-    """[start, end) spans of `block` of about `size` bytes, each ending after a newline (or at the end)."""
-    start, n = 0, len(block)
-    while start < n:
-        cut = block.find(b"\n", min(start + size, n) - 1)
-        end = n if cut < 0 else cut + 1
-        yield start, end
-        start = end
-
-
-def _reject(label: str, offset: int, reason: str, detail: str, line: bytes) -> dict[str, Any]:
-    return {
-        "file": label,
-        "offset": offset,
-        "reason": reason,
-        "detail": detail[:500],
-        "head": line[:HEAD_BYTES].decode("utf-8", "backslashreplace"),
-    }
-
-
-def _write_rejects(path: Path, rejects: list[dict[str, Any]]) -> None:
-    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rejects)
-    atomic_write_text(path, text)
-
-
-def _write_task_rejects(path: Path, rejects: list[dict[str, Any]]) -> None:
-    """A map task's rejects; none means no file (a full dump has ~23k tasks, nearly all clean)."""
-    if rejects:
-        _write_rejects(path, rejects)
-    else:
-        path.unlink(missing_ok=True)
-
-
-def _first_reject(map_dir: Path) -> dict[str, Any] | None:
-    first: dict[str, Any] | None = None
-    for path in map_dir.glob("*.rejects.jsonl"):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                record = json.loads(line)
-                if first is None or record["offset"] < first["offset"]:
-                    first = record
-                break  # each file is in offset order
-    return first
-
-
-def _dedupe_entities(entities: pa.Table) -> tuple[pa.Table, list[tuple[str, int, int]]]:
-    """Keep the best revision per id; returns the kept rows and (id, dropped offset, kept offset)."""
-    ids = entities.column("id").to_pylist()
-    revs = entities.column("lastrevid").to_pylist()
-    offs = entities.column("source_offset").to_pylist()
-    best: dict[str, int] = {}
-    for i, ident in enumerate(ids):
-        j = best.get(ident)
-        if j is None or ((revs[i] or -1), offs[i]) > ((revs[j] or -1), offs[j]):
-            best[ident] = i
-    keep = sorted(best.values())
-    dropped = [(ids[i], offs[i], offs[best[ids[i]]]) for i in range(len(ids)) if best[ids[i]] != i]
-    return entities.take(pa.array(keep, pa.int64())), sorted(dropped, key=lambda d: d[1])
