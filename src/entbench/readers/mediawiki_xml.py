@@ -31,12 +31,8 @@ from mwxml.errors import MalformedXML
 
 from entbench.errors import DataError
 from entbench.readers.dumps import detect_compression, open_decompressed
-from entbench.readers.mediawiki_namespaces import (
-    INTERWIKI_PREFIXES,
-    WIKIPEDIA_LANGUAGES,
-    link_trail,
-    namespace_aliases,
-)
+from entbench.readers.mediawiki_interwiki import INTERWIKI_PREFIXES, WIKIPEDIA_LANGUAGES
+from entbench.readers.mediawiki_namespaces import link_trail, namespace_aliases
 from entbench.readers.wikitext_titles import NamespaceTable, fold_prefix
 
 PAGE_OPEN = b"<page>"
