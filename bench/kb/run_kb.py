@@ -6,9 +6,11 @@
 1. `gen_kb.py` writes a synthetic old/new dump pair (cached under `--work`); the run checks the
    issue's minimums on it: >= 2M claims per dump, >= 300k P279 edges, depth >= 15, cycles.
 2. `entbench build kb` once with that pair (scans included) to get the normalized shards.
-3. Each round, interleaved, in fresh processes: (a) `entbench build kb --workers 1` with the scans
-   up to date and the kb stages removed, so exactly the five kb stages run; (b) `bare_kb.py`, the
-   same work as plain DuckDB queries over the same shards, with the same DuckDB thread count.
+3. Each round, interleaved, in fresh processes: (a) `entbench build kb --workers T` with the scans
+   up to date and the kb stages removed, so exactly the five kb stages run, each a single DuckDB
+   task with T threads (`engine.duck`: a stage's one task gets every worker's share); (b)
+   `bare_kb.py`, the same work as plain DuckDB queries over the same shards, with T threads too
+   (T = min(4, cores)).
 4. Work check: both produce the same number of rows in every output table.
 
 Reported per round and as medians: the kb stages' own time (sum of their `_RUN.json` seconds),
@@ -108,8 +110,8 @@ def write_config(gen_dir: Path, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def build_command(config: Path, out: Path) -> list[str]:
-    """`entbench build kb`, one worker, quiet."""
+def build_command(config: Path, out: Path, workers: int = 1) -> list[str]:
+    """`entbench build kb` with `workers` workers, quiet."""
     return [
         str(ENTBENCH),
         "build",
@@ -119,7 +121,7 @@ def build_command(config: Path, out: Path) -> list[str]:
         "--out",
         str(out),
         "--workers",
-        "1",
+        str(workers),
         "--no-progress",
     ]
 
@@ -139,10 +141,10 @@ def run_seconds(stage_dir: Path) -> float:
     return float(json.loads((stage_dir / "_RUN.json").read_text())["seconds"])
 
 
-def entbench_round(config: Path, out: Path, scratch: Path) -> dict[str, Any]:
+def entbench_round(config: Path, out: Path, scratch: Path, workers: int) -> dict[str, Any]:
     """One `entbench build kb` with the scans up to date and the kb stages removed."""
     shutil.rmtree(out / "derived", ignore_errors=True)
-    wall, rss, _ = run_measured(build_command(config, out), scratch / "rss-entbench")
+    wall, rss, _ = run_measured(build_command(config, out, workers), scratch / "rss-entbench")
     dirs = stage_dirs(out)
     per_stage = {s: run_seconds(dirs[s]) for s in KB_STAGES}
     return {"wall": wall, "rss": rss, "stage_seconds": per_stage, "kb_seconds": sum(per_stage.values())}
@@ -249,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run(build_command(config, out), check=True, capture_output=True)
     dirs = stage_dirs(out)
     scans = scan_facts(dirs)
-    threads = max(1, min(4, os.cpu_count() or 1))  # as entbench.builders.kb.stages.query.duckdb_threads
+    # DuckDB threads of both sides: entbench's kb stages get them from --workers (`engine.duck`).
+    threads = max(1, min(4, os.cpu_count() or 1))
     rounds = []
     for r in range(args.repeat):
         order = ("entbench", "bare") if r % 2 == 0 else ("bare", "entbench")
@@ -257,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         for which in order:
             log(f"round {r + 1}/{args.repeat}: {which} …")
             if which == "entbench":
-                entry["entbench"] = entbench_round(config, out, scratch)
+                entry["entbench"] = entbench_round(config, out, scratch, threads)
             else:
                 entry["bare"] = bare_round(dirs, args.work / "bare-out", scratch, threads)
         problems = check_work(out, entry["bare"])

@@ -9,6 +9,7 @@ whole tables into memory.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import duckdb
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench.engine import registry
+from entbench.engine.duck import connect, parquet_view
 from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
 
@@ -56,6 +58,7 @@ class BuildView:
                 raise UserError(f"{listing} names {directory}, which does not exist; rebuild the target")
             self.manifests[name] = load_manifest(directory)
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
 
     # --- manifests -------------------------------------------------------------------------------
     def stats(self, stage: str) -> Mapping[str, Any]:
@@ -107,14 +110,15 @@ class BuildView:
         """Run `sql` with each name in `views` bound to a (stage, table) as a DuckDB view."""
         con = self._connection()
         for name, (stage, table) in views.items():
-            paths = ", ".join("'" + p.replace("'", "''") + "'" for p in self.files(stage, table))
-            con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS SELECT * FROM read_parquet([{paths}])')
+            parquet_view(con, name, self.files(stage, table))
         return con.execute(sql).fetchall()
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            # One thread: cards run right after a build, often next to other work on the machine.
-            self._con = duckdb.connect(config={"threads": 1})
+            # One worker's share: cards run right after a build, often next to other work on the
+            # machine; spills go to a temporary directory removed with the connection.
+            self._scratch = tempfile.TemporaryDirectory(prefix="entbench-card-")
+            self._con = connect(scratch=Path(self._scratch.name), workers=1, tasks=1)
         return self._con
 
     def close(self) -> None:
@@ -122,3 +126,6 @@ class BuildView:
         if self._con is not None:
             self._con.close()
             self._con = None
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None

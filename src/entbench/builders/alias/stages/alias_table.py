@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from entbench.builders.wikipedia.stages.title_qid import read_siteinfo, sql_list
+from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
+from entbench.engine.duck import stage_connection
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
@@ -130,27 +130,29 @@ class AliasTable(Stage):
         language = read_siteinfo(wikipedia.directory).language
         normalizer = normalizer_for(params.to_json(), language)
         stats = Stats()
-        con = duckdb.connect(":memory:")
+        con = stage_connection(ctx, tasks=len(wikipedia.files("pages")))
         try:
-            con.execute("SET threads = 1")
             con.execute(
                 "CREATE TEMP TABLE resolved AS SELECT title, qid, is_disambiguation "
-                f"FROM read_parquet({sql_list(ctx.inputs[self.title_qid].files('title_qid'))}) "
-                "WHERE qid IS NOT NULL"
+                "FROM read_parquet($files) WHERE qid IS NOT NULL",
+                {"files": ctx.inputs[self.title_qid].files("title_qid")},
             )
             links = con.execute(
                 "SELECT l.anchor, r.qid, count(*)::BIGINT, bool_or(r.is_disambiguation) "
-                f"FROM read_parquet({sql_list([wikipedia.files('links')[part]])}) l "
-                "JOIN resolved r ON r.title = l.target_normalized GROUP BY l.anchor, r.qid"
+                "FROM read_parquet($links) l "
+                "JOIN resolved r ON r.title = l.target_normalized GROUP BY l.anchor, r.qid",
+                {"links": [wikipedia.files("links")[part]]},
             ).fetchall()
             names = con.execute(
                 "SELECT p.title, r.qid, p.is_redirect, r.is_disambiguation "
-                f"FROM read_parquet({sql_list([wikipedia.files('pages')[part]])}) p "
-                "JOIN resolved r ON r.title = p.title WHERE p.ns = 0"
+                "FROM read_parquet($pages) p "
+                "JOIN resolved r ON r.title = p.title WHERE p.ns = 0",
+                {"pages": [wikipedia.files("pages")[part]]},
             ).fetchall()
             unresolved_links = con.execute(
-                f"SELECT count(*) FROM read_parquet({sql_list([wikipedia.files('links')[part]])}) l "
-                "ANTI JOIN resolved r ON r.title = l.target_normalized"
+                "SELECT count(*) FROM read_parquet($links) l "
+                "ANTI JOIN resolved r ON r.title = l.target_normalized",
+                {"links": [wikipedia.files("links")[part]]},
             ).fetchone()
         finally:
             con.close()
@@ -204,9 +206,8 @@ class AliasTable(Stage):
         assert isinstance(params, AliasTableParams)
         stats = Stats()
         partial = tables["alias_table"]
-        con = duckdb.connect(":memory:")
+        con = stage_connection(ctx, tasks=ctx.num_shards)
         try:
-            con.execute("SET threads = 1")
             con.register("partial", partial)
             result = con.sql(
                 f"""

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import ahocorasick
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,7 +34,8 @@ import pyarrow.parquet as pq
 
 from entbench.builders.alias.matching import build_automaton, match, matching_text
 from entbench.builders.alias.stages.alias_table import normalizer_for
-from entbench.builders.wikipedia.stages.title_qid import read_siteinfo, sql_list
+from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
+from entbench.engine.duck import stage_connection
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -155,7 +155,7 @@ class MentionStats(Stage):
         scratch = self._scratch(ctx)
         if not (scratch / AUTOMATON_FILE).exists():
             scratch.mkdir(parents=True, exist_ok=True)
-            mentions = _all_mentions(ctx.inputs[self.alias_table].files("alias_table"))
+            mentions = _all_mentions(ctx, ctx.inputs[self.alias_table].files("alias_table"), tasks=1)
             tmp = scratch / f".{MENTIONS_FILE}.tmp-{os.getpid()}"
             with pa.ipc.new_file(str(tmp), pa.schema([pa.field("mention", pa.string())])) as writer:
                 writer.write_table(pa.table({"mention": mentions}))
@@ -214,10 +214,9 @@ class MentionStats(Stage):
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Sum counts per mention, list every alias key of the shard, add P(unlinked|m)."""
         stats = Stats()
-        keys = _shard_mentions(ctx.inputs[self.alias_table].files("alias_table"), shard, ctx.num_shards)
-        con = duckdb.connect(":memory:")
+        keys = _shard_mentions(ctx, ctx.inputs[self.alias_table].files("alias_table"), shard)
+        con = stage_connection(ctx, tasks=ctx.num_shards)
         try:
-            con.execute("SET threads = 1")
             con.register("partial", tables["mention_stats"])
             con.register("keys", pa.table({"mention": keys}))
             result = con.sql(
@@ -243,26 +242,25 @@ class MentionStats(Stage):
         return {"mention_stats": result.cast(MENTION_STATS)}, stats
 
 
-def _all_mentions(files: list[str]) -> pa.Array:
-    """Every distinct mention of an alias table, sorted (their index is the automaton's value)."""
+def _all_mentions(ctx: StageContext, files: list[str], *, tasks: int) -> pa.Array:
+    """Every distinct mention of an alias table, sorted (their index is the automaton's value);
+    `tasks`: how many calls run side by side."""
     if not files:
         return pa.array([], pa.string())
-    con = duckdb.connect(":memory:")
-    try:
+    with stage_connection(ctx, tasks=tasks) as con:
         table = con.sql(
-            f"SELECT DISTINCT mention FROM read_parquet({sql_list(files)}) ORDER BY mention"
+            "SELECT DISTINCT mention FROM read_parquet($files) ORDER BY mention", params={"files": files}
         ).to_arrow_table()
-    finally:
-        con.close()
     return table.column("mention").combine_chunks()
 
 
-def _shard_mentions(files: list[str], shard: int, num_shards: int) -> pa.Array:
-    """The alias-table mentions that belong to mention shard `shard`."""
+def _shard_mentions(ctx: StageContext, files: list[str], shard: int) -> pa.Array:
+    """The alias-table mentions that belong to mention shard `shard` (of the stage's shards)."""
+    num_shards = ctx.num_shards
     if len(files) == num_shards:
         table = pq.read_table(files[shard], columns=["mention"])
         column = table.column("mention").combine_chunks()
         return pc.unique(column) if len(column) else pa.array([], pa.string())
-    mentions = _all_mentions(files)
+    mentions = _all_mentions(ctx, files, tasks=num_shards)
     mask = shards_of(mentions.to_pylist(), num_shards) == shard
     return mentions.filter(pa.array(mask))

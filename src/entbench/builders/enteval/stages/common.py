@@ -12,14 +12,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
-import duckdb
 import pyarrow as pa
 
 from entbench.builders.enteval.errors import SourceError
 from entbench.builders.enteval.stages.sources import SourceLines, TaskParams
 from entbench.builders.enteval.titles import SCORERS, Match, TitleMatcher, TitleTarget, title_key
 from entbench.builders.enteval.tsv import clean
-from entbench.builders.wikipedia.stages.title_qid import sql_list
+from entbench.engine.duck import stage_connection
 from entbench.engine.stage import Output, Params, SourceInfo, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import enteval as schema
@@ -159,22 +158,21 @@ class Describer:
         self._lowercase = lowercase
         self._unmatched = unmatched
         descriptions = ctx.inputs["wikient_descriptions"].files("descriptions")
-        con = duckdb.connect(":memory:")
+        con = stage_connection(ctx, tasks=ctx.num_shards)
         try:
-            con.execute("SET threads = 1")
             con.execute(
-                "CREATE TEMP TABLE articles AS SELECT page_id, title "
-                f"FROM read_parquet({sql_list(descriptions)})"
+                "CREATE TEMP TABLE articles AS SELECT page_id, title FROM read_parquet($files)",
+                {"files": descriptions},
             )
             keys = sorted({title_key(n) for n in wanted})
             exact: dict[str, TitleTarget] = {}
             if keys:
                 rows = con.execute(
                     "SELECT t.title, a.page_id, a.title, t.hops "
-                    f"FROM read_parquet({sql_list(ctx.inputs['title_qid'].files('title_qid'))}) t "
+                    "FROM read_parquet($titles) t "
                     "JOIN articles a ON a.page_id = t.page_id "
-                    f"WHERE t.title IN (SELECT unnest(?)) AND t.status IN {RESOLVED}",
-                    [keys],
+                    f"WHERE t.title IN (SELECT unnest($keys)) AND t.status IN {RESOLVED}",
+                    {"titles": ctx.inputs["title_qid"].files("title_qid"), "keys": keys},
                 ).fetchall()
                 exact = {
                     str(key): TitleTarget(int(pid), str(title), int(hops)) for key, pid, title, hops in rows
@@ -195,8 +193,8 @@ class Describer:
                     int(pid): str(text)
                     for pid, text in con.execute(
                         "SELECT page_id, description "
-                        f"FROM read_parquet({sql_list(descriptions)}) WHERE page_id IN (SELECT unnest(?))",
-                        [matched],
+                        "FROM read_parquet($files) WHERE page_id IN (SELECT unnest($pages))",
+                        {"files": descriptions, "pages": matched},
                     ).fetchall()
                 }
         finally:

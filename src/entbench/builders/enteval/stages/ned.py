@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, cast
 
-import duckdb
-
 from entbench.builders.alias.lookup import AliasTables, lookup
 from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.builders.enteval import ned
 from entbench.builders.enteval.stages.common import Describer, TaskOutput, TaskStage, check_matching, parse
 from entbench.builders.enteval.stages.sources import TaskParams
-from entbench.builders.wikipedia.stages.title_qid import sql_list
+from entbench.engine.duck import stage_connection
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
 from entbench.filters.mentions import MentionNormalizer
@@ -121,16 +119,17 @@ def _articles(ctx: StageContext, qids: Sequence[str], lowercase: bool) -> dict[s
     """QID -> (page id, title, description) of its article: the page its sitelink title leads to."""
     if not qids:
         return {}
-    con = duckdb.connect(":memory:")
+    con = stage_connection(ctx, tasks=ctx.num_shards)
     try:
-        con.execute("SET threads = 1")
         rows = con.execute(
             "SELECT t.qid, d.page_id, d.title, d.description "
-            f"FROM read_parquet({sql_list(ctx.inputs['title_qid'].files('title_qid'))}) t "
-            f"JOIN read_parquet({sql_list(ctx.inputs['wikient_descriptions'].files('descriptions'))}) d "
-            "ON d.page_id = t.page_id "
-            "WHERE t.status = 'sitelink' AND t.qid IN (SELECT unnest(?)) ORDER BY t.qid, d.page_id",
-            [list(qids)],
+            "FROM read_parquet($titles) t JOIN read_parquet($descriptions) d ON d.page_id = t.page_id "
+            "WHERE t.status = 'sitelink' AND t.qid IN (SELECT unnest($qids)) ORDER BY t.qid, d.page_id",
+            {
+                "titles": ctx.inputs["title_qid"].files("title_qid"),
+                "descriptions": ctx.inputs["wikient_descriptions"].files("descriptions"),
+                "qids": list(qids),
+            },
         ).fetchall()
     finally:
         con.close()

@@ -28,7 +28,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,7 +35,7 @@ import pyarrow.parquet as pq
 
 from entbench.builders.enteval.tokens import Tokenizer
 from entbench.builders.enteval.wikient import LinkSpan, collapse_whitespace, place_links
-from entbench.builders.wikipedia.stages.title_qid import sql_list
+from entbench.engine.duck import stage_connection
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -244,29 +243,34 @@ class WikiEnt(Stage):
 def _resolved_links(ctx: StageContext, j: int) -> pa.Table:
     """Shard j's links with where their target resolves to, and whether that article has a description."""
     links = ctx.inputs["wikipedia"].files("links")[j]
-    titles = sql_list(ctx.inputs["title_qid"].files("title_qid"))
-    descriptions = sql_list(ctx.inputs["wikient_descriptions"].files("descriptions"))
-    con = duckdb.connect(":memory:")
+    tasks = len(ctx.inputs["wikipedia"].files("pages")) + len(
+        ctx.inputs["wikient_descriptions"].files("descriptions")
+    )
+    con = stage_connection(ctx, tasks=tasks)  # one of the map's tasks (`map_tasks`)
     try:
-        con.execute("SET threads = 1")
         con.execute(
             'CREATE TEMP TABLE l AS SELECT page_id, ordinal, target_normalized, anchor, start, "end", '
-            f"paragraph FROM read_parquet({sql_list([links])})"
+            "paragraph FROM read_parquet($links)",
+            {"links": [links]},
         )
         return con.sql(
-            f"""
+            """
             SELECT l.page_id, l.ordinal, l.anchor, l.start, l."end", l.paragraph,
                    t.status, t.qid, t.final_title, t.page_id AS target_page_id,
                    d.page_id IS NOT NULL AS described,
                    coalesce(d.is_disambiguation, false) AS target_disambiguation
             FROM l
-            LEFT JOIN (SELECT title, status, qid, final_title, page_id FROM read_parquet({titles})
+            LEFT JOIN (SELECT title, status, qid, final_title, page_id FROM read_parquet($titles)
                        WHERE title IN (SELECT target_normalized FROM l)) t
                    ON t.title = l.target_normalized
-            LEFT JOIN (SELECT page_id, is_disambiguation FROM read_parquet({descriptions})) d
+            LEFT JOIN (SELECT page_id, is_disambiguation FROM read_parquet($descriptions)) d
                    ON d.page_id = t.page_id
             ORDER BY l.page_id, l.ordinal
-            """
+            """,
+            params={
+                "titles": ctx.inputs["title_qid"].files("title_qid"),
+                "descriptions": ctx.inputs["wikient_descriptions"].files("descriptions"),
+            },
         ).to_arrow_table()
     finally:
         con.close()

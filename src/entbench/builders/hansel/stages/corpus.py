@@ -24,13 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ahocorasick
-import duckdb
 import pyarrow as pa
 
 from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.builders.hansel.context import to_simplified
 from entbench.builders.hansel.matching import build_automaton, find_occurrences
-from entbench.builders.wikipedia.stages.title_qid import sql_list
+from entbench.engine.duck import stage_connection
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -124,7 +123,7 @@ class HanselCorpus(Stage):
         """Build the automaton once, then blocks of whole lines of the decompressed corpus."""
         scratch = ctx.scratch
         if not (scratch / AUTOMATON_FILE).exists():
-            keys = _all_keys(ctx.inputs[self.alias_table].files("alias_table"))
+            keys = _all_keys(ctx, ctx.inputs[self.alias_table].files("alias_table"))
             tmp = scratch / f".{KEYS_FILE}.tmp-{os.getpid()}"
             with pa.ipc.new_file(str(tmp), pa.schema([pa.field("key", pa.string())])) as writer:
                 writer.write_table(pa.table({"key": keys}))
@@ -210,13 +209,10 @@ class HanselCorpus(Stage):
         return dict(tables), Stats()
 
 
-def _all_keys(files: list[str]) -> pa.Array:
+def _all_keys(ctx: StageContext, files: list[str]) -> pa.Array:
     """Every distinct alias-table key, sorted (a key's index is the automaton's value)."""
-    con = duckdb.connect(":memory:")
-    try:
+    with stage_connection(ctx, tasks=1) as con:  # once, while planning the map
         table = con.sql(
-            f"SELECT DISTINCT mention AS key FROM read_parquet({sql_list(files)}) ORDER BY key"
+            "SELECT DISTINCT mention AS key FROM read_parquet($files) ORDER BY key", params={"files": files}
         ).to_arrow_table()
-    finally:
-        con.close()
     return table.column("key").combine_chunks()

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
 from entbench.builders.hansel.fewshot import AMBIGUOUS, UNIFORM, Phrase, Rules, drop_reason, sample_phrases
 from entbench.builders.hansel.splits import record_id
-from entbench.builders.wikipedia.stages.title_qid import connect, sql_list
+from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import hansel as schema
@@ -121,7 +121,7 @@ class HanselFewshot(Stage):
         suffix = column_suffix(params.language)
         label = f"k.label_{suffix}" if f"label_{suffix}" in kb_columns else "NULL"
         description = f"k.description_{suffix}" if f"description_{suffix}" in kb_columns else "NULL"
-        con = connect(ctx)
+        con = stage_connection(ctx, tasks=1, ordered=False)  # one global task: the draws are global
         try:
             for view, stage, table in (
                 ("matches", self.corpus, "matches"),
@@ -130,8 +130,7 @@ class HanselFewshot(Stage):
                 ("ms", self.mention_stats, "mention_stats"),
                 ("kb", self.kb, "kb_entities"),
             ):
-                files = sql_list(ctx.inputs[stage].files(table))
-                con.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet({files})")
+                parquet_view(con, view, ctx.inputs[stage].files(table))
             phrases = con.execute(
                 "SELECT m.key, m.n, count(a.qid), count(a.qid) FILTER (WHERE k.in_known), "
                 "any_value(s.p_unlinked) "

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from entbench.builders.hansel.resolution import document_status, link_status
-from entbench.builders.wikipedia.stages.title_qid import connect, sql_list
+from entbench.engine.duck import stage_connection
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -97,19 +97,21 @@ class HanselLinks(Stage):
         part = int(task.meta["part"])
         scan = ctx.inputs[self.wikipedia]
         stats = Stats()
-        con = connect(ctx)
+        con = stage_connection(ctx, tasks=len(scan.files("pages")), ordered=False)
         try:
             con.execute(
                 "CREATE TEMP TABLE tq AS SELECT title, qid, status, is_disambiguation "
-                f"FROM read_parquet({sql_list(ctx.inputs[self.title_qid].files('title_qid'))})"
+                "FROM read_parquet($files)",
+                {"files": ctx.inputs[self.title_qid].files("title_qid")},
             )
             con.execute(
-                "CREATE TEMP TABLE kb AS SELECT qid, in_known, in_new "
-                f"FROM read_parquet({sql_list(ctx.inputs[self.kb].files('kb_entities'))})"
+                "CREATE TEMP TABLE kb AS SELECT qid, in_known, in_new FROM read_parquet($files)",
+                {"files": ctx.inputs[self.kb].files("kb_entities")},
             )
             con.execute(
                 "CREATE TEMP TABLE pages AS SELECT page_id, title, ns, is_redirect, is_disambiguation "
-                f"FROM read_parquet({sql_list([scan.files('pages')[part]])})"
+                "FROM read_parquet($files)",
+                {"files": [scan.files("pages")[part]]},
             )
             for ns, is_redirect, n in con.execute(
                 "SELECT ns, is_redirect, count(*) FROM pages WHERE ns <> 0 OR is_redirect GROUP BY ALL"
@@ -125,11 +127,12 @@ class HanselLinks(Stage):
                 'SELECT l.page_id, l.ordinal, l.target_normalized, l.anchor, l.start, l."end", '
                 "t.status, t.qid, coalesce(t.is_disambiguation, false), "
                 "coalesce(k.in_known, false), coalesce(k.in_new, false) "
-                f"FROM read_parquet({sql_list([scan.files('links')[part]])}) l "
+                "FROM read_parquet($files) l "
                 "SEMI JOIN (SELECT page_id FROM pages WHERE ns = 0 AND NOT is_redirect) p "
                 "ON p.page_id = l.page_id "
                 "LEFT JOIN tq t ON t.title = l.target_normalized LEFT JOIN kb k ON k.qid = t.qid "
-                "ORDER BY l.page_id, l.ordinal"
+                "ORDER BY l.page_id, l.ordinal",
+                {"files": [scan.files("links")[part]]},
             ).fetchall()
         finally:
             con.close()

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
 from entbench.builders.hansel.splits import SPLITS, first_indices, record_id, validation_documents
 from entbench.builders.hansel.stages.links import split_by_page
-from entbench.builders.wikipedia.stages.title_qid import connect, sql_list
+from entbench.engine.duck import stage_connection
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -139,20 +139,22 @@ class HanselTrain(Stage):
         assert isinstance(params, HanselParams)
         part = int(task.meta["part"])
         assignment = pa.ipc.open_file(pa.memory_map(str(ctx.scratch / ASSIGNMENT_FILE)))
-        con = connect(ctx)
+        con = stage_connection(ctx, tasks=len(ctx.inputs[self.wikipedia].files("pages")), ordered=False)
         try:
             con.register("assignment", assignment.read_all())
             pages = con.execute(
                 "SELECT p.page_id, p.text, a.split, a.first "
-                f"FROM read_parquet({sql_list([ctx.inputs[self.wikipedia].files('pages')[part]])}) p "
-                "JOIN assignment a ON a.page_id = p.page_id ORDER BY p.page_id"
+                "FROM read_parquet($files) p "
+                "JOIN assignment a ON a.page_id = p.page_id ORDER BY p.page_id",
+                {"files": [ctx.inputs[self.wikipedia].files("pages")[part]]},
             ).fetchall()
             con.register("shard_pages", pa.table({"page_id": pa.array([p[0] for p in pages], pa.int64())}))
             links = con.execute(
                 'SELECT l.page_id, l.ordinal, l.start, l."end", l.anchor, l.qid '
-                f"FROM read_parquet({sql_list(ctx.inputs[self.links].files('links'))}) l "
+                "FROM read_parquet($files) l "
                 "SEMI JOIN shard_pages s ON s.page_id = l.page_id "
-                "WHERE l.status = 'known' ORDER BY l.page_id, l.ordinal"
+                "WHERE l.status = 'known' ORDER BY l.page_id, l.ordinal",
+                {"files": ctx.inputs[self.links].files("links")},
             ).fetchall()
         finally:
             con.close()

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from entbench.builders.hansel.zeroshot import sample_pool
-from entbench.builders.wikipedia.stages.title_qid import connect, sql_list
+from entbench.engine.duck import stage_connection
 from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
@@ -96,13 +96,12 @@ class HanselZeroshot(Stage):
         label = f"label_{suffix}" if f"label_{suffix}" in kb_columns else "NULL"
         description = f"description_{suffix}" if f"description_{suffix}" in kb_columns else "NULL"
         wd = ctx.inputs[self.wikidata]
-        con = connect(ctx)
+        con = stage_connection(ctx, tasks=1, ordered=False)  # one global task: the draws are global
         try:
             con.execute(
                 f"CREATE TEMP TABLE new AS SELECT e.qid, {label} AS label, {description} AS description, "
-                f"c.coarse FROM read_parquet({sql_list(kb_files)}) e "
-                f"JOIN read_parquet({sql_list(ctx.inputs[self.types].files('coarse_types'))}) c USING (qid) "
-                "WHERE e.in_new"
+                "c.coarse FROM read_parquet($kb) e JOIN read_parquet($types) c USING (qid) WHERE e.in_new",
+                {"kb": kb_files, "types": ctx.inputs[self.types].files("coarse_types")},
             )
             coarse = dict(con.execute("SELECT qid, coarse FROM new").fetchall())
             pool = sample_pool(coarse, params.size, labels, params.seed)
@@ -122,12 +121,17 @@ class HanselZeroshot(Stage):
                 "coalesce(a.aliases, []::VARCHAR[]), n.coarse, d.criterion "
                 "FROM draws d JOIN new n USING (qid) "
                 "LEFT JOIN (SELECT id, min(title) AS title "
-                f"FROM read_parquet({sql_list(wd.files('sitelinks'))}) WHERE site = ? GROUP BY id) s "
+                "FROM read_parquet($sitelinks) WHERE site = $site GROUP BY id) s "
                 "ON s.id = d.qid "
                 "LEFT JOIN (SELECT id, list(alias ORDER BY ordinal) AS aliases "
-                f"FROM read_parquet({sql_list(wd.files('aliases'))}) WHERE language = ? GROUP BY id) a "
+                "FROM read_parquet($aliases) WHERE language = $language GROUP BY id) a "
                 "ON a.id = d.qid ORDER BY d.pool_index",
-                [params.site, params.language],
+                {
+                    "sitelinks": wd.files("sitelinks"),
+                    "site": params.site,
+                    "aliases": wd.files("aliases"),
+                    "language": params.language,
+                },
             ).fetchall()
         finally:
             con.close()

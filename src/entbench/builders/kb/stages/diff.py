@@ -23,10 +23,10 @@ from entbench.builders.kb.stages.query import (
     count,
     count_by,
     kb_params_check,
-    parquet_view,
     register_snapshots,
     require_languages,
 )
+from entbench.engine.duck import parquet_view
 from entbench.engine.stage import Output, Params, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import kb as schema

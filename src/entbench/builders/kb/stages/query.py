@@ -2,29 +2,27 @@
 
 The kb stages (spec §2) are relational and global: a P279 closure or a top-K needs every shard of
 the normalized tables at once. So each runs as a map/reduce stage with a single map task that
-opens one DuckDB connection, registers the upstream Parquet shards as views, runs its queries
-into temporary tables, and streams each result table into the output shards, routed by
+opens one DuckDB connection (`engine.duck`), registers the upstream Parquet shards as views, runs
+its queries into temporary tables, and streams each result table into the output shards, routed by
 `shard_of(qid)`. The framework's reducers then sort and write every shard, so the bytes do not
 depend on `--workers` (DuckDB's own thread count changes the order rows come out, never the rows).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import duckdb
 import pyarrow as pa
 
+from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import BucketSink, MapTask, Params, ProgressFn, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas.kb import NEW, OLD
-from entbench.typesys.qids import sql_string
 
 #: The scan stage each snapshot's normalized tables come from.
 SNAPSHOT_STAGES: dict[str, str] = {OLD: "wikidata_old", NEW: "wikidata_new"}
@@ -38,41 +36,6 @@ NORMALIZED_VIEWS: dict[str, str] = {
 }
 #: Rows per Arrow batch fetched from DuckDB and routed to shards.
 FETCH_ROWS = 1 << 17
-#: DuckDB threads per connection: a few, so a 2-core CI box or a shared machine is not flooded.
-MAX_THREADS = 4
-
-
-def duckdb_threads() -> int:
-    """Threads for the one DuckDB connection of a kb task (at most MAX_THREADS, at most the cores)."""
-    return max(1, min(MAX_THREADS, os.cpu_count() or 1))
-
-
-@contextlib.contextmanager
-def connect(scratch: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB connection spilling to `scratch`, closed on exit."""
-    spill = scratch / "duckdb"
-    spill.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(
-        ":memory:",
-        config={
-            "threads": duckdb_threads(),
-            "temp_directory": str(spill),
-            # Output order is fixed by the framework's sort, so DuckDB may stream in any order.
-            "preserve_insertion_order": False,
-        },
-    )
-    try:
-        yield con
-    finally:
-        con.close()
-
-
-def parquet_view(con: duckdb.DuckDBPyConnection, name: str, files: Sequence[str]) -> None:
-    """Register `files` (Parquet shards of one table) as the view `name`."""
-    if not files:
-        raise RuntimeError(f"view {name}: no shard files")
-    file_list = "[" + ", ".join(sql_string(f) for f in files) + "]"
-    con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({file_list})")
 
 
 def register_snapshots(
@@ -133,8 +96,9 @@ class QueryStage(Stage):
         self.check_upstream(ctx)
         schemas = self.map_schemas(ctx.params)
         rows = 0
-        # Under `_scratch`, which the runner deletes when the stage completes.
-        with connect(ctx.scratch) as con:
+        # The one task of the stage: every worker's share of the machine; spills under `_scratch`,
+        # which the runner deletes when the stage completes. Rows are sorted by the framework.
+        with stage_connection(ctx, tasks=1, ordered=False) as con:
             relations, stats = self.run_queries(con, ctx)
             for table, relation in sorted(relations.items()):
                 schema = schemas[table]

@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 
 import duckdb
 
-from entbench.builders.kb.stages.query import QueryStage, count, parquet_view, register_snapshots
+from entbench.builders.kb.stages.query import QueryStage, count, register_snapshots
+from entbench.engine.duck import parquet_view
 from entbench.engine.stage import Output, Params, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import kb as schema

@@ -17,10 +17,10 @@ from entbench.builders.kb.stages.query import (
     QueryStage,
     count,
     count_by,
-    parquet_view,
     register_snapshots,
     upstream_params,
 )
+from entbench.engine.duck import parquet_view
 from entbench.engine.stage import Output, Params, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError

@@ -31,6 +31,7 @@ import duckdb
 import pyarrow as pa
 
 from entbench.builders.wikipedia.stages.scan import SITEINFO_FILE
+from entbench.engine.duck import stage_connection
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -65,25 +66,9 @@ class TitleQidParams(Params):
             raise ValueError("num_shards must be >= 1")
 
 
-def sql_list(paths: Sequence[str]) -> str:
-    """A DuckDB list literal of file paths."""
-    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
-
-
 def read_siteinfo(directory: str) -> SiteInfo:
     """The `siteinfo.json` the Wikipedia scan wrote next to its shards."""
     return SiteInfo.from_json(json.loads((Path(directory) / SITEINFO_FILE).read_text(encoding="utf-8")))
-
-
-def connect(ctx: StageContext) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection spilling into the stage's scratch directory."""
-    scratch = ctx.scratch / "duckdb"
-    scratch.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(":memory:")
-    con.execute(f"SET temp_directory = '{scratch.as_posix()}'")
-    con.execute("SET preserve_insertion_order = false")
-    con.execute(f"SET threads = {max(1, ctx.options.workers)}")
-    return con
 
 
 class TitleQid(Stage):
@@ -123,7 +108,8 @@ class TitleQid(Stage):
             raise UserError(f"{ctx.stage}: the dump names no dbname; pass --param {ctx.stage}.site=zhwiki")
         table = site_info.namespace_table()
         prefixes = sorted({name for ns, name in table.display.items() if ns != 0})
-        con = connect(ctx)
+        # One global query: it gets every worker's share of the machine.
+        con = stage_connection(ctx, tasks=1, ordered=False)
         stats = Stats()
         try:
             _load(con, ctx, self.wikipedia, self.wikidata, site)
@@ -165,22 +151,24 @@ def _load(
     wp, wd = ctx.inputs[wikipedia], ctx.inputs[wikidata]
     con.execute(
         "CREATE TEMP TABLE pages AS SELECT page_id, title, is_redirect, redirect_target, is_disambiguation "
-        f"FROM read_parquet({sql_list(wp.files('pages'))})"
+        "FROM read_parquet($files)",
+        {"files": wp.files("pages")},
     )
     con.execute(
         "CREATE TEMP TABLE link_counts AS SELECT target_normalized AS title, count(*) AS n "
-        f"FROM read_parquet({sql_list(wp.files('links'))}) GROUP BY 1"
+        "FROM read_parquet($files) GROUP BY 1",
+        {"files": wp.files("links")},
     )
     # A consistent dump has one item per (site, title); if not, the lowest QID number wins.
     con.execute(
         "CREATE TEMP TABLE sitelinks AS SELECT title, arg_min(id, TRY_CAST(substr(id, 2) AS BIGINT)) AS qid "
-        f"FROM read_parquet({sql_list(wd.files('sitelinks'))}) WHERE site = ? GROUP BY title",
-        [site],
+        "FROM read_parquet($files) WHERE site = $site GROUP BY title",
+        {"files": wd.files("sitelinks"), "site": site},
     )
     con.execute(
         "CREATE TEMP TABLE disambiguation_items AS SELECT DISTINCT subject AS qid "
-        f"FROM read_parquet({sql_list(wd.files('truthy_claims'))}) "
-        f"WHERE property = 'P31' AND item = '{DISAMBIGUATION_CLASS}'"
+        "FROM read_parquet($files) WHERE property = 'P31' AND item = $disambiguation",
+        {"files": wd.files("truthy_claims"), "disambiguation": DISAMBIGUATION_CLASS},
     )
 
 

@@ -36,6 +36,7 @@ from entbench.builders.wikireading.entropy import (
     property_row,
 )
 from entbench.builders.wikireading.splits import SPLITS
+from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
@@ -82,7 +83,7 @@ class WikiReadingStats(Stage):
         params = cast(StatsParams, ctx.params)
         files = {name: ctx.inputs["wikireading"].files(name) for name in SPLITS}
         stats = Stats()
-        con = duckdb.connect(config={"threads": 1})
+        con = stage_connection(ctx, tasks=ctx.num_shards)
         try:
             _create_view(con, files)
             aggregates = _aggregates(con, params.entropy_splits, stats)
@@ -117,15 +118,13 @@ def _share(stats: Mapping[str, int], part: str, whole: str) -> float:
     return stats.get(part, 0) / stats[whole] if stats.get(whole) else 0.0
 
 
-def _sql_list(paths: Sequence[str]) -> str:
-    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
-
-
 def _create_view(con: duckdb.DuckDBPyConnection, files: Mapping[str, Sequence[str]]) -> None:
+    for name, paths in files.items():
+        parquet_view(con, f"split_{name}", paths)
     parts = [
         f"SELECT '{name}' AS split, key, document_id, property, property_label, question, answers, document "
-        f"FROM read_parquet({_sql_list(paths)})"
-        for name, paths in files.items()
+        f"FROM split_{name}"
+        for name in files
     ]
     con.execute("CREATE VIEW inst AS " + " UNION ALL ".join(parts))
 

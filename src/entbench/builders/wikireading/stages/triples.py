@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.wikireading.answers import PartialPolicy, consolidate
 from entbench.builders.wikireading.values import DEFAULT_DATATYPES, CoarseTime, RenderOptions
+from entbench.engine.duck import stage_connection
 from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import (
     BucketSink,
@@ -137,7 +137,7 @@ class WikiReadingTriples(Stage):
             )
             if t == "item"
         }
-        labels, datatypes = _lookup_labels(upstream.files("entities"), claims, params.language)
+        labels, datatypes = _lookup_labels(ctx, upstream.files("entities"), claims, params.language)
         rows = _consolidate_shard(claims, items, titles, labels, datatypes, params, stats)
         table = pa.Table.from_pylist(rows, schema=schema.TRIPLES)
         sink.emit_by_key("triples", table, "qid", ctx.num_shards)
@@ -146,7 +146,7 @@ class WikiReadingTriples(Stage):
 
 
 def _lookup_labels(
-    entity_files: list[str], claims: pa.Table, language: str
+    ctx: StageContext, entity_files: list[str], claims: pa.Table, language: str
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Labels of every property, item value and unit the claims mention, and property datatypes."""
     column = f"label_{column_suffix(language)}"
@@ -164,7 +164,7 @@ def _lookup_labels(
         ).combine_chunks()
     )
     ids = pa.table({"id": wanted})
-    con = duckdb.connect(config={"threads": 1})
+    con = stage_connection(ctx, tasks=len(ctx.inputs["wikidata"].files("truthy_claims")))  # one per map task
     try:
         con.register("wanted", ids)
         result = con.sql(
