@@ -106,6 +106,24 @@ def test_params_conversion_and_presets() -> None:
         make_params(ToyParams, "toy", {"preset": "huge"})
 
 
+def test_params_errors_name_the_parameter_and_the_value() -> None:
+    """One line per mistake, whether the value came from `--param` (a string) or from TOML."""
+    cases = {
+        "size": ("x", "toy.size: expected an integer, got 'x'"),
+        "flag": ("maybe", "toy.flag: expected true/false, got 'maybe'"),
+        "ratio": ("lots", "toy.ratio: expected a number, got 'lots'"),
+        "words": (5, "toy.words: expected a list, got 5"),
+    }
+    for key, (value, message) in cases.items():
+        with pytest.raises(UserError) as caught:
+            make_params(ToyParams, "toy", {key: value})
+        assert str(caught.value) == message
+    with pytest.raises(UserError, match=r"^toy\.size: expected an integer, got 2\.5$"):
+        make_params(ToyParams, "toy", {"size": 2.5})  # TOML `size = 2.5` is not silently 2
+    assert make_params(ToyParams, "toy", {"size": 2.0}) == ToyParams(size=2)
+    assert make_params(ToyParams, "toy", {"note": 7}) == ToyParams(note="7")
+
+
 def test_config_file_overrides_and_errors(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('[sources]\nwikidata = "dumps/a.json"\n[params.wikidata]\nnum_shards = 2\n')

@@ -16,6 +16,7 @@ file. With no `--config`, the bundled fixture config is used.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 import types
 import typing
@@ -23,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from entbench.engine.stage import Params
 from entbench.errors import UserError
@@ -106,10 +109,13 @@ def load_config(
 def make_params(params_type: type[Params], stage: str, raw: Mapping[str, Any]) -> Params:
     """Build a stage's parameters from raw values (TOML-typed or CLI strings), checking names and types.
 
+    `msgspec.convert` (lax mode: "5" is an int, "0.1" a float, "true"/"1" a bool) does the
+    conversion and runs the dataclass's checks; before it, `_cli_forms` turns the spellings a
+    `--param` string has for what TOML writes natively (lists as `a,b,c`; `none`; `yes`/`off`).
     A class attribute `PRESETS: dict[str, dict]` on the params type lets `preset=NAME` set several
     fields at once; explicitly given fields win over the preset.
     """
-    fields = {f.name: f for f in dataclasses.fields(params_type)}
+    fields = {f.name for f in dataclasses.fields(params_type)}
     hints = typing.get_type_hints(params_type)
     values = dict(raw)
     presets: Mapping[str, Mapping[str, Any]] = getattr(params_type, "PRESETS", {})
@@ -120,58 +126,66 @@ def make_params(params_type: type[Params], stage: str, raw: Mapping[str, Any]) -
         values = {**presets[preset], **values}
         if "preset" not in fields:
             del values["preset"]  # its effect is in the fields it set, which the fingerprint sees
-    converted: dict[str, Any] = {}
-    for key, value in values.items():
+    for key in values:
         if key not in fields:
             known = ", ".join(sorted(fields)) or "(none)"
             raise UserError(f"unknown parameter {stage}.{key}; {stage} takes: {known}")
-        converted[key] = _convert(value, hints[key], f"{stage}.{key}")
+    prepared = {key: _cli_forms(value, hints[key]) for key, value in values.items()}
     try:
-        return params_type(**converted)
-    except (TypeError, ValueError) as exc:
-        raise UserError(f"invalid parameters for {stage}: {exc}") from exc
+        return msgspec.convert(prepared, params_type, strict=False)
+    except msgspec.ValidationError as exc:
+        raise UserError(_explain(exc, stage, prepared, hints)) from None
 
 
-def _convert(value: Any, hint: Any, name: str) -> Any:
-    origin = typing.get_origin(hint)
+#: Words a `--param` value may use for a boolean besides msgspec's own (true/false/1/0).
+_BOOL_WORDS = {"yes": True, "on": True, "no": False, "off": False}
+#: Strings that mean "no value" for an optional parameter.
+_NONE_WORDS = ("", "none", "null")
+#: How a type is named in an error message.
+_EXPECTED = {bool: "true/false", int: "an integer", float: "a number", str: "a string"}
+_AT = re.compile(r" - at `\$\.(?P<field>\w+)(?:\[(?P<index>\d+)\])?`$")
+
+
+def _optional(hint: Any) -> tuple[Any, bool]:
+    """The type behind `T | None`, and whether None is allowed."""
     args = typing.get_args(hint)
-    if origin in (types.UnionType, typing.Union):
-        means_none = value is None or (isinstance(value, str) and value.lower() in ("", "none", "null"))
-        if means_none and type(None) in args:
+    if typing.get_origin(hint) in (types.UnionType, typing.Union) and type(None) in args:
+        return next(a for a in args if a is not type(None)), True
+    return hint, False
+
+
+def _cli_forms(value: Any, hint: Any) -> Any:
+    """A `--param` string spelled as the value msgspec converts (lists, None, bool words); a
+    number for a string parameter as its text (TOML `site = 5`). Anything else is left to msgspec."""
+    inner, optional = _optional(hint)
+    if isinstance(value, str):
+        if optional and value.lower() in _NONE_WORDS:
             return None
-        non_none = [a for a in args if a is not type(None)]
-        return _convert(value, non_none[0], name)
-    if origin is tuple:
-        item_type = args[0] if args else str
-        if isinstance(value, str):
-            items: list[Any] = [v.strip() for v in value.split(",") if v.strip()] if value.strip() else []
-        elif isinstance(value, list | tuple):
-            items = list(value)
-        else:
-            raise UserError(f"{name}: expected a list, got {value!r}")
-        return tuple(_convert(v, item_type, name) for v in items)
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
-            return True
-        if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
-            return False
-        raise UserError(f"{name}: expected true/false, got {value!r}")
-    if hint is int:
-        if isinstance(value, bool):
-            raise UserError(f"{name}: expected an integer, got {value!r}")
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise UserError(f"{name}: expected an integer, got {value!r}") from None
-    if hint is float:
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise UserError(f"{name}: expected a number, got {value!r}") from None
-    if hint is str:
-        if not isinstance(value, str | int | float):
-            raise UserError(f"{name}: expected a string, got {value!r}")
+        if typing.get_origin(inner) is tuple:
+            return [item.strip() for item in value.split(",") if item.strip()]
+        if inner is bool and value.lower() in _BOOL_WORDS:
+            return _BOOL_WORDS[value.lower()]
+    elif inner is str and isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise TypeError(f"unsupported parameter type {hint!r} for {name}")
+    elif typing.get_origin(inner) is tuple and isinstance(value, list | tuple):
+        item_type = (typing.get_args(inner) or (str,))[0]
+        return [_cli_forms(item, item_type) for item in value]
+    return value
+
+
+def _explain(
+    exc: msgspec.ValidationError, stage: str, values: Mapping[str, Any], hints: Mapping[str, Any]
+) -> str:
+    """The user-facing line for a conversion error: `STAGE.KEY: expected …, got VALUE`, or the
+    dataclass's own check (`invalid parameters for STAGE: …`)."""
+    at = _AT.search(str(exc))
+    if at is None:
+        return f"invalid parameters for {stage}: {exc}"
+    field, index = at["field"], at["index"]
+    hint, _ = _optional(hints[field])
+    value = values[field]
+    if index is not None:
+        hint, value = (typing.get_args(hint) or (str,))[0], value[int(index)]
+        hint, _ = _optional(hint)
+    expected = "a list" if typing.get_origin(hint) is tuple else _EXPECTED.get(hint, str(hint))
+    return f"{stage}.{field}: expected {expected}, got {value!r}"
