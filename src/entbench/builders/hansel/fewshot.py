@@ -15,8 +15,9 @@ Sampling (appendix A, "Mention sampling"): "We sample each corpus by two equal c
 sets of mention phrases, then randomly select one example per phrase. The criteria are namely
 (1) uniformly sample, and (2) sample only ambiguous mentions with at least two candidates in the
 alias table." Half of `size` phrases are drawn uniformly from every phrase that passed the rules,
-the other half from the phrases with at least `ambiguous_candidates` (2) alias-table candidates
-not drawn already; each drawn phrase gets one of its occurrences, drawn uniformly. One seeded
+the other half from the phrases with at least `ambiguous_candidates` (`AMBIGUOUS_CANDIDATES`, 2)
+alias-table candidates not drawn already; each drawn phrase gets one of its occurrences, drawn
+uniformly. One seeded
 `random.Random` makes every draw, over sorted inputs. With the default rule 3, every kept phrase
 already has two E_known candidates, so both halves draw from the same set; the criteria differ
 when `min_known_candidates` is lowered to 1 (appendix A's own wording).
@@ -45,11 +46,16 @@ class Phrase:
 
 @dataclass(frozen=True)
 class Rules:
-    """The thresholds of the few-shot rules (appendix A defaults)."""
+    """The thresholds of the few-shot rules, with appendix A's values as defaults (the stage's
+    parameters take their defaults from here)."""
 
     min_chars: int = 2
     max_p_unlinked: float = 0.98
     min_known_candidates: int = 2
+
+
+#: The sampling's second criterion: phrases with at least this many alias-table candidates.
+AMBIGUOUS_CANDIDATES = 2
 
 
 def drop_reason(phrase: Phrase, rules: Rules) -> str | None:

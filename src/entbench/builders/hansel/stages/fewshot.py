@@ -28,7 +28,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
-from entbench.builders.hansel.fewshot import AMBIGUOUS, UNIFORM, Phrase, Rules, drop_reason, sample_phrases
+from entbench.builders.hansel.fewshot import (
+    AMBIGUOUS,
+    AMBIGUOUS_CANDIDATES,
+    UNIFORM,
+    Phrase,
+    Rules,
+    drop_reason,
+    sample_phrases,
+)
 from entbench.builders.hansel.splits import record_id
 from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
@@ -43,10 +51,10 @@ class HanselFewshotParams(Params):
 
     size: int = 5000
     seed: int = 0
-    min_chars: int = 2
-    max_p_unlinked: float = 0.98
-    min_known_candidates: int = 2
-    ambiguous_candidates: int = 2
+    min_chars: int = Rules.min_chars
+    max_p_unlinked: float = Rules.max_p_unlinked
+    min_known_candidates: int = Rules.min_known_candidates
+    ambiguous_candidates: int = AMBIGUOUS_CANDIDATES
     max_candidates: int = 10
     context: str = "paragraph"
     window: int = 100
