@@ -1,22 +1,40 @@
-"""Exact multi-pattern matching of alias keys over page text, for P(unlinked|m) (Hansel appendix A).
+"""Exact matching of alias-table keys over text (Hansel appendix A; spec §4, §5): one automaton,
+the two overlap rules, and which stage uses which.
 
 "We apply the alias table to perform exact matching … we favor long mentions over short ones if
 multiple mentions overlap … do not use any tokenization mechanism … also compute P(unlinked|m),
 i.e. the prior of a given phrase that do not have a hyperlink in Wikipedia." (Hansel, appendix A)
 
-A page's text is cut at its link boundaries into segments, each either a link anchor (linked) or
-text between links (unlinked); keys are matched inside segments only, leftmost-longest and
-non-overlapping (pyahocorasick `iter_long`), so an occurrence is linked iff it lies in an anchor.
-Pure functions: the caller reads pages and writes counts.
+Every key is found by one Aho-Corasick automaton (`build_automaton`: pyahocorasick, no
+tokenisation) over text normalised the way the keys were (`filters.mentions.MentionNormalizer`),
+and overlapping occurrences are resolved in favour of the longer one. The two rules differ when a
+longer key starts later: with keys "AB" and "BCD" over "ABCD",
+
+* leftmost-longest (`match`, pyahocorasick's `iter_long`) keeps "AB": scanning left to right,
+  the longest key at the leftmost start wins. `mention_stats` counts P(unlinked|m) with it over
+  every article of Wikipedia: one C call per link segment, and the text is cut at link
+  boundaries first (`segments`, `matching_text`), so an occurrence is linked iff it lies in an
+  anchor.
+* longest-first (`find_occurrences`, `longest_first`) keeps "BCD": the longest occurrence
+  anywhere wins, ties to the leftmost, as the paper puts it. `hansel_corpus` finds the few-shot
+  candidates with it, where each kept occurrence is shown to annotators and its raw-text offsets
+  matter (`normalize_with_offsets` maps every normalised character back); a corpus is small
+  enough for the Python pass. (Per-character NFKC/NFKD equals whole-string normalisation except
+  for combining sequences, which keys built from titles and anchors practically never contain.)
+
+Which matches then become few-shot candidates is decided by `builders.hansel.fewshot`. Pure
+functions: callers read the text and write the counts or rows.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
+from typing import Literal, NamedTuple
 
 import ahocorasick
 
-from entbench.filters.mentions import MentionNormalizer
+from entbench.filters.mentions import MentionNormalizer, t2s, t2s_chars
 
 Segment = tuple[int, int, bool]  # (start, end, linked) in the text the automaton runs over
 
@@ -31,6 +49,7 @@ def build_automaton(mentions: Iterable[str]) -> ahocorasick.Automaton:
     return automaton
 
 
+# --- leftmost-longest, inside link segments: P(unlinked|m) (`mention_stats`) -------------------
 def segments(length: int, spans: Sequence[tuple[int, int]]) -> list[Segment]:
     """Cut [0, length) at the (sorted, non-overlapping) link spans."""
     out: list[Segment] = []
@@ -80,3 +99,67 @@ def match(automaton: ahocorasick.Automaton, text: str, cut: Sequence[Segment]) -
             found = [value for _, value in automaton.iter_long(text, start, end)]
             (linked if is_link else unlinked).extend(found)
     return linked, unlinked
+
+
+# --- longest-first, with raw-text offsets: few-shot candidates (`hansel_corpus`) ---------------
+_MGENRE_DOTS = {ord("•"): "·", ord("．"): "·"}
+
+
+class Occurrence(NamedTuple):
+    """One match: raw-text offsets [start, end) and the index of the key."""
+
+    start: int
+    end: int
+    key: int
+
+
+def normalize_with_offsets(normalizer: MentionNormalizer, text: str) -> tuple[str, list[int]]:
+    """`text` normalised like alias keys, and for each of its characters the raw index it came from.
+
+    The last entry of the offsets list is `len(text)` (a sentinel for match ends).
+    """
+    if normalizer.chinese:
+        text = t2s(text) if normalizer.scheme == "hansel" else t2s_chars(text)
+    form: Literal["NFKC", "NFKD"] = "NFKC" if normalizer.scheme == "hansel" else "NFKD"
+    if normalizer.scheme == "mgenre":
+        text = text.translate(_MGENRE_DOTS)
+    if unicodedata.is_normalized(form, text):
+        # The common case: one character for one, only whitespace to unify.
+        flat = "".join(" " if ch.isspace() else ch for ch in text)
+        return flat, list(range(len(text) + 1))
+    pieces: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        piece = " " if ch.isspace() else unicodedata.normalize(form, ch)
+        pieces.append(piece)
+        origin.extend([i] * len(piece))
+    origin.append(len(text))
+    return "".join(pieces), origin
+
+
+def find_occurrences(
+    automaton: ahocorasick.Automaton, keys: Sequence[str], normalizer: MentionNormalizer, text: str
+) -> list[Occurrence]:
+    """Every kept match of a key in `text` (raw offsets), in text order."""
+    if not len(automaton) or not text:
+        return []
+    norm, origin = normalize_with_offsets(normalizer, text)
+    spans = [(end + 1 - len(keys[i]), end + 1, i) for end, i in automaton.iter(norm)]
+    out = []
+    for start, end, key in longest_first(spans):
+        raw_start, raw_end = origin[start], origin[end - 1] + 1
+        out.append(Occurrence(raw_start, raw_end, key))
+    return out
+
+
+def longest_first(spans: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Non-overlapping (start, end, key) spans, longest first, ties to the leftmost; in text order."""
+    if not spans:
+        return []
+    used = bytearray(max(end for _, end, _ in spans))
+    kept: list[tuple[int, int, int]] = []
+    for start, end, key in sorted(spans, key=lambda s: (s[0] - s[1], s[0], s[2])):
+        if not any(used[start:end]):
+            used[start:end] = b"\x01" * (end - start)
+            kept.append((start, end, key))
+    return sorted(kept)

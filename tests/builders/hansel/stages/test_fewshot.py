@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from entbench.builders.hansel.matching import normalize_with_offsets
+from entbench.builders.alias.matching import normalize_with_offsets
 from entbench.engine.manifest import load_manifest
 from entbench.errors import DataError
 from entbench.filters.mentions import MentionNormalizer, t2s

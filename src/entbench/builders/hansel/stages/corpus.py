@@ -7,7 +7,7 @@ TenSiteNews (appendix A): build once per corpus with `--source corpus=PATH`.
 `map_tasks` builds one automaton over every alias-table key (in the stage's scratch directory)
 and cuts the decompressed corpus into line-aligned blocks; each map task converts its texts to
 Simplified (`hansel.context.to_simplified`, offsets kept) and finds the keys in them
-(`hansel.matching`: normalised like the keys, no tokenisation, longest match on overlap).
+(`builders.alias.matching`: normalised like the keys, no tokenisation, longest match on overlap).
 
 Tables: `docs` (routed by `doc_id`) and `matches` (routed by `key`, so every occurrence of a phrase
 is in one shard). A line that is not such an object, or an id that repeats, is a `DataError`
@@ -26,9 +26,9 @@ from pathlib import Path
 import ahocorasick
 import pyarrow as pa
 
+from entbench.builders.alias.matching import build_automaton, find_occurrences
 from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.builders.hansel.context import to_simplified
-from entbench.builders.hansel.matching import build_automaton, find_occurrences
 from entbench.engine.duck import stage_connection
 from entbench.engine.stage import (
     BucketSink,

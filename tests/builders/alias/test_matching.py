@@ -6,7 +6,7 @@ import unicodedata
 
 import ahocorasick
 
-from entbench.builders.hansel.matching import (
+from entbench.builders.alias.matching import (
     build_automaton,
     find_occurrences,
     longest_first,
