@@ -17,13 +17,13 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from entbench.builders.enteval.tsv import FieldError, check_field
 from entbench.engine.build_out import locate_stage
+from entbench.engine.export import ExportResult
 from entbench.engine.manifest import load_manifest
 from entbench.errors import DataError
 
@@ -38,17 +38,6 @@ WIKIENT_COLUMNS = (
     "target_title",
     "description",
 )
-
-
-@dataclass
-class ExportResult:
-    """What an export wrote."""
-
-    out: Path
-    counts: dict[str, int] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)
-    #: Lines for the person reading the command's output (what a count means).
-    notes: list[str] = field(default_factory=list)
 
 
 def wikient_line(row: dict[str, object]) -> str:

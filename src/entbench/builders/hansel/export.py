@@ -12,7 +12,6 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import pyarrow.parquet as pq
 from entbench.builders.hansel.records import record_line
 from entbench.builders.hansel.splits import SPLITS
 from entbench.engine.build_out import locate_stage
+from entbench.engine.export import ExportResult
 from entbench.engine.stage import UpstreamOutput
 from entbench.errors import UserError
 from entbench.schemas.hansel import RECORD_KEYS
@@ -28,15 +28,6 @@ from entbench.schemas.hansel import RECORD_KEYS
 FORMATS = ("jsonl",)
 TARGET = "hansel-train"
 STAGE = "hansel"
-
-
-@dataclass
-class ExportResult:
-    """What an export wrote: records per split and the files."""
-
-    out: Path
-    counts: dict[str, int] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)
 
 
 def iter_records(splits: UpstreamOutput, split: str) -> Iterator[dict[str, Any]]:

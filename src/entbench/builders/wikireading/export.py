@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -37,6 +36,7 @@ from entbench.builders.wikireading.release import (
 )
 from entbench.builders.wikireading.splits import SPLITS
 from entbench.engine.build_out import locate_stage
+from entbench.engine.export import ExportResult
 from entbench.engine.stage import UpstreamOutput
 from entbench.errors import UserError
 
@@ -44,15 +44,6 @@ FORMATS = ("wikireading-json", "recycled")
 RELEASE_FILES = {"train": "train.json", "valid": "validation.json", "test": "test.json"}
 TARGET = "wikireading"
 STAGE = "wikireading"
-
-
-@dataclass
-class ExportResult:
-    """What an export wrote: records (or lines) per split, and the files."""
-
-    out: Path
-    counts: dict[str, int] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)
 
 
 def iter_rows(splits: UpstreamOutput, split: str, columns: list[str]) -> Iterator[dict[str, Any]]:
