@@ -1,11 +1,11 @@
-"""Word tokens and sentences with spaCy's blank English pipeline and rule-based sentencizer.
+"""Word tokens and sentences with spaCy's blank English pipeline and rule-based sentencizer
+(`readers.tokenizer`).
 
-No statistical model is downloaded: `spacy.blank("en")` is the tokenizer alone, and the
-`sentencizer` splits after `.`, `!`, `?` and similar tokens. The EntEval loaders split every text
-field on whitespace (`str.split()`), so a token must never contain whitespace: spaCy's whitespace
-tokens are dropped, and a token holding a character Python counts as whitespace (spaCy does not
-split on all of them) is cut there. Then `" ".join(words).split() == words` always holds, which is
-what makes token offsets written next to a sentence mean the same thing to the loaders.
+The EntEval loaders split every text field on whitespace (`str.split()`), so a token must never
+contain whitespace: spaCy's whitespace tokens are dropped, and a token holding a character Python
+counts as whitespace (spaCy does not split on all of them) is cut there. Then
+`" ".join(words).split() == words` always holds, which is what makes token offsets written next to
+a sentence mean the same thing to the loaders.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from entbench.readers.tokenizer import english_pipeline
 
 _NON_SPACE = re.compile(r"\S+")  # \s is exactly str.isspace(), the set str.split() cuts on
 _SHARED: Tokenizer | None = None
@@ -43,13 +45,10 @@ def safe_words(words: Iterable[str]) -> list[str]:
 
 
 class Tokenizer:
-    """spaCy's blank English tokenizer plus the sentencizer, loaded once per instance."""
+    """Tokens and sentences with the shared English pipeline (`readers.tokenizer`)."""
 
     def __init__(self) -> None:
-        import spacy  # imported here: loading spaCy takes a second and most commands never need it
-
-        self._nlp: Any = spacy.blank("en")
-        self._nlp.add_pipe("sentencizer")
+        self._nlp: Any = english_pipeline()
 
     @classmethod
     def shared(cls) -> Tokenizer:

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from entbench.readers.tokenizer import english_pipeline
+
 #: Exactly the release's keys (README "Features", plus `key`).
 RELEASE_FIELDS: tuple[str, ...] = (
     "answer_breaks",
@@ -81,13 +83,10 @@ class TokenizedDocument:
 
 
 class Tokenizer:
-    """spaCy's blank English pipeline plus the rule-based sentencizer (no model is downloaded)."""
+    """Words and break levels with the shared English pipeline (`readers.tokenizer`)."""
 
     def __init__(self) -> None:
-        import spacy  # imported here: loading spaCy takes a second and most commands never need it
-
-        self._nlp = spacy.blank("en")
-        self._nlp.add_pipe("sentencizer")
+        self._nlp = english_pipeline()
 
     def words(self, text: str) -> list[str]:
         """The words of a short string (question or answer value)."""
