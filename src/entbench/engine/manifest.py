@@ -134,4 +134,6 @@ def upstream_from_manifest(directory: Path, raw: bytes | None = None) -> Upstrea
         fingerprint=manifest["fingerprint"],
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
         tables=tables,
+        params=manifest["params"],
+        stats=manifest["stats"],
     )

@@ -88,6 +88,10 @@ class UpstreamOutput:
     fingerprint: str
     manifest_sha256: str
     tables: Mapping[str, tuple[str, ...]]  # table -> shard files (absolute paths), in shard order
+    #: The parameters it was built with and its stats, from its manifest: how a downstream stage
+    #: reads what an upstream stage kept or counted.
+    params: Mapping[str, Any] = field(default_factory=dict)
+    stats: Mapping[str, Any] = field(default_factory=dict)
 
     def files(self, table: str) -> list[str]:
         """All shard files of `table`, in shard order."""

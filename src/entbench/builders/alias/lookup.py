@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.engine.build_out import local_build
+from entbench.engine.manifest import upstream_from_manifest
 from entbench.engine.shards import shard_of
 from entbench.errors import DataError, UserError
 from entbench.filters.mentions import MentionNormalizer
@@ -72,13 +73,9 @@ def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTable
     alias_dir, stats_dir = root / stages[alias[0]], root / stages[stats[0]]
     norm = json.loads((alias_dir / NORMALIZATION_FILE).read_text(encoding="utf-8"))
     normalizer = MentionNormalizer(str(norm["scheme"]), chinese=bool(norm["chinese"]))
-    return AliasTables(_shards(alias_dir, "alias_table"), _shards(stats_dir, "mention_stats"), normalizer)
-
-
-def _shards(directory: Path, table: str) -> tuple[str, ...]:
-    manifest = json.loads((directory / "_MANIFEST.json").read_text(encoding="utf-8"))
-    shards = manifest["outputs"][table]["shards"]
-    return tuple(str(directory / s["file"]) for s in shards)
+    alias_files = upstream_from_manifest(alias_dir).files("alias_table")
+    stats_files = upstream_from_manifest(stats_dir).files("mention_stats")
+    return AliasTables(tuple(alias_files), tuple(stats_files), normalizer)
 
 
 def _rows(

@@ -18,13 +18,11 @@ task; map tasks take one shard of the Wikipedia scan each and route partial coun
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import ahocorasick
 import numpy as np
@@ -69,13 +67,6 @@ class MentionStatsParams(Params):
     def __post_init__(self) -> None:
         if self.num_shards < 1:
             raise ValueError("num_shards must be >= 1")
-
-
-def alias_params(directory: str) -> dict[str, Any]:
-    """The parameters an alias table was built with (its manifest)."""
-    manifest = json.loads((Path(directory) / "_MANIFEST.json").read_text(encoding="utf-8"))
-    params: dict[str, Any] = manifest["params"]
-    return params
 
 
 class _Counter:
@@ -176,7 +167,7 @@ class MentionStats(Stage):
         mentions = pa.ipc.open_file(pa.memory_map(str(scratch / MENTIONS_FILE))).read_all().column(0)
         mentions = mentions.combine_chunks()
         language = read_siteinfo(wikipedia.directory).language
-        normalizer = normalizer_for(alias_params(ctx.inputs[self.alias_table].directory), language)
+        normalizer = normalizer_for(ctx.inputs[self.alias_table].params, language)
         links = pq.read_table(wikipedia.files("links")[part], columns=["page_id", "start", "end"])
         link_pages = links.column("page_id").to_numpy()
         link_starts = links.column("start").to_numpy()

@@ -17,7 +17,6 @@ that directory.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +61,7 @@ class EntEvalTasks(Stage):
         rows = []
         for task in self.tasks:
             upstream = ctx.inputs[task.stage_name]
-            skipped = SKIPPED in _manifest_stats(upstream.directory)
+            skipped = SKIPPED in upstream.stats
             lines = 0 if skipped else pq.read_metadata(upstream.files("lines")[0]).num_rows
             rows.append(
                 {
@@ -83,7 +82,7 @@ class EntEvalTasks(Stage):
         written: list[str] = []
         for task in self.tasks:
             upstream = ctx.inputs[task.stage_name]
-            if SKIPPED in _manifest_stats(upstream.directory):
+            if SKIPPED in upstream.stats:
                 continue
             table = pq.read_table(upstream.files("lines")[0])
             by_file: dict[str, list[str]] = {name: [] for name in task.files}
@@ -97,10 +96,3 @@ class EntEvalTasks(Stage):
                 atomic_write_text(directory / relative, "".join(line + "\n" for line in lines))
                 written.append(relative)
         return {"files": written}
-
-
-def _manifest_stats(directory: str) -> dict[str, Any]:
-    stats: dict[str, Any] = json.loads((Path(directory) / "_MANIFEST.json").read_text(encoding="utf-8"))[
-        "stats"
-    ]
-    return stats

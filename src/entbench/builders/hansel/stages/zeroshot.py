@@ -16,15 +16,15 @@ balanced half's target per type) and `pool_short` (how many fewer than `size` E_
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from entbench.builders.hansel.zeroshot import sample_pool
 from entbench.engine.duck import stage_connection
-from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import hansel as schema
@@ -46,9 +46,9 @@ class HanselZeroshotParams(Params):
             raise ValueError("size must be >= 0")
 
 
-def coarse_labels(directory: str) -> tuple[str, ...]:
-    """The labels a `coarse_types` build can assign: its precedence labels, then its fallback."""
-    params = load_manifest(Path(directory))["params"]
+def coarse_labels(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The labels a `coarse_types` build with `params` can assign: its precedence labels, then its
+    fallback."""
     other = str(params.get("other", OTHER))
     return (*(root.label for root in parse_precedence(params["precedence"], other)), other)
 
@@ -89,7 +89,7 @@ class HanselZeroshot(Stage):
         """Draw the pool and look up what annotators see."""
         params = ctx.params
         assert isinstance(params, HanselZeroshotParams)
-        labels = coarse_labels(ctx.inputs[self.types].directory)
+        labels = coarse_labels(ctx.inputs[self.types].params)
         kb_files = ctx.inputs[self.kb].files("kb_entities")
         kb_columns = pq.read_schema(kb_files[0]).names
         suffix = column_suffix(params.language)

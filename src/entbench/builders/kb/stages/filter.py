@@ -21,7 +21,6 @@ from entbench.builders.kb.stages.query import (
     count_by,
     kb_params_check,
     register_snapshots,
-    upstream_params,
 )
 from entbench.engine.stage import Output, Params, StageContext
 from entbench.engine.stats import Stats
@@ -87,7 +86,7 @@ class InternalFilter(QueryStage):
         snapshots = [schema.NEW] if params.site_from == "new" else list(SNAPSHOT_STAGES)
         for snapshot in snapshots:
             stage = SNAPSHOT_STAGES[snapshot]
-            sites = upstream_params(ctx, stage).get("sites", [])
+            sites = ctx.inputs[stage].params.get("sites", [])
             if "*" in sites or (not internal.site_is_glob(params.site) and params.site in sites):
                 continue
             glob = internal.site_is_glob(params.site)

@@ -11,14 +11,12 @@ depend on `--workers` (DuckDB's own thread count changes the order rows come out
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import duckdb
 import pyarrow as pa
 
 from entbench.engine.duck import parquet_view, stage_connection
-from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import BucketSink, MapTask, Params, ProgressFn, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
@@ -46,12 +44,6 @@ def register_snapshots(
         upstream = ctx.inputs[stage]
         for short in tables:
             parquet_view(con, f"{snapshot}_{short}", upstream.files(NORMALIZED_VIEWS[short]))
-
-
-def upstream_params(ctx: StageContext, stage: str) -> dict[str, Any]:
-    """The parameters an upstream stage was built with (from its manifest)."""
-    params: dict[str, Any] = load_manifest(Path(ctx.inputs[stage].directory))["params"]
-    return params
 
 
 def count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
@@ -128,7 +120,7 @@ def kb_params_check(params: Params, fields: Mapping[str, Sequence[str]]) -> None
 def require_languages(ctx: StageContext, languages: Sequence[str]) -> None:
     """UserError unless both scans kept labels in every one of `languages`."""
     for stage in SNAPSHOT_STAGES.values():
-        kept = upstream_params(ctx, stage).get("languages", [])
+        kept = ctx.inputs[stage].params.get("languages", [])
         missing = [lang for lang in languages if lang not in kept]
         if missing:
             raise UserError(

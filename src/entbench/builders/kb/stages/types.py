@@ -18,7 +18,6 @@ from entbench.builders.kb.stages.query import (
     count,
     count_by,
     register_snapshots,
-    upstream_params,
 )
 from entbench.engine.duck import parquet_view
 from entbench.engine.stage import Output, Params, StageContext
@@ -122,7 +121,7 @@ class CoarseTypes(QueryStage):
     def check_upstream(self, ctx: StageContext) -> None:
         """Every root of the precedence must have been closed by `type_closure`."""
         assert isinstance(ctx.params, CoarseTypesParams)
-        closed = upstream_params(ctx, "type_closure")["roots"]
+        closed = ctx.inputs["type_closure"].params["roots"]
         missing = [r.qid for r in parse_precedence(ctx.params.precedence) if r.qid not in closed]
         if missing:
             raise UserError(

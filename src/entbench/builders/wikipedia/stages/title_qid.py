@@ -22,10 +22,9 @@ batches, to the shards by `title`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -132,17 +131,11 @@ class TitleQid(Stage):
                 progress(0, batch.num_rows)
         finally:
             con.close()
-        scan_stats = _manifest_stats(wikipedia.directory)
+        scan_stats = wikipedia.stats
         stats.add("links_unresolved_special_namespace", int(scan_stats.get("links_namespace", 0)))
         stats.add("site_" + site, 1)
         progress(1, 0)
         return stats
-
-
-def _manifest_stats(directory: str) -> Mapping[str, Any]:
-    manifest = json.loads((Path(directory) / "_MANIFEST.json").read_text(encoding="utf-8"))
-    stats: Mapping[str, Any] = manifest.get("stats", {})
-    return stats
 
 
 def _load(

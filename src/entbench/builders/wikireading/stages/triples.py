@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 import pyarrow as pa
@@ -27,7 +26,6 @@ import pyarrow.parquet as pq
 from entbench.builders.wikireading.answers import PartialPolicy, consolidate
 from entbench.builders.wikireading.values import DEFAULT_DATATYPES, CoarseTime, RenderOptions
 from entbench.engine.duck import stage_connection
-from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -98,7 +96,7 @@ class WikiReadingTriples(Stage):
         """One task per Wikidata shard (after checking the scan kept the site and language)."""
         params = cast(TriplesParams, ctx.params)
         upstream = ctx.inputs["wikidata"]
-        scan_params = load_manifest(Path(upstream.directory))["params"]
+        scan_params = upstream.params
         sites = scan_params.get("sites", [])
         if "*" not in sites and params.site not in sites:
             raise UserError(
