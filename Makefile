@@ -31,6 +31,7 @@ test: install lint typecheck pytest fixtures-check
 lint: install
 	$(BIN)/ruff check src tests bench hatch_build.py
 	$(BIN)/ruff format --check src tests bench hatch_build.py
+	$(BIN)/lint-imports --no-logo
 
 typecheck: install
 	$(BIN)/mypy
