@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry the runner reads
-from entbench.engine.build_out import is_store_url, local_dir
+from entbench.engine.build_out import is_store_url, local_build, local_dir
 from entbench.engine.config import load_config
 from entbench.engine.runner import Builder
 from entbench.engine.shards import atomic_write_text
@@ -20,7 +20,7 @@ from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED
 
 if TYPE_CHECKING:
     from entbench.builders.edge_probing.filter_mem import FilterMemResult
-    from entbench.cards.model import Invocation
+    from entbench.cards.model import CardResult, Invocation
 
 
 def build_location(out: str | Path, work_dir: str | Path | None = None) -> tuple[Path, Store | None]:
@@ -128,6 +128,18 @@ def _write_card(
     builder.fetch_from_store(list(dirs.values()))
     if card_after_build(work, target, invocation, log=log) is not None:
         store.publish_tree(card_dir(work, target), rel)
+
+
+def card(target: str, build_out: str | Path) -> CardResult:
+    """`entbench card`: (re)write the dataset card of `target` from the build in `build_out` (a
+    directory, or the store URL it was published to, where the card is then published too)."""
+    from entbench.cards.writer import card_dir, write_card
+
+    root = local_build(build_out, target)
+    result = write_card(root, target)
+    if is_store_url(build_out):
+        Store(str(build_out)).publish_tree(card_dir(root, target), f"cards/{target}")
+    return result
 
 
 def filter_mem(

@@ -26,14 +26,9 @@ def card(target: str, build_out: str) -> None:
     `entbench build` writes the card itself; run this to regenerate it. Exits 1 if a plot or a
     section failed (the card is still written, with a note where it failed).
     """
-    from entbench.cards.writer import card_dir, write_card
-    from entbench.engine.build_out import is_store_url, local_build
-    from entbench.engine.store import Store
+    from entbench.api import card as write_card
 
-    root = local_build(build_out, target)
-    result = write_card(root, target)
-    if is_store_url(build_out):
-        Store(build_out).publish_tree(card_dir(root, target), f"cards/{target}")
+    result = write_card(target, build_out)
     click.echo(f"{target}: {result.readme}")
     for name in sorted(result.plots_written):
         click.echo(f"  plot {name}")
