@@ -1,6 +1,6 @@
 """`entbench build kb` on the real snapshot pair (fixtures/wikidata/entities-{old,new}.json.bz2).
 
-Expectations come from the tests' own stdlib-json reading of the dumps (`kb_support`), and from
+Expectations come from the tests' own stdlib-json reading of the dumps (`tests.builders.kb.support`), and from
 the hand-checked facts noted next to them.
 """
 

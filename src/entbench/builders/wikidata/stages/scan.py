@@ -3,7 +3,7 @@
 
 Map tasks are byte ranges (uncompressed input), ranges of the decompressed stream (`.gz` with a
 saved rapidgzip index, several workers) or line-aligned blocks of the decompressed stream (`.gz`,
-`.bz2`); each parses its lines with the native scanner (`wikidata_native`, C), hands the lines it
+`.bz2`); each parses its lines with the native scanner (`builders.wikidata.native`, C), hands the lines it
 does not take to the typed partial decoder (the reference path), and routes rows to shards.
 Reducers drop superseded duplicates of an id (a dump of revisions can hold several), keeping the
 highest `lastrevid` (then the later line). Every line ends up as rows, a redirect, or a reject
