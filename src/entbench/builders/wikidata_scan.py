@@ -201,23 +201,31 @@ class WikidataScan(Stage):
         # and a build resumed with another worker count must record the same stats.
         expansion = EXPANSION[fmt.compression]
         end = 0
+        # Each block is handed out once the next one (or the clean end) is read: the last block of a
+        # cut stream ends in a partial line, and the error must name the cut stream, not that line.
+        pending: MapTask | None = None
         try:
             try:
                 for offset, block, _position in blocks:
+                    if pending is not None:
+                        yield pending
                     share = min(src.size - consumed, len(block) // expansion)
                     consumed += share
                     end = offset + len(block)
-                    yield MapTask(f"b{index:08d}", {"offset": offset, "compressed_delta": share}, block)
+                    pending = MapTask(f"b{index:08d}", {"offset": offset, "compressed_delta": share}, block)
                     index += 1
+                if pending is not None:
+                    yield pending
                 yield MapTask(f"b{index:08d}", {"offset": end, "compressed_delta": src.size - consumed}, b"")
             except StreamTruncated as exc:
-                meta: dict[str, Any] = {
-                    "offset": exc.offset,
-                    "detail": exc.detail,
-                    "compressed_delta": src.size - consumed,
-                    "truncated": True,
-                }
-                yield MapTask(f"b{index:08d}", meta)
+                # A missing tail is not a bad line: `--max-bad-lines` counts malformed lines, and a
+                # dump cut short must never look like a smaller complete one.
+                raise DataError(
+                    f"compressed stream ends early ({exc.detail}): the dump is truncated or damaged; "
+                    "download it again",
+                    path=src.label,
+                    offset=exc.offset,
+                ) from exc
         finally:
             blocks.close()
 
@@ -243,18 +251,6 @@ class WikidataScan(Stage):
         src = ctx.sources[self.sources[0]]
         stats = Stats()
         rejects: list[dict[str, Any]] = []
-        if task.meta.get("truncated"):
-            rejects.append(
-                _reject(
-                    src.label, int(task.meta["offset"]), "truncated_stream", str(task.meta["detail"]), b""
-                )
-            )
-            stats.add("rejected_total")
-            stats.add("rejected_truncated_stream")
-            stats.add("input_progress_bytes", int(task.meta["compressed_delta"]))
-            progress(int(task.meta["compressed_delta"]), 0)
-            _write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
-            return stats
         if task.payload is not None:
             base, block = int(task.meta["offset"]), task.payload
             report_bytes = False
@@ -278,6 +274,13 @@ class WikidataScan(Stage):
             try:
                 decoded = decoder.decode(stripped)
             except LineRejected as exc:
+                if exc.reason in TRUNCATION_REASONS and _runs_to_the_end(offset - base, line, block):
+                    raise DataError(
+                        f"the dump ends in the middle of an entity ({exc.detail}): it is truncated; "
+                        "download it again",
+                        path=src.label,
+                        offset=offset,
+                    ) from None
                 rejects.append(_reject(src.label, offset, exc.reason, exc.detail, line))
                 stats.add("rejected_total")
                 stats.add(f"rejected_{exc.reason}")
@@ -446,6 +449,16 @@ def _pieces(block: bytes | bytearray, size: int) -> Iterator[tuple[int, int]]:
         end = n if cut < 0 else cut + 1
         yield start, end
         start = end
+
+
+#: Reasons a line that runs to the end of the stream without a newline is taken for a cut tail.
+TRUNCATION_REASONS = frozenset({"malformed_json", "invalid_utf8"})
+
+
+def _runs_to_the_end(start: int, line: bytes, block: bytes | bytearray) -> bool:
+    """Whether the line at `start` of `block` has no newline after it. Blocks and byte ranges end
+    after a newline except the stream's very last one, so such a line is the dump's last."""
+    return start + len(line) >= len(block) and not block.endswith(b"\n")
 
 
 def _reject(label: str, offset: int, reason: str, detail: str, line: bytes) -> dict[str, Any]:
