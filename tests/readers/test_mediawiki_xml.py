@@ -11,6 +11,7 @@ import pytest
 
 from entbench.errors import DataError
 from entbench.readers.mediawiki_xml import (
+    dump_tail_problem,
     iter_page_blocks,
     iter_pages,
     multistream_index_path,
@@ -94,12 +95,33 @@ def test_page_blocks_cover_every_page_once() -> None:
     header, start = split_header(data, "x")
     whole = [p.page_id for p in iter_pages(header, trim_to_pages(data[start:]), "x", start)]
     assert len(whole) == 84
-    blocks = list(iter_page_blocks(io.BytesIO(data), len(header), 100_000))
+    blocks = list(iter_page_blocks(io.BytesIO(data), len(header), 100_000, "x"))
     assert len(blocks) > 5
     pieced = [p.page_id for off, block in blocks for p in iter_pages(header, block, "x", off)]
     assert pieced == whole
     for offset, block in blocks:
         assert data[offset : offset + len(block)] == block
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.999])
+def test_a_stream_cut_short_is_an_error_after_its_whole_pages(keep: float) -> None:
+    data = xml_bytes(EN_2016)
+    header, _ = split_header(data, "x")
+    cut = data[: int(len(data) * keep)]
+    blocks: list[tuple[int, bytes]] = []
+    with pytest.raises(DataError, match=r"truncated dump\?") as info:
+        for block in iter_page_blocks(io.BytesIO(cut), len(header), 100_000, "x"):
+            blocks.append(block)
+    assert blocks and all(data[o : o + len(b)] == b for o, b in blocks)
+    assert "x at byte offset" in str(info.value)
+
+
+def test_a_dump_ending_between_pages_without_its_footer_is_an_error() -> None:
+    data = xml_bytes(EN_2016)
+    last_page_end = data.rindex(b"</page>") + len(b"</page>")
+    assert dump_tail_problem(data[-4096:]) is None
+    problem = dump_tail_problem(data[:last_page_end] + b"\n")
+    assert problem is not None and "without </mediawiki>" in problem[0]
 
 
 def test_byte_ranges_take_each_page_once(tmp_path: Path) -> None:

@@ -221,8 +221,48 @@ def trim_to_pages(data: bytes) -> bytes:
     return data[start : page_block_end(data)]
 
 
-def iter_page_blocks(stream: BinaryIO, header_len: int, block_bytes: int) -> Iterator[tuple[int, bytes]]:
-    """Page-aligned blocks of a decompressed stream after the header: (offset, bytes)."""
+def dump_tail_problem(tail: bytes) -> tuple[str, int] | None:
+    """What is wrong with the last bytes of a dump, and where in `tail`, or None when they end it
+    properly: only `</mediawiki>` may follow the last `</page>`. A dump cut short, even inside an
+    intact compressed stream, must be an error, never a smaller dump."""
+    rest_start = page_block_end(tail)
+    rest = tail[rest_start:]
+    opened = rest.find(PAGE_OPEN)
+    if opened >= 0:
+        return "a <page> is never closed (truncated dump?)", rest_start + opened
+    if FOOTER not in rest:
+        return "the dump ends without </mediawiki> (truncated dump?)", len(tail)
+    return None
+
+
+def check_dump_tail(tail: bytes, path: str, tail_offset: int) -> None:
+    """Raise `DataError` if `tail`, the last bytes of a dump from `tail_offset`, does not end it."""
+    problem = dump_tail_problem(tail)
+    if problem is not None:
+        raise DataError(problem[0], path=path, offset=tail_offset + problem[1])
+
+
+def check_multistream_end(path: str, label: str, last_stream: int, size: int) -> None:
+    """Raise `DataError` unless the bz2 streams from the index's last offset to the end of a
+    multistream dump end it properly: a dump cut after its index was written."""
+    problem = dump_tail_problem(read_streams(path, last_stream, size))
+    if problem is not None:
+        raise DataError(f"in the bz2 streams starting here: {problem[0]}", path=label, offset=last_stream)
+
+
+def read_plain_tail(path: str, size: int, tail_bytes: int = 1 << 16) -> tuple[int, bytes]:
+    """The last `tail_bytes` of an uncompressed file and their offset."""
+    start = max(0, size - tail_bytes)
+    with open(path, "rb") as f:
+        f.seek(start)
+        return start, f.read()
+
+
+def iter_page_blocks(
+    stream: BinaryIO, header_len: int, block_bytes: int, path: str
+) -> Iterator[tuple[int, bytes]]:
+    """Page-aligned blocks of a decompressed stream after the header: (offset, bytes); a stream
+    that does not end the dump properly raises `DataError` after the last whole page."""
     stream.read(header_len)
     offset = header_len
     carry = b""
@@ -241,6 +281,7 @@ def iter_page_blocks(stream: BinaryIO, header_len: int, block_bytes: int) -> Ite
     rest = trim_to_pages(carry)
     if rest:
         yield offset + carry.find(PAGE_OPEN), rest
+    check_dump_tail(carry, path, offset)
 
 
 def read_page_range(path: str, start: int, end: int) -> tuple[int, bytes]:

@@ -278,19 +278,39 @@ def test_missing_closing_bracket_is_accepted_with_a_warning_stat(tmp_path: Path)
 
 
 @pytest.mark.parametrize("suffix", [".json.gz", ".json.bz2"])
-def test_truncated_compressed_file_is_a_clear_error(tmp_path: Path, suffix: str) -> None:
+@pytest.mark.parametrize("max_bad_lines", [0, 10])
+def test_truncated_compressed_file_is_a_clear_error(tmp_path: Path, suffix: str, max_bad_lines: int) -> None:
     data = b"[\n" + b"\n".join(real_lines()) + b"\n]\n"
     compressed = gzip.compress(data) if suffix.endswith(".gz") else bz2.compress(data)
     dump = tmp_path / f"cut{suffix}"
     dump.write_bytes(compressed[: len(compressed) // 2])
+    # `--max-bad-lines` counts malformed lines: a missing tail is never one of them.
     with pytest.raises(DataError) as info:
-        build(tmp_path / "out", dump)
+        build(tmp_path / "out", dump, max_bad_lines=max_bad_lines)
     assert str(dump) in str(info.value)
-    # Allowing bad lines keeps what was readable and records the truncation with its offset.
-    stage = build(tmp_path / "out", dump, max_bad_lines=5)
-    reasons = {r["reason"] for r in rejects(stage)}
-    assert "truncated_stream" in reasons
-    assert load_manifest(stage)["outputs"]["entities"]["rows"] > 0
+    assert "truncated" in str(info.value) and "offset" in str(info.value)
+    assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v*"))  # nothing looks complete
+
+
+@pytest.mark.parametrize("max_bad_lines", [0, 10])
+def test_plain_dump_cut_mid_entity_is_a_clear_error(tmp_path: Path, max_bad_lines: int) -> None:
+    data = b"[\n" + b"\n".join(real_lines()) + b"\n]\n"
+    dump = tmp_path / "cut.json"
+    cut = len(data) // 2
+    dump.write_bytes(data[:cut])
+    line_start = data.rindex(b"\n", 0, cut) + 1
+    with pytest.raises(DataError) as info:
+        build(tmp_path / "out", dump, max_bad_lines=max_bad_lines)
+    assert f"{dump} at byte offset {line_start}: the dump ends in the middle of an entity" in str(info.value)
+    assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v*"))
+
+
+def test_last_line_complete_without_newline_is_accepted(tmp_path: Path) -> None:
+    lines = real_lines()
+    dump = tmp_path / "open.json"
+    dump.write_bytes(b"[\n" + b"\n".join(lines).rstrip(b","))  # no closing bracket, no final newline
+    stage = build(tmp_path / "out", dump)
+    assert load_manifest(stage)["outputs"]["entities"]["rows"] == len(lines)
 
 
 def test_not_a_dump_is_one_clear_error(tmp_path: Path, run_cli: Any) -> None:

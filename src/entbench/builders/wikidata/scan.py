@@ -50,6 +50,16 @@ def pieces(block: bytes | bytearray, size: int) -> Iterator[tuple[int, int]]:
         start = end
 
 
+#: Reasons a line that runs to the end of the stream without a newline is taken for a cut tail.
+TRUNCATION_REASONS = frozenset({"malformed_json", "invalid_utf8"})
+
+
+def runs_to_the_end(start: int, line: bytes, block: bytes | bytearray) -> bool:
+    """Whether the line at `start` of `block` has no newline after it. Blocks and byte ranges end
+    after a newline except the stream's very last one, so such a line is the dump's last."""
+    return start + len(line) >= len(block) and not block.endswith(b"\n")
+
+
 def reject_record(label: str, offset: int, reason: str, detail: str, line: bytes) -> dict[str, Any]:
     """One line of `rejects.jsonl`: the file, the line's offset, why, and the line's head."""
     return {

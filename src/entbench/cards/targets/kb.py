@@ -94,12 +94,18 @@ def kb_section(view: BuildView) -> Section | None:
     snaks_stage = view.find("top_snaks")
     if snaks_stage is not None:
         snaks = view.stats(snaks_stage)
-        coverage = float(snaks.get("coverage_new", 0.0))
-        blocks.append(
-            f"TopSnaks (spec §2.4): {fmt(int(snaks.get('top_snaks', 0)))} snaks kept; E_new entities "
-            f"with at least one: {percent(coverage)} (Hansel §3.1 reports about "
-            f"{percent(HANSEL_TOPSNAK_COVERAGE, 0)})."
-        )
+        coverage = snaks.get("coverage_new")
+        kept = f"TopSnaks (spec §2.4): {fmt(int(snaks.get('top_snaks', 0)))} snaks kept; "
+        if coverage is None:  # no E_new entity: a share of nothing is no number
+            blocks.append(
+                kept + "E_new is empty, so its coverage is undefined: the new dump adds no item "
+                "to the old one (are `wikidata_old` and `wikidata_new` two different dumps?)."
+            )
+        else:
+            blocks.append(
+                kept + f"E_new entities with at least one: {percent(float(coverage))} (Hansel §3.1 "
+                f"reports about {percent(HANSEL_TOPSNAK_COVERAGE, 0)})."
+            )
     return Section("Knowledge base and coarse types", tuple(blocks))
 
 

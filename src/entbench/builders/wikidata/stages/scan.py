@@ -29,10 +29,12 @@ from entbench.builders.wikidata.scan import (
     AUTO_SHARD_INPUT_BYTES,
     EXPANSION,
     SPILL_SHARE,
+    TRUNCATION_REASONS,
     dedupe_entities,
     first_reject,
     pieces,
     reject_record,
+    runs_to_the_end,
     task_bytes,
     write_rejects,
     write_task_rejects,
@@ -198,23 +200,31 @@ class WikidataScan(Stage):
         # and a build resumed with another worker count must record the same stats.
         expansion = EXPANSION[fmt.compression]
         end = 0
+        # Each block is handed out once the next one (or the clean end) is read: the last block of a
+        # cut stream ends in a partial line, and the error must name the cut stream, not that line.
+        pending: MapTask | None = None
         try:
             try:
                 for offset, block, _position in blocks:
+                    if pending is not None:
+                        yield pending
                     share = min(src.size - consumed, len(block) // expansion)
                     consumed += share
                     end = offset + len(block)
-                    yield MapTask(f"b{index:08d}", {"offset": offset, "compressed_delta": share}, block)
+                    pending = MapTask(f"b{index:08d}", {"offset": offset, "compressed_delta": share}, block)
                     index += 1
+                if pending is not None:
+                    yield pending
                 yield MapTask(f"b{index:08d}", {"offset": end, "compressed_delta": src.size - consumed}, b"")
             except StreamTruncated as exc:
-                meta: dict[str, Any] = {
-                    "offset": exc.offset,
-                    "detail": exc.detail,
-                    "compressed_delta": src.size - consumed,
-                    "truncated": True,
-                }
-                yield MapTask(f"b{index:08d}", meta)
+                # A missing tail is not a bad line: `--max-bad-lines` counts malformed lines, and a
+                # dump cut short must never look like a smaller complete one.
+                raise DataError(
+                    f"compressed stream ends early ({exc.detail}): the dump is truncated or damaged; "
+                    "download it again",
+                    path=src.label,
+                    offset=exc.offset,
+                ) from exc
         finally:
             blocks.close()
 
@@ -240,18 +250,6 @@ class WikidataScan(Stage):
         src = ctx.sources[self.sources[0]]
         stats = Stats()
         rejects: list[dict[str, Any]] = []
-        if task.meta.get("truncated"):
-            rejects.append(
-                reject_record(
-                    src.label, int(task.meta["offset"]), "truncated_stream", str(task.meta["detail"]), b""
-                )
-            )
-            stats.add("rejected_total")
-            stats.add("rejected_truncated_stream")
-            stats.add("input_progress_bytes", int(task.meta["compressed_delta"]))
-            progress(int(task.meta["compressed_delta"]), 0)
-            write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
-            return stats
         if task.payload is not None:
             base, block = int(task.meta["offset"]), task.payload
             report_bytes = False
@@ -275,6 +273,13 @@ class WikidataScan(Stage):
             try:
                 decoded = decoder.decode(stripped)
             except LineRejected as exc:
+                if exc.reason in TRUNCATION_REASONS and runs_to_the_end(offset - base, line, block):
+                    raise DataError(
+                        f"the dump ends in the middle of an entity ({exc.detail}): it is truncated; "
+                        "download it again",
+                        path=src.label,
+                        offset=offset,
+                    ) from None
                 rejects.append(reject_record(src.label, offset, exc.reason, exc.detail, line))
                 stats.add("rejected_total")
                 stats.add(f"rejected_{exc.reason}")

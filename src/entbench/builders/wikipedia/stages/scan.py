@@ -44,12 +44,15 @@ from entbench.readers.dumps import detect_compression, open_decompressed
 from entbench.readers.mediawiki_xml import (
     RawPage,
     SiteInfo,
+    check_dump_tail,
+    check_multistream_end,
     iter_page_blocks,
     iter_pages,
     multistream_index_path,
     parse_siteinfo,
     read_header,
     read_page_range,
+    read_plain_tail,
     read_stream_offsets,
     read_streams,
     trim_to_pages,
@@ -164,19 +167,23 @@ class WikipediaScan(Stage):
         chunk = ctx.options.chunk_bytes
         compression = detect_compression(src.path)
         if compression == "none":
+            tail_offset, tail = read_plain_tail(src.path, src.size)
+            check_dump_tail(tail, src.label, tail_offset)
             for pos in range(0, max(src.size, 1), chunk):
                 yield MapTask(f"r{pos:015d}", {**head, "start": pos, "end": min(pos + chunk, src.size)})
             return
         index = multistream_index_path(src.path) if compression == "bz2" else None
         if index is not None:
             offsets = read_stream_offsets(index, src.path)
+            if offsets:
+                check_multistream_end(src.path, src.label, offsets[-1], src.size)
             yield from _multistream_tasks(offsets, src.size, max(1, chunk // EXPANSION["bz2"]), head)
             return
         stream = open_decompressed(src.path, compression)
         raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
         consumed = 0
         try:
-            for i, (offset, block) in enumerate(iter_page_blocks(stream, len(header), chunk)):
+            for i, (offset, block) in enumerate(iter_page_blocks(stream, len(header), chunk, src.label)):
                 position = _tell(raw, consumed)
                 meta = {**head, "offset": offset, "compressed_delta": max(0, position - consumed)}
                 consumed = max(consumed, position)
