@@ -66,7 +66,7 @@ from __future__ import annotations
 import gc
 import random
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -151,6 +151,8 @@ class EptestIndex:
     #: Mem-Uniform options per key: distinct label lists in first-seen order (a dict as ordered set).
     uniform: dict[frozenset[str], dict[LabelTuple, None]] = field(default_factory=dict)
     label_ids: dict[LabelTuple, int] = field(default_factory=dict)
+    #: `label_ids` inverted: the label tuple of each id.
+    label_list: list[LabelTuple] = field(default_factory=list)
     freq: dict[str | frozenset[str], dict[int, int]] = field(default_factory=dict)
 
     mode: Mode = "eptest"
@@ -172,6 +174,7 @@ class EptestIndex:
         label_id = self.label_ids.get(sorted_labels)
         if label_id is None:
             label_id = self.label_ids[sorted_labels] = len(self.label_ids)
+            self.label_list.append(sorted_labels)
         counts = self.freq.get(fkey)
         if counts is None:
             self.freq[fkey] = {label_id: count}
@@ -280,6 +283,17 @@ def select_test_items(train_labels: Set[str], test: Sequence[Item], mode: Mode =
 
 
 # --- the heuristics --------------------------------------------------------------------------------
+# Every heuristic's outcome for an item depends only on its key's train counts and on the random
+# number it consumes, so what can be derived from the counts alone (EPtest's cumulative weights,
+# strict mode's argmax and sorted labels, the evidence shown in `detail`) is derived once per key,
+# on first use, and reused: linear in the test items plus the sum of the keys' label counts,
+# instead of a pass over the key's (or all of train's) labels per test item.
+
+#: At most this many train labels are listed in a decision's `detail`: a WikiReading question has
+#: thousands of distinct answers, and the evidence is repeated on every item of the key.
+DETAIL_LABELS = 10
+
+
 def mem_exact(index: TrainIndex, test: Iterable[Item]) -> Decisions:
     """Mem-Exact (§3): which test items memorising (span, label) pairs of train solves."""
     if isinstance(index, EptestIndex):
@@ -304,62 +318,108 @@ def mem_freq(index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEE
     """Mem-Freq (§3): which test items predicting from the span's train label distribution solves."""
     rng = random.Random(seed)
     if isinstance(index, EptestIndex):
-        return [_eptest_freq(index, item, rng) for item in test]
-    return [_strict_freq(index, item, rng) for item in test]
+        eptest_plans: dict[str | frozenset[str], _FreqDraw | None] = {}
+        return [_eptest_freq(index, item, rng, eptest_plans) for item in test]
+    strict_plans: dict[tuple[str, ...], _Argmax] = {}
+    return [_strict_freq(index, item, rng, strict_plans) for item in test]
 
 
-def _eptest_freq(index: EptestIndex, item: Item, rng: random.Random) -> Removal | None:
-    sorted_labels = _sorted(item.labels)
-    counts = index.freq.get(eptest_keys(item.spans, sorted_labels)[2])
-    if counts is None:
-        return None
+class _FreqDraw(NamedTuple):
+    """EPtest's weighted draw for one key: its nonzero label ids, their cumulative counts, evidence."""
+
+    ids: list[int]
+    cum: list[int]
+    shown: str
+
+
+def _eptest_freq_plan(index: EptestIndex, counts: dict[int, int]) -> _FreqDraw | None:
+    """The key's draw, or None when EPtest does not draw for it (F3)."""
     n_labels = len(index.label_ids)
     has_zero = len(counts) < n_labels
     n_distinct = len(set(counts.values())) + (1 if has_zero else 0)
     # F3: `len(count.keys()) > 2 or (len(count.keys()) == 2 and 0 not in count.keys())`
     if not (n_distinct > 2 or (n_distinct == 2 and not has_zero)):
         return None
+    ids = sorted(counts)
+    cum = list(accumulate(counts[i] for i in ids))
+    # Label ids number label tuples in first-seen order, so sorted ids list them in that order.
+    shown = _shown((_fmt(index.label_list[i]), counts[i]) for i in ids)
+    return _FreqDraw(ids, cum, shown)
+
+
+def _eptest_freq(
+    index: EptestIndex,
+    item: Item,
+    rng: random.Random,
+    plans: dict[str | frozenset[str], _FreqDraw | None],
+) -> Removal | None:
+    sorted_labels = _sorted(item.labels)
+    key = eptest_keys(item.spans, sorted_labels)[2]
+    if key in plans:
+        plan = plans[key]
+    else:
+        counts = index.freq.get(key)
+        plan = plans[key] = None if counts is None else _eptest_freq_plan(index, counts)
+    if plan is None:
+        return None
     # F2: `choices(range(L), weights)` is `bisect(cum_weights, random() * total, 0, L - 1)`; zero
     # weights never win a bisection, so the nonzero ones suffice, except that a draw at `total`
     # itself (possible only by rounding) lands on the last index, L - 1.
-    ids = sorted(counts)
-    cum = list(accumulate(counts[i] for i in ids))
-    x = rng.random() * (cum[-1] + 0.0)
-    pos = bisect_right(cum, x)
-    drawn = ids[pos] if pos < len(ids) else n_labels - 1
+    x = rng.random() * (plan.cum[-1] + 0.0)
+    pos = bisect_right(plan.cum, x)
+    drawn = plan.ids[pos] if pos < len(plan.ids) else len(index.label_ids) - 1
     label_id = index.label_ids.get(sorted_labels)
     if label_id is None or drawn != label_id:
         return None
-    shown = ", ".join(f"{_fmt(lbl)}:{counts[i]}" for lbl, i in index.label_ids.items() if i in counts)
-    return Removal(FREQ_DRAW_MATCHED, f"drew {_fmt(sorted_labels)} from train counts {shown}")
+    return Removal(FREQ_DRAW_MATCHED, f"drew {_fmt(sorted_labels)} from train counts {plan.shown}")
 
 
-def _strict_freq(index: StrictIndex, item: Item, rng: random.Random) -> Removal | None:
-    counts = index.counts.get(item.spans)
-    if counts is None:
-        return None
-    top = max(counts.values())
-    tied = sorted(label for label, n in counts.items() if n == top)
+class _Argmax(NamedTuple):
+    """Strict Mem-Freq for one key: its most frequent train labels (sorted) and the evidence."""
+
+    tied: list[LabelTuple]
+    shown: str
+
+
+def _strict_freq(
+    index: StrictIndex, item: Item, rng: random.Random, plans: dict[tuple[str, ...], _Argmax]
+) -> Removal | None:
+    plan = plans.get(item.spans)
+    if plan is None:
+        counts = index.counts.get(item.spans)
+        if counts is None:
+            return None
+        top = max(counts.values())
+        tied = sorted(label for label, n in counts.items() if n == top)
+        shown = _shown((_fmt(lbl), counts[lbl]) for lbl in sorted(counts))
+        plan = plans[item.spans] = _Argmax(tied, shown)
+    tied = plan.tied
     predicted = tied[floor(rng.random() * len(tied))] if len(tied) > 1 else tied[0]
     if predicted != _sorted(item.labels):
         return None
-    shown = ", ".join(f"{_fmt(lbl)}:{counts[lbl]}" for lbl in sorted(counts))
     reason = FREQ_ARGMAX if len(tied) == 1 else FREQ_ARGMAX_TIE_DRAW
-    return Removal(reason, f"most frequent in train: {_fmt(predicted)} ({shown})")
+    return Removal(reason, f"most frequent in train: {_fmt(predicted)} ({plan.shown})")
+
+
+def _shown(counts: Iterable[tuple[str, int]]) -> str:
+    """`label:count, ...`, the first `DETAIL_LABELS` of them, then how many more there are."""
+    parts: list[str] = []
+    more = 0
+    for label, count in counts:
+        if len(parts) < DETAIL_LABELS:
+            parts.append(f"{label}:{count}")
+        else:
+            more += 1
+    return ", ".join(parts) + (f", ... (+{more} more)" if more else "")
 
 
 def mem_uniform(index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEED) -> Decisions:
     """Mem-Uniform (§3): which test items a uniform draw over the span's train labels solves."""
     rng = random.Random(seed)
+    options_of = _eptest_options(index) if isinstance(index, EptestIndex) else _strict_options(index)
     out: Decisions = []
     for item in test:
-        options: Sequence[LabelTuple] | None
-        if isinstance(index, EptestIndex):
-            found = index.uniform.get(eptest_keys(item.spans, _sorted(item.labels))[1])
-            options = None if found is None else list(found)
-        else:
-            counts = index.counts.get(item.spans)
-            options = None if counts is None else sorted(counts)
+        options = options_of(item)
         if options is None:
             out.append(None)
             continue
@@ -372,6 +432,42 @@ def mem_uniform(index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_
         else:
             out.append(None)
     return out
+
+
+OptionsOf = Callable[[Item], "list[LabelTuple] | None"]
+
+
+def _eptest_options(index: EptestIndex) -> OptionsOf:
+    """An item's Mem-Uniform options: its key's distinct train label lists, first seen first (U3)."""
+    cache: dict[frozenset[str], list[LabelTuple]] = {}
+
+    def options(item: Item) -> list[LabelTuple] | None:
+        key = eptest_keys(item.spans, _sorted(item.labels))[1]
+        found = cache.get(key)
+        if found is None:
+            labels = index.uniform.get(key)
+            if labels is None:
+                return None
+            found = cache[key] = list(labels)
+        return found
+
+    return options
+
+
+def _strict_options(index: StrictIndex) -> OptionsOf:
+    """An item's Mem-Uniform options: its span's distinct train labels, sorted."""
+    cache: dict[tuple[str, ...], list[LabelTuple]] = {}
+
+    def options(item: Item) -> list[LabelTuple] | None:
+        found = cache.get(item.spans)
+        if found is None:
+            counts = index.counts.get(item.spans)
+            if counts is None:
+                return None
+            found = cache[item.spans] = sorted(counts)
+        return found
+
+    return options
 
 
 def _fmt(labels: Sequence[str]) -> str:
