@@ -1,11 +1,11 @@
 """The per-key heuristics decide exactly as the per-item algorithm they replaced (issue 22 item 1).
 
-`reference_audit` below is that algorithm, kept tiny and written from the definitions: for every
-test item it rebuilds the key's full train weight vector over *all* train label tuples and calls
-`random.choices` itself (EPtest's Mem-Freq), or recomputes the key's argmax and sorted labels
-(strict mode), and lists the evidence by walking every train label. The filter must give the same
-decisions, reasons and evidence on any input, draws included (`random.seed` per heuristic, test
-order).
+`eptest_reference` and `strict_reference` below are that algorithm, kept tiny and written from the
+definitions: for every test item they rebuild the key's full train weight vector over *all* train
+label tuples and call `random.choices` itself (EPtest's Mem-Freq), or recompute the key's argmax
+and sorted labels (strict mode), and list the evidence by walking every train label. The filter
+must give the same decisions, reasons (kept items' too) and evidence on any input, draws included
+(`random.seed` per heuristic, test order).
 """
 
 from __future__ import annotations
@@ -17,21 +17,28 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from entbench.filters.memorization import (
+from entbench.filters.memorization import Decision, Item, Mode, audit
+from entbench.filters.memorization_reasons import (
     DETAIL_LABELS,
+    EXACT_LABEL_NOT_WITH_SPAN,
     EXACT_ONLY_TRAIN_LABEL,
     EXACT_PAIR_IN_TRAIN,
+    EXACT_PAIR_WITH_OTHER_LABELS,
     FREQ_ARGMAX,
+    FREQ_ARGMAX_DIFFERS,
     FREQ_ARGMAX_TIE_DRAW,
+    FREQ_ARGMAX_TIE_DRAW_MISSED,
     FREQ_DRAW_MATCHED,
+    FREQ_DRAW_MISSED,
+    FREQ_FLAT,
+    SPAN_UNSEEN,
     UNIFORM_DRAW_MATCHED,
-    Item,
-    Mode,
-    audit,
+    UNIFORM_DRAW_MISSED,
 )
 
 Labels = tuple[str, ...]
-Outcome = tuple[str, str] | None  # (reason, detail) of a removed item; None = kept
+Outcome = tuple[bool, str, str]  # (solved, reason, detail)
+UNSEEN: Outcome = (False, SPAN_UNSEEN, "no train item has this span")
 
 
 def fmt(labels: Sequence[str]) -> str:
@@ -57,10 +64,13 @@ def eptest_reference(train: list[Item], test: list[Item], seed: int) -> dict[str
     seen = {label for it in train for label in it.labels}
     test = [it for it in test for label in it.labels if label in seen]
     pairs = {frozenset([*it.spans, srt(it.labels)]) for it in train}
+    spans = {fkey(it.spans) for it in train}
     exact: list[Outcome] = [
-        (EXACT_PAIR_IN_TRAIN, "span text(s) and label occur together in train")
+        (True, EXACT_PAIR_IN_TRAIN, "span text(s) and label occur together in train")
         if frozenset([*it.spans, srt(it.labels)]) in pairs
-        else None
+        else (False, EXACT_LABEL_NOT_WITH_SPAN, "span text(s) occur in train, never with this label")
+        if fkey(it.spans) in spans
+        else UNSEEN
         for it in test
     ]
     order: list[Labels] = list(dict.fromkeys(srt(it.labels) for it in train))
@@ -68,35 +78,37 @@ def eptest_reference(train: list[Item], test: list[Item], seed: int) -> dict[str
     freq: list[Outcome] = []
     for it in test:
         weights = [0] * len(order)
-        found = False
         for t in train:
             if fkey(t.spans) == fkey(it.spans):
                 weights[order.index(srt(t.labels))] += 1
-                found = True
+        if not any(weights):
+            freq.append(UNSEEN)
+            continue
+        shown = listed([f"{fmt(lbl)}:{w}" for lbl, w in zip(order, weights, strict=True) if w])
         values = set(weights)
-        if not found or not (len(values) > 2 or (len(values) == 2 and 0 not in values)):
-            freq.append(None)
+        if not (len(values) > 2 or (len(values) == 2 and 0 not in values)):
+            freq.append((False, FREQ_FLAT, f"no draw, train counts are uniform: {shown}"))
             continue
         drawn = order[rng.choices(range(len(order)), weights)[0]]
-        shown = listed([f"{fmt(lbl)}:{w}" for lbl, w in zip(order, weights, strict=True) if w])
+        hit = drawn == srt(it.labels)
         freq.append(
-            (FREQ_DRAW_MATCHED, f"drew {fmt(drawn)} from train counts {shown}")
-            if drawn == srt(it.labels)
-            else None
+            (
+                hit,
+                FREQ_DRAW_MATCHED if hit else FREQ_DRAW_MISSED,
+                f"drew {fmt(drawn)} from train counts {shown}",
+            )
         )
     rng = random.Random(seed)
     uniform: list[Outcome] = []
     for it in test:
         options = list(dict.fromkeys(t.labels for t in train if ukey(t.spans) == ukey(it.spans)))
         if not options:
-            uniform.append(None)
+            uniform.append(UNSEEN)
             continue
         pick = rng.choices(options)[0]
-        uniform.append(
-            (UNIFORM_DRAW_MATCHED, f"drew {fmt(pick)} of {len(options)} train label set(s)")
-            if sorted(pick) == sorted(it.labels)
-            else None
-        )
+        hit = sorted(pick) == sorted(it.labels)
+        detail = f"drew {fmt(pick)} of {len(options)} train label set(s)"
+        uniform.append((hit, UNIFORM_DRAW_MATCHED if hit else UNIFORM_DRAW_MISSED, detail))
     return {"mem_exact": exact, "mem_freq": freq, "mem_uniform": uniform}
 
 
@@ -110,41 +122,53 @@ def strict_reference(train: list[Item], test: list[Item], seed: int) -> dict[str
     exact: list[Outcome] = []
     for it in test:
         c, label = counts(it.spans), tuple(sorted(it.labels))
-        exact.append(
-            (EXACT_ONLY_TRAIN_LABEL, f"only train label {fmt(label)} x{c[label]}")
-            if list(c) == [label]
-            else None
-        )
+        if not c:
+            exact.append(UNSEEN)
+        elif list(c) == [label]:
+            exact.append((True, EXACT_ONLY_TRAIN_LABEL, f"only train label {fmt(label)} x{c[label]}"))
+        else:
+            reason = EXACT_PAIR_WITH_OTHER_LABELS if label in c else EXACT_LABEL_NOT_WITH_SPAN
+            exact.append(
+                (False, reason, "train labels " + listed([f"{fmt(lb)}:{c[lb]}" for lb in sorted(c)]))
+            )
     rng = random.Random(seed)
     freq: list[Outcome] = []
     for it in test:
         c = counts(it.spans)
         if not c:
-            freq.append(None)
+            freq.append(UNSEEN)
             continue
         tied = sorted(lbl for lbl, n in c.items() if n == max(c.values()))
         guess = tied[0] if len(tied) == 1 else tied[int(rng.random() * len(tied))]
-        shown = listed([f"{fmt(lbl)}:{c[lbl]}" for lbl in sorted(c)])
-        reason = FREQ_ARGMAX if len(tied) == 1 else FREQ_ARGMAX_TIE_DRAW
-        freq.append(
-            (reason, f"most frequent in train: {fmt(guess)} ({shown})")
-            if guess == tuple(sorted(it.labels))
-            else None
+        detail = (
+            f"most frequent in train: {fmt(guess)} ("
+            + listed([f"{fmt(lb)}:{c[lb]}" for lb in sorted(c)])
+            + ")"
         )
+        hit = guess == tuple(sorted(it.labels))
+        reasons = {
+            (True, True): FREQ_ARGMAX,
+            (True, False): FREQ_ARGMAX_TIE_DRAW,
+            (False, True): FREQ_ARGMAX_DIFFERS,
+            (False, False): FREQ_ARGMAX_TIE_DRAW_MISSED,
+        }
+        freq.append((hit, reasons[hit, len(tied) == 1], detail))
     rng = random.Random(seed)
     uniform: list[Outcome] = []
     for it in test:
         options = sorted(counts(it.spans))
         if not options:
-            uniform.append(None)
+            uniform.append(UNSEEN)
             continue
         pick = options[int(rng.random() * len(options))]
-        uniform.append(
-            (UNIFORM_DRAW_MATCHED, f"drew {fmt(pick)} of {len(options)} train label set(s)")
-            if pick == tuple(sorted(it.labels))
-            else None
-        )
+        hit = pick == tuple(sorted(it.labels))
+        detail = f"drew {fmt(pick)} of {len(options)} train label set(s)"
+        uniform.append((hit, UNIFORM_DRAW_MATCHED if hit else UNIFORM_DRAW_MISSED, detail))
     return {"mem_exact": exact, "mem_freq": freq, "mem_uniform": uniform}
+
+
+def outcomes(decisions: Sequence[Decision]) -> list[Outcome]:
+    return [(d.solved, d.reason, d.detail) for d in decisions]
 
 
 # Few texts and labels, so that keys repeat, collide (EPtest's character-set keys: "ab"/"ba") and
@@ -167,8 +191,7 @@ def test_same_decisions_as_the_per_item_reference(
     result = audit(train, test, mode=mode, seed=seed)
     reference = (eptest_reference if mode == "eptest" else strict_reference)(train, test, seed)
     for heuristic, expected in reference.items():
-        got = [None if d is None else (d.reason, d.detail) for d in result.decisions[heuristic]]
-        assert got == expected, heuristic
+        assert outcomes(result.decisions[heuristic]) == expected, heuristic
 
 
 def test_the_evidence_is_capped_for_keys_with_many_train_labels() -> None:
@@ -178,12 +201,10 @@ def test_the_evidence_is_capped_for_keys_with_many_train_labels() -> None:
     test = [Item(("P31",), ("Q5",))] * 50
     result = audit(train, test, mode="strict")
     decision = result.decisions["mem_freq"][0]
-    assert decision is not None and decision.reason == FREQ_ARGMAX
+    assert decision.solved and decision.reason == FREQ_ARGMAX
     assert decision.detail.startswith("most frequent in train: Q5 (Q0:1, Q1:2, Q10:2, Q100:2, ")
     assert decision.detail.endswith(f", ... (+{2000 - DETAIL_LABELS} more))")
-    assert strict_reference(train, test, 30)["mem_freq"] == [
-        None if d is None else (d.reason, d.detail) for d in result.decisions["mem_freq"]
-    ]
+    assert strict_reference(train, test, 30)["mem_freq"] == outcomes(result.decisions["mem_freq"])
 
 
 def test_eptest_evidence_is_capped_too() -> None:
@@ -191,8 +212,6 @@ def test_eptest_evidence_is_capped_too() -> None:
     test = [Item(("P31",), ("Q5",))] * 20
     result = audit(train, test, mode="eptest")
     decisions = result.decisions["mem_freq"]
-    assert sum(d is not None for d in decisions) > 10
-    assert all(d is None or d.detail.endswith(", ... (+90 more)") for d in decisions)
-    assert eptest_reference(train, test, 30)["mem_freq"] == [
-        None if d is None else (d.reason, d.detail) for d in decisions
-    ]
+    assert sum(d.solved for d in decisions) > 10
+    assert all(d.detail.endswith(", ... (+90 more)") for d in decisions)
+    assert eptest_reference(train, test, 30)["mem_freq"] == outcomes(decisions)
