@@ -44,7 +44,7 @@ from entbench.builders.stage import (
 )
 from entbench.builders.stats import Stats
 from entbench.errors import DataError
-from entbench.readers.dumps import detect_compression, open_decompressed
+from entbench.readers.dumps import StreamTruncated, detect_compression, iter_decompressed_blocks
 from entbench.readers.mediawiki_xml import (
     RawPage,
     SiteInfo,
@@ -58,6 +58,7 @@ from entbench.readers.mediawiki_xml import (
     read_streams,
     trim_to_pages,
 )
+from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
 from entbench.readers.wikitext import (
     DEFAULT_DISAMBIGUATION_TEMPLATES,
     Link,
@@ -177,19 +178,39 @@ class WikipediaScan(Stage):
             offsets = read_stream_offsets(index, src.path)
             yield from _multistream_tasks(offsets, src.size, max(1, chunk // EXPANSION["bz2"]), head)
             return
-        stream = open_decompressed(src.path, compression)
-        raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
-        consumed = 0
+        # One stream, decompressed here: `.bz2` by rapidgzip's bz2 reader with a thread per worker
+        # (falling back to the stdlib's for the exact end of a damaged stream), `.gz` by isal, as
+        # the Wikidata scan reads them (`readers.dumps`); a couple of blocks ahead in a thread (the
+        # decoders release the GIL), so even `--workers 1` parses one block while the next is
+        # decompressed.
+        decompressed = iter_decompressed_blocks(
+            src.path, compression, chunk, threads=max(1, ctx.options.workers)
+        )
+        pages = iter_page_blocks(_BlockStream(decompressed), len(header), chunk)
+        blocks = Prefetched(pages, depth=2) if usable_cpus() > 1 else InlineBlocks(pages)
+        # A block's share of the compressed file (progress and `input_progress_bytes`) is estimated
+        # from its length and a closing empty task takes the remainder: the decoders' positions
+        # differ with their thread counts, and the stats must not differ with the worker count.
+        expansion = EXPANSION[compression]
+        consumed = task_no = 0
+        end = len(header)
         try:
-            for i, (offset, block) in enumerate(iter_page_blocks(stream, len(header), chunk)):
-                position = _tell(raw, consumed)
-                meta = {**head, "offset": offset, "compressed_delta": max(0, position - consumed)}
-                consumed = max(consumed, position)
-                yield MapTask(f"b{i:08d}", meta, block)
-        except (OSError, EOFError, ValueError) as exc:
-            raise DataError(f"cannot decompress ({exc})", path=src.label, offset=consumed) from exc
+            for offset, block in blocks:
+                share = min(src.size - consumed, len(block) // expansion)
+                consumed += share
+                end = offset + len(block)
+                yield MapTask(f"b{task_no:08d}", {**head, "offset": offset, "compressed_delta": share}, block)
+                task_no += 1
+            meta = {**head, "offset": end, "compressed_delta": src.size - consumed}
+            yield MapTask(f"b{task_no:08d}", meta, b"")
+        except StreamTruncated as exc:
+            raise DataError(
+                f"cannot decompress the dump past this decompressed byte ({exc.detail})",
+                path=src.label,
+                offset=exc.offset,
+            ) from exc
         finally:
-            stream.close()
+            blocks.close()
 
     def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
         """Advance the bar over tasks finished by an earlier run."""
@@ -261,11 +282,24 @@ class WikipediaScan(Stage):
         return {"files": [SITEINFO_FILE]}
 
 
-def _tell(raw: Any, fallback: int) -> int:
-    try:
-        return int(raw.tell()) if raw is not None else fallback
-    except (OSError, ValueError):
-        return fallback
+class _BlockStream:
+    """`iter_decompressed_blocks`' blocks as a stream of bytes (what `iter_page_blocks` reads)."""
+
+    def __init__(self, blocks: Iterator[tuple[int, bytearray, int]]) -> None:
+        self._blocks = blocks
+        self._data = b""
+        self._pos = 0
+
+    def read(self, n: int) -> bytes:
+        """Up to `n` bytes; b"" at the end. A damaged stream raises `StreamTruncated`."""
+        if self._pos >= len(self._data):
+            block = next(self._blocks, None)
+            if block is None:
+                return b""
+            self._data, self._pos = bytes(block[1]), 0  # a copy: the reader reuses its buffers
+        out = self._data[self._pos : self._pos + n]
+        self._pos += len(out)
+        return out
 
 
 def _multistream_tasks(

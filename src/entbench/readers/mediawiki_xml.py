@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 from xml.etree.ElementTree import ParseError
 
 import mwxml
@@ -250,7 +250,13 @@ def trim_to_pages(data: bytes) -> bytes:
     return data[start : page_block_end(data)]
 
 
-def iter_page_blocks(stream: BinaryIO, header_len: int, block_bytes: int) -> Iterator[tuple[int, bytes]]:
+class ByteStream(Protocol):
+    """What `iter_page_blocks` reads: `read(n)` gives at most n bytes, b"" at the end."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+
+def iter_page_blocks(stream: ByteStream, header_len: int, block_bytes: int) -> Iterator[tuple[int, bytes]]:
     """Page-aligned blocks of a decompressed stream after the header: (offset, bytes)."""
     stream.read(header_len)
     offset = header_len
