@@ -31,6 +31,7 @@ class Item(NamedTuple):
 
 
 def checked(item: Item) -> Item:
+    """`item` itself, once it has one or two spans and at least one label (else `ValueError`)."""
     if len(item.spans) not in (1, 2):
         raise ValueError(f"an edge-probing item has one or two spans, got {len(item.spans)}")
     if not item.labels:
@@ -55,6 +56,7 @@ def eptest_keys(spans: tuple[str, ...], sorted_labels: LabelTuple) -> EptestKeys
 
 
 def label_key(labels: LabelTuple) -> LabelTuple:
+    """A label set as one class: its labels sorted (EPtest's `tuple(sorted(labels))`)."""
     return labels if len(labels) == 1 else tuple(sorted(labels))
 
 
@@ -156,6 +158,7 @@ def paused_gc() -> Iterator[None]:
 
 
 def check_mode(mode: str) -> Mode:
+    """`mode` as a `Mode`, or `ValueError` naming the modes."""
     if mode == "eptest":
         return "eptest"
     if mode == "strict":

@@ -2,11 +2,12 @@
 
 mwxml (the reference reader, `entbench.readers.mediawiki_xml`) walks every element of a dump through
 Python generators and builds a `Page`, `Revision`, `Slots`, `Content`, `User` and `Timestamp` per
-revision (28% of a scan's time, expat itself 5.5%; issue 22). This reader drives the same parser
-(the stdlib's C `XMLPullParser`, expat), so element texts and attributes are the same strings, and
-looks at a page only once it is complete: a few dozen attribute reads per page, then the page is
-freed. It yields the same `RawPage`s as mwxml and keeps mwxml's checks of the dump's shape, which
-`tests/readers/test_page_readers.py` compares on every fixture dump:
+revision (28% of a scan's time, expat itself 5.5%; issue 22). This reader drives the same parser,
+expat, directly (as ElementTree, which mwxml reads through, sets it up: namespaces resolved, an
+element's text = its character data before its first child, undefined entities refused), with
+handlers that keep only the fields a page record needs; ElementTree's tree building alone cost
+3-4x expat's parse. It yields the same `RawPage`s as mwxml and keeps mwxml's checks of the dump's
+shape, which `tests/readers/test_page_readers.py` compares on every fixture dump:
 
 * malformed XML (expat: unclosed, mismatched or truncated elements, bad entities) fails;
 * `<mediawiki>` holds only `<siteinfo>` and `<page>` (mwxml also reads `<logitem>`, which is not a
