@@ -11,9 +11,7 @@ import random
 from collections.abc import Callable, Sequence
 
 from entbench.filters.memorization import (
-    EXACT_PAIR_IN_TRAIN,
-    FREQ_DRAW_MATCHED,
-    UNIFORM_DRAW_MATCHED,
+    Decision,
     Item,
     audit,
     build_index,
@@ -21,6 +19,14 @@ from entbench.filters.memorization import (
     mem_freq,
     mem_uniform,
     select_test_items,
+)
+from entbench.filters.memorization_reasons import (
+    EXACT_LABEL_NOT_WITH_SPAN,
+    EXACT_PAIR_IN_TRAIN,
+    FREQ_DRAW_MATCHED,
+    FREQ_FLAT,
+    SPAN_UNSEEN,
+    UNIFORM_DRAW_MATCHED,
 )
 
 
@@ -32,8 +38,8 @@ def two(a: str, b: str, *labels: str) -> Item:
     return Item((a, b), labels)
 
 
-def removed(decisions: Sequence[object]) -> list[bool]:
-    return [d is not None for d in decisions]
+def removed(decisions: Sequence[Decision]) -> list[bool]:
+    return [d.solved for d in decisions]
 
 
 def seed_where(predicate: Callable[[random.Random], bool]) -> int:
@@ -51,7 +57,7 @@ def test_e1_exact_removes_a_pair_seen_in_train_even_when_the_span_has_other_labe
     decisions = mem_exact(index, [one("back", "ADV"), one("back", "VERB")])
     # The prose ("has only one label") would keep both: "back" has two train labels.
     assert removed(decisions) == [True, False]
-    assert decisions[0] is not None and decisions[0].reason == EXACT_PAIR_IN_TRAIN
+    assert [d.reason for d in decisions] == [EXACT_PAIR_IN_TRAIN, EXACT_LABEL_NOT_WITH_SPAN]
 
 
 def test_e2_exact_key_ignores_span_order_and_collapses_equal_texts() -> None:
@@ -68,7 +74,7 @@ def test_u1_uniform_keys_one_span_by_its_set_of_characters() -> None:
     # Anagrams and repeated letters share a key; "cat" shares no character set with train.
     assert removed(mem_uniform(index, test)) == [True, True, True, False]
     # Mem-Freq keys by the text itself (F1), so the same items are unknown there.
-    assert removed(mem_freq(index, test)) == [False, False, False, False]
+    assert [d.reason for d in mem_freq(index, test)] == [SPAN_UNSEEN] * 4
 
 
 def test_u2_uniform_keys_two_spans_unordered_and_shares_keys_with_one_span_items() -> None:
@@ -88,7 +94,7 @@ def test_u3_uniform_options_are_label_lists_deduplicated_in_order() -> None:
     assert int(r * 2) == 1  # ... where two options would have drawn [C]
     decisions = mem_uniform(index, [one("x", "A", "B")], seed=seed)
     assert removed(decisions) == [True]
-    assert decisions[0] is not None and decisions[0].reason == UNIFORM_DRAW_MATCHED
+    assert decisions[0].solved and decisions[0].reason == UNIFORM_DRAW_MATCHED
 
 
 def test_u4_uniform_draws_even_for_a_key_with_a_single_option() -> None:
@@ -111,14 +117,16 @@ def test_f2_freq_draw_bisects_weights_in_first_seen_label_order() -> None:
     # would fall in A's bucket [0, 3).
     decisions = mem_freq(index, [one("x", "B")], seed=seed)
     assert removed(decisions) == [True]
-    assert decisions[0] is not None and decisions[0].reason == FREQ_DRAW_MATCHED
+    assert decisions[0].solved and decisions[0].reason == FREQ_DRAW_MATCHED
 
 
 def test_f3_freq_never_draws_for_a_span_with_a_single_train_label() -> None:
     index = build_index([*[one("the", "DET")] * 9, one("run", "VERB")], "eptest")
     # weights [9, 0]: two distinct values, one of them 0 -> no draw, the item is kept, although
     # the train distribution predicts DET with certainty.
-    assert removed(mem_freq(index, [one("the", "DET")])) == [False]
+    (decision,) = mem_freq(index, [one("the", "DET")])
+    assert not decision.solved
+    assert (decision.reason, decision.detail) == (FREQ_FLAT, "no draw, train counts are uniform: DET:9")
 
 
 def test_f3_freq_never_draws_when_the_seen_labels_are_equally_frequent() -> None:

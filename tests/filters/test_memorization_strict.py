@@ -8,9 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from entbench.filters.memorization import (
-    EXACT_ONLY_TRAIN_LABEL,
-    FREQ_ARGMAX,
-    FREQ_ARGMAX_TIE_DRAW,
+    Decision,
     Item,
     audit,
     build_index,
@@ -19,6 +17,18 @@ from entbench.filters.memorization import (
     mem_uniform,
     percent,
     select_test_items,
+)
+from entbench.filters.memorization_reasons import (
+    EXACT_LABEL_NOT_WITH_SPAN,
+    EXACT_ONLY_TRAIN_LABEL,
+    EXACT_PAIR_WITH_OTHER_LABELS,
+    FREQ_ARGMAX,
+    FREQ_ARGMAX_DIFFERS,
+    FREQ_ARGMAX_TIE_DRAW,
+    FREQ_ARGMAX_TIE_DRAW_MISSED,
+    SPAN_UNSEEN,
+    UNIFORM_DRAW_MATCHED,
+    UNIFORM_DRAW_MISSED,
 )
 
 
@@ -30,8 +40,8 @@ def two(a: str, b: str, *labels: str) -> Item:
     return Item((a, b), labels)
 
 
-def removed(decisions: Sequence[object]) -> list[bool]:
-    return [d is not None for d in decisions]
+def removed(decisions: Sequence[Decision]) -> list[bool]:
+    return [d.solved for d in decisions]
 
 
 def test_exact_needs_exactly_one_train_label_equal_to_the_test_label() -> None:
@@ -42,7 +52,12 @@ def test_exact_needs_exactly_one_train_label_equal_to_the_test_label() -> None:
     test = [one("Google", "ORG"), one("Google", "PRODUCT"), one("back", "ADV"), one("unseen", "ORG")]
     decisions = mem_exact(index, test)
     assert removed(decisions) == [True, False, False, False]
-    assert decisions[0] is not None and decisions[0].reason == EXACT_ONLY_TRAIN_LABEL
+    assert [(d.reason, d.detail) for d in decisions] == [
+        (EXACT_ONLY_TRAIN_LABEL, "only train label ORG x2"),
+        (EXACT_LABEL_NOT_WITH_SPAN, "train labels ORG:2"),
+        (EXACT_PAIR_WITH_OTHER_LABELS, "train labels ADV:1, NOUN:1"),
+        (SPAN_UNSEEN, "no train item has this span"),
+    ]
 
 
 def test_keys_are_ordered_span_tuples_and_label_sets_are_one_class() -> None:
@@ -60,7 +75,8 @@ def test_freq_predicts_the_most_frequent_train_label() -> None:
     decisions = mem_freq(index, test)
     # Unlike eptest (F3), a span with a single train label is solved too.
     assert removed(decisions) == [True, False, True, False]
-    assert decisions[0] is not None and decisions[0].reason == FREQ_ARGMAX
+    assert [d.reason for d in decisions] == [FREQ_ARGMAX, FREQ_ARGMAX_DIFFERS, FREQ_ARGMAX, SPAN_UNSEEN]
+    assert decisions[1].detail == "most frequent in train: SCONJ (PRON:3, SCONJ:5)"
 
 
 def test_freq_breaks_ties_with_a_seeded_draw_over_the_sorted_tied_labels() -> None:
@@ -71,7 +87,8 @@ def test_freq_breaks_ties_with_a_seeded_draw_over_the_sorted_tied_labels() -> No
     decisions = mem_freq(index, test, seed=11)
     assert removed(decisions) == expected
     assert any(expected) and not all(expected)
-    assert {d.reason for d in decisions if d is not None} == {FREQ_ARGMAX_TIE_DRAW}
+    assert {d.reason for d in decisions if d.solved} == {FREQ_ARGMAX_TIE_DRAW}
+    assert {d.reason for d in decisions if not d.solved} == {FREQ_ARGMAX_TIE_DRAW_MISSED}
 
 
 def test_uniform_draws_uniformly_over_the_spans_distinct_train_labels() -> None:
@@ -83,7 +100,11 @@ def test_uniform_draws_uniformly_over_the_spans_distinct_train_labels() -> None:
     # One of three labels, whatever their train frequency: about a third; never an unseen span.
     share = sum(removed(decisions[:3000])) / 3000
     assert 0.30 < share < 0.37
-    assert decisions[-1] is None
+    assert decisions[-1].reason == SPAN_UNSEEN
+    assert {(d.solved, d.reason) for d in decisions[:3000]} == {
+        (True, UNIFORM_DRAW_MATCHED),
+        (False, UNIFORM_DRAW_MISSED),
+    }
     rng = random.Random(3)
     assert removed(decisions[:3000]) == [
         sorted(["ADV", "NOUN", "VERB"])[int(rng.random() * 3)] == "ADV" for _ in range(3000)

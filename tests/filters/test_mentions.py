@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import functools
+import itertools
+import random
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from entbench.builders.alias.matching import matching_text, segments
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
-from entbench.filters.mentions import MentionNormalizer, t2s, t2s_chars, t2s_many
+from entbench.filters import mentions
+from entbench.filters.mentions import MentionNormalizer, t2s, t2s_chars, t2s_many, t2s_pieces
 from entbench.readers.mediawiki_xml import read_dump
 from entbench.readers.wikitext import render
 
@@ -94,3 +100,40 @@ def test_mgenre_normalisation() -> None:
     assert norm("乾隆") == "干隆"  # character by character, as HanziConv (OpenCC's phrases give 乾隆)
     assert t2s("乾隆") == "乾隆"
     assert norm("Café") == "Cafe\u0301"  # NFKD
+
+
+def test_one_opencc_call_per_page_converts_each_segment_on_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`matching_text` converts a page once (issue 22 item 5), yet each segment as `t2s` alone does:
+    the link anchors as their keys were, also on the pages whose full-width punctuation sends
+    them to the segment-by-segment finish."""
+    site, pages = read_dump(str(FIXTURES / "wikipedia" / "zhwiki-201807.wiki-dump-reader.part1.xml.bz2"))
+    config = render_config(WikipediaScanParams(), site)
+    normalizer = MentionNormalizer("hansel", chinese=True)
+    real = mentions._opencc()
+    calls: list[int] = []
+
+    class Counting:
+        def convert(self, text: str) -> str:
+            calls.append(len(text))
+            return str(real.convert(text))
+
+    rng = random.Random(5)
+    by_segment = 0
+    for page in pages:
+        rendered = render(page.text, config)
+        spans = [(link.start, link.end) for link in rendered.links]
+        cut = segments(len(rendered.text), spans)
+        expected = "".join(t2s(rendered.text[a:b]) for a, b, _ in cut)
+        monkeypatch.setattr(mentions, "_opencc", Counting)
+        calls.clear()
+        text, _, whole = matching_text(normalizer, rendered.text, spans)
+        assert len(calls) <= 1 and (calls or not rendered.text)
+        monkeypatch.undo()
+        by_segment += not whole
+        want = [normalizer.segment_for_matching(expected[a:b], converted=True) for a, b, _ in cut]
+        assert text == "".join(want)
+        cuts = sorted(rng.sample(range(len(rendered.text)), min(40, len(rendered.text))))
+        bounds = [0, *cuts, len(rendered.text)]
+        pieces = [rendered.text[a:b] for a, b in itertools.pairwise(bounds)]
+        assert t2s_pieces(rendered.text, cuts) == "".join(t2s(p) for p in pieces)
+    assert by_segment >= 10  # most real zh pages: full-width punctuation is not NFKC-stable

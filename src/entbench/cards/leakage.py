@@ -1,10 +1,11 @@
 """The leakage-audit section: what the target's `MemAuditStage`s found (spec §7).
 
-Mem-Exact (Ray Choudhury & Kalra 2023, §3; spec §7): an evaluation item is solved by memorisation
-when its span text(s) together with its exact label set occur in train. The audits of a target
-(e.g. WikiReading's valid and test against train, the question as the span and the answer set as
-the label) record the counts in their manifest stats; this section reports them next to Mem-Freq
-and Mem-Uniform. A benchmark with splits and no registered audit says so.
+Mem-Exact, Mem-Freq, Mem-Uniform (Ray Choudhury & Kalra 2023, §3; spec §7): the share of
+evaluation items a baseline memorising train solves, in the audit's mode (`strict` by default in
+builds, `eptest` when asked for). The audits of a target (e.g. WikiReading's valid and test
+against train, the question as the span and the answer set as the label) record the counts in
+their manifest stats, and each decision's reason; this section reports the shares, the mode and
+how many items each reason covers. A benchmark with splits and no registered audit says so.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import md_table
+from entbench.cards.edge_probing import MODE_TEXT
 from entbench.cards.model import Block, Chart, Section
 from entbench.engine import registry
-from entbench.filters.memorization import HEURISTICS, UNSEEN_LABEL
+from entbench.filters.memorization import HEURISTICS
+from entbench.filters.memorization_reasons import DECISION_REASONS, UNSEEN_LABEL
 
 LABELS = {"mem_exact": "Mem-Exact", "mem_freq": "Mem-Freq", "mem_uniform": "Mem-Uniform"}
 
@@ -63,6 +66,7 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
                 f"`{'.'.join(stage.evaluation)}`",
                 f"`{'.'.join(stage.train)}`",
                 " + ".join(f"`{c}`" for c in stage.span_columns) + f" → `{stage.label_column}`",
+                f"`{_mode(view, name)}`",
                 int(stats.get("eval_rows", 0)),
                 int(stats.get(f"dropped_{UNSEEN_LABEL}", 0)),
                 int(stats.get("test_items", 0)),
@@ -70,11 +74,12 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
                 _rows_solved(view, name),
             )
         )
+    modes = sorted({_mode(view, name) for name, _ in found})
     blocks: list[Block] = [
         "Share of evaluation items a train-memorising baseline solves (spec §7, Ray Choudhury & "
-        "Kalra 2023 §3). **Mem-Exact**: the item's span text(s) occur in train with exactly its "
-        "label set; Mem-Freq / Mem-Uniform: the most frequent / a uniformly drawn train label of "
-        "the span matches (seeded). As in the paper, rows whose label never occurs in train are "
+        "Kalra 2023 §3). "
+        + " ".join(MODE_TEXT.get(mode, f"Mode `{mode}`.") for mode in modes)
+        + " Draws are seeded. As in the paper, rows whose label never occurs in train are "
         "dropped first, so the three percentages are of the remaining items; the last column is "
         "the share of all evaluation rows Mem-Exact solves.",
         md_table(
@@ -83,6 +88,7 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
                 "evaluated",
                 "against",
                 "span → label",
+                "mode",
                 "rows",
                 "label unseen in train",
                 "items",
@@ -90,7 +96,7 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
                 "Mem-Exact of all rows",
             ],
             rows,
-            "llllrrrrrrr",
+            "lllllrrrrrrr",
         ),
     ]
     names = tuple(stage.evaluation[1] for _, stage in found)
@@ -106,5 +112,28 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
             ylabel="% of evaluated items",
         )
     )
-    blocks.append("Per-item decisions: the `decisions` table of each audit stage (`entbench inspect`).")
+    blocks.append(
+        "Why each item was solved or kept (reason codes: `entbench.filters.memorization_reasons`); "
+        "per-item decisions, with their evidence: the `decisions` table of each audit stage "
+        "(`entbench inspect`)."
+    )
+    blocks.append(md_table(["audit", "heuristic", "reason", "items"], _reasons(view, found), "lllr"))
     return Section("Leakage audit", tuple(blocks))
+
+
+def _mode(view: BuildView, stage: str) -> str:
+    """The audit's `mode` parameter, as its manifest records it."""
+    return str(view.manifests[stage].get("params", {}).get("mode", "?"))
+
+
+def _reasons(view: BuildView, found: list[tuple[str, MemAuditStage]]) -> list[tuple[str, str, str, int]]:
+    """(audit, heuristic, reason, items) for every reason an audit's decisions carry."""
+    rows = []
+    for name, _ in found:
+        stats = view.stats(name)
+        for heuristic in HEURISTICS:
+            for reason in DECISION_REASONS:
+                count = int(stats.get(f"{heuristic}_{reason}", 0))
+                if count:
+                    rows.append((f"`{name}`", LABELS[heuristic], f"`{reason}`", count))
+    return rows

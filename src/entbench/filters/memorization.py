@@ -12,10 +12,11 @@ Ray Choudhury & Kalra 2023, "Implications of Annotation Artifacts in Edge Probin
 Table 2 reports, per dataset, the share of test items each heuristic solves; §4.2 removes those
 items to build the "filtered" test sets. Two modes:
 
-``eptest`` (default) computes what the paper's code computes (`Josh1108/EPtest`,
-`eptests/core/datafilter.py`: `TrainDataRemoval`, `TrainSample`, `RandomSample`), which is what
-produced Table 2. Its behaviour differs from the prose; every difference is kept on purpose and
-pinned by a test (`tests/filters/test_memorization_eptest.py`):
+``eptest`` (the default here and of `entbench filter mem`, whose purpose is to reproduce the
+paper) computes what the paper's code computes (`Josh1108/EPtest`, `eptests/core/datafilter.py`:
+`TrainDataRemoval`, `TrainSample`, `RandomSample`), which is what produced Table 2. Its behaviour
+differs from the prose; every difference is kept on purpose and pinned by a test
+(`tests/filters/test_memorization_eptest.py`):
 
 * E1 Mem-Exact removes a test item whenever its span text(s) occur in train *with its label*,
   whatever other labels the span also has in train (the prose says "only one label").
@@ -45,8 +46,10 @@ pinned by a test (`tests/filters/test_memorization_eptest.py`):
   never seen in train are dropped before the heuristics; an item is appended once *per label* that
   train has, so a multi-label item can be kept twice, or kept and counted as dropped.
 
-``strict`` implements the prose: keys are the ordered tuple of span texts, a multi-label set is
-one class (its sorted tuple), and
+``strict`` implements the prose, and is the default of the leakage audits inside builds (Hansel,
+WikiReading: `entbench.builders.mem_audit`), whose labels are entities or answer sets: there F3
+would leave Mem-Freq at almost 0% (a mention seen in train with one entity is never drawn for).
+Keys are the ordered tuple of span texts, a multi-label set is one class (its sorted tuple), and
 
 * Mem-Exact removes an item iff its key occurs in train with exactly one distinct label, which
   equals the test label;
@@ -56,6 +59,9 @@ one class (its sorted tuple), and
   iff the draw equals the test label;
 * test items with any label unseen in train are dropped first, once.
 
+Every decision, kept or solved, carries a reason code and its evidence: the codes are listed in
+`entbench.filters.memorization_reasons`.
+
 Seeds: each heuristic gets its own ``random.Random(seed)`` (default 30, EPtest's
 ``random.seed(30)``), consumed in test order and only when a draw is needed. ``random.Random`` with
 an integer seed and ``random()`` give the same stream on every CPython version.
@@ -63,184 +69,59 @@ an integer seed and ``random()`` give the same stream on every CPython version.
 
 from __future__ import annotations
 
-import gc
 import random
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence, Set
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence, Set
+from dataclasses import dataclass
 from itertools import accumulate
 from math import floor
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-Mode = Literal["eptest", "strict"]
-MODES: tuple[Mode, ...] = ("eptest", "strict")
+from entbench.filters import memorization_reasons as why
+from entbench.filters.memorization_index import (
+    MODES,
+    EptestIndex,
+    Item,
+    LabelTuple,
+    Mode,
+    StrictIndex,
+    TrainIndex,
+    build_index,
+    check_mode,
+    checked,
+    eptest_keys,
+)
+from entbench.filters.memorization_index import label_key as _sorted
+from entbench.filters.memorization_reasons import Decision, fmt, shown
+
 HEURISTICS = ("mem_exact", "mem_freq", "mem_uniform")
 #: EPtest's `FilterData.__init__` calls `random.seed(30)`.
 DEFAULT_SEED = 30
+Decisions = list[Decision]  # one per test item, in test order
 
-#: Removal reasons (stable codes, counted in stats as `removed_<heuristic>`).
-EXACT_PAIR_IN_TRAIN = "span_label_pair_in_train"  # eptest (E1)
-EXACT_ONLY_TRAIN_LABEL = "only_train_label"  # strict
-FREQ_DRAW_MATCHED = "train_distribution_draw_matched"  # eptest (F2, F3)
-FREQ_ARGMAX = "train_argmax"  # strict
-FREQ_ARGMAX_TIE_DRAW = "train_argmax_tie_draw"  # strict, tie broken by the seeded draw
-UNIFORM_DRAW_MATCHED = "uniform_draw_matched"  # both modes
-UNSEEN_LABEL = "label_unseen_in_train"  # dropped before the heuristics (C1)
-
-LabelTuple = tuple[str, ...]
-
-
-class Item(NamedTuple):
-    """One edge-probing target as the heuristics see it: its span text(s) and its label(s).
-
-    `labels` keeps the order of the data (EPtest's Mem-Uniform deduplicates label lists by order, U3).
-    A NamedTuple, not a dataclass: it is built and hashed once per train item.
-    """
-
-    spans: tuple[str, ...]
-    labels: LabelTuple
-
-
-def _checked(item: Item) -> Item:
-    if len(item.spans) not in (1, 2):
-        raise ValueError(f"an edge-probing item has one or two spans, got {len(item.spans)}")
-    if not item.labels:
-        raise ValueError("an edge-probing item needs at least one label")
-    return item
-
-
-@dataclass(frozen=True, slots=True)
-class Removal:
-    """Why a heuristic solves (and so removes) a test item: a stable reason code and the evidence."""
-
-    reason: str
-    detail: str
-
-
-Decisions = list[Removal | None]  # one entry per test item: None = kept
-
-
-# --- train indexes ---------------------------------------------------------------------------------
-EptestKeys = tuple[frozenset[object], frozenset[str], "str | frozenset[str]"]
-
-
-def eptest_keys(spans: tuple[str, ...], sorted_labels: LabelTuple) -> EptestKeys:
-    """EPtest's keys of an item: (Mem-Exact, Mem-Uniform, Mem-Freq), `datafilter.py` verbatim."""
-    if len(spans) == 1:
-        text = spans[0]
-        # E2: frozenset((span1.text, tuple(sorted(labels)))); U1: `frozenset((data.span1.text))` is
-        # `frozenset(str)`, the set of the text's characters; F1: the text itself.
-        return frozenset((text, sorted_labels)), frozenset(text), text
-    pair = frozenset(spans)
-    # E2: frozenset((span1.text, span2.text, labels)); U2 and F1: frozenset((span1.text, span2.text))
-    return frozenset((*spans, sorted_labels)), pair, pair
-
-
-def _sorted(labels: LabelTuple) -> LabelTuple:
-    return labels if len(labels) == 1 else tuple(sorted(labels))
-
-
-@dataclass
-class EptestIndex:
-    """What EPtest's three filters collect from train, built in one pass in train order."""
-
-    n_items: int = 0
-    labels: set[str] = field(default_factory=set)
-    exact: set[frozenset[object]] = field(default_factory=set)
-    #: Mem-Uniform options per key: distinct label lists in first-seen order (a dict as ordered set).
-    uniform: dict[frozenset[str], dict[LabelTuple, None]] = field(default_factory=dict)
-    label_ids: dict[LabelTuple, int] = field(default_factory=dict)
-    freq: dict[str | frozenset[str], dict[int, int]] = field(default_factory=dict)
-
-    mode: Mode = "eptest"
-
-    def add(self, item: Item, count: int = 1) -> None:
-        """Record `count` copies of one train item (adding them one by one gives the same index)."""
-        spans, labels = item
-        self.n_items += count
-        self.labels.update(labels)
-        sorted_labels = _sorted(labels)
-        exact, ukey, fkey = eptest_keys(spans, sorted_labels)
-        self.exact.add(exact)
-        options = self.uniform.get(ukey)
-        if options is None:
-            self.uniform[ukey] = {labels: None}
-        elif labels not in options:  # U3: deduplicated as ordered lists
-            options[labels] = None
-        # F2: `label_dict` numbers label tuples in first-seen order over the whole train split.
-        label_id = self.label_ids.get(sorted_labels)
-        if label_id is None:
-            label_id = self.label_ids[sorted_labels] = len(self.label_ids)
-        counts = self.freq.get(fkey)
-        if counts is None:
-            self.freq[fkey] = {label_id: count}
-        else:
-            counts[label_id] = counts.get(label_id, 0) + count
-
-
-@dataclass
-class StrictIndex:
-    """Train label counts per ordered span-text key (the paper's prose)."""
-
-    n_items: int = 0
-    labels: set[str] = field(default_factory=set)
-    counts: dict[tuple[str, ...], dict[LabelTuple, int]] = field(default_factory=dict)
-
-    mode: Mode = "strict"
-
-    def add(self, item: Item, count: int = 1) -> None:
-        """Record `count` copies of one train item."""
-        self.n_items += count
-        self.labels.update(item.labels)
-        label = tuple(sorted(item.labels))
-        per_key = self.counts.setdefault(item.spans, {})
-        per_key[label] = per_key.get(label, 0) + count
-
-
-TrainIndex = EptestIndex | StrictIndex
-
-
-def build_index(train: Iterable[Item], mode: Mode = "eptest") -> TrainIndex:
-    """Index the train split (streamed once, in order: order matters in `eptest` mode, F2/U3).
-
-    Identical items are counted first: every order the index keeps is a first-seen order, which
-    an insertion-ordered count of distinct items preserves, and it is much faster on real data
-    (EWT v2.2 pos train: 204,607 items, 22,201 distinct).
-    """
-    index: TrainIndex = EptestIndex() if _check_mode(mode) == "eptest" else StrictIndex()
-    distinct: dict[Item, int] = {}
-    with paused_gc():
-        for item in train:
-            distinct[item] = distinct.get(item, 0) + 1
-        for item, count in distinct.items():
-            index.add(_checked(item), count)
-    return index
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector around a bulk build of acyclic containers.
-
-    Building the index allocates a few hundred thousand tuples and frozensets; CPython 3.11 then
-    rescans every live container again and again (5x the build time on EWT). Nothing built here
-    is cyclic, so reference counting frees all of it; the collector is re-enabled after.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _check_mode(mode: str) -> Mode:
-    if mode == "eptest":
-        return "eptest"
-    if mode == "strict":
-        return "strict"
-    raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+__all__ = [  # the index's types are part of this module's interface
+    "DEFAULT_SEED",
+    "HEURISTICS",
+    "MODES",
+    "AuditResult",
+    "Decision",
+    "Decisions",
+    "EptestIndex",
+    "Item",
+    "LabelTuple",
+    "Mode",
+    "Selection",
+    "StrictIndex",
+    "TrainIndex",
+    "audit",
+    "audit_with_index",
+    "build_index",
+    "mem_exact",
+    "mem_freq",
+    "mem_uniform",
+    "percent",
+    "select_test_items",
+]
 
 
 # --- the unseen-label drop (C1) --------------------------------------------------------------------
@@ -260,9 +141,9 @@ def select_test_items(train_labels: Set[str], test: Sequence[Item], mode: Mode =
     """Drop test items whose label never occurs in train (spec §7; EPtest's `Converter.run`)."""
     kept: list[int] = []
     dropped: list[tuple[int, str]] = []
-    eptest = _check_mode(mode) == "eptest"
+    eptest = check_mode(mode) == "eptest"
     for i, item in enumerate(test):
-        _checked(item)
+        checked(item)
         if eptest:
             # C1: `for lbl in item.labels: if lbl not in labels: dr_item += 1 else: append(item)`
             for label in item.labels:
@@ -280,23 +161,46 @@ def select_test_items(train_labels: Set[str], test: Sequence[Item], mode: Mode =
 
 
 # --- the heuristics --------------------------------------------------------------------------------
+# Every heuristic's outcome for an item depends only on its key's train counts and on the random
+# number it consumes, so what can be derived from the counts alone (EPtest's cumulative weights,
+# strict mode's argmax and sorted labels, the evidence shown in `detail`) is derived once per key,
+# on first use, and reused: linear in the test items plus the sum of the keys' label counts,
+# instead of a pass over the key's (or all of train's) labels per test item. Every decision, kept
+# or solved, has a reason (`entbench.filters.memorization_reasons`).
+_UNSEEN = why.kept(why.SPAN_UNSEEN, "no train item has this span")
+
+
 def mem_exact(index: TrainIndex, test: Iterable[Item]) -> Decisions:
     """Mem-Exact (§3): which test items memorising (span, label) pairs of train solves."""
     if isinstance(index, EptestIndex):
-        return [
-            Removal(EXACT_PAIR_IN_TRAIN, "span text(s) and label occur together in train")
-            if eptest_keys(item.spans, _sorted(item.labels))[0] in index.exact
-            else None
-            for item in test
-        ]
-    out: Decisions = []
+        pair = why.solved(why.EXACT_PAIR_IN_TRAIN, "span text(s) and label occur together in train")
+        other = why.kept(why.EXACT_LABEL_NOT_WITH_SPAN, "span text(s) occur in train, never with this label")
+        out: Decisions = []
+        for item in test:
+            exact, _, fkey = eptest_keys(item.spans, _sorted(item.labels))
+            # E2 keys collapse equal texts, so a pair can match while F1's key is unseen: test E2 first.
+            out.append(pair if exact in index.exact else other if fkey in index.freq else _UNSEEN)
+        return out
+    evidence: dict[tuple[str, ...], str] = {}
+    out = []
     for item in test:
         counts = index.counts.get(item.spans)
+        if counts is None:
+            out.append(_UNSEEN)
+            continue
         label = _sorted(item.labels)
-        if counts is not None and len(counts) == 1 and label in counts:
-            out.append(Removal(EXACT_ONLY_TRAIN_LABEL, f"only train label {_fmt(label)} x{counts[label]}"))
-        else:
-            out.append(None)
+        if label in counts and len(counts) == 1:
+            out.append(
+                why.solved(why.EXACT_ONLY_TRAIN_LABEL, f"only train label {fmt(label)} x{counts[label]}")
+            )
+            continue
+        seen = evidence.get(item.spans)
+        if seen is None:
+            seen = evidence[item.spans] = "train labels " + shown(
+                (fmt(lb), counts[lb]) for lb in sorted(counts)
+            )
+        reason = why.EXACT_PAIR_WITH_OTHER_LABELS if label in counts else why.EXACT_LABEL_NOT_WITH_SPAN
+        out.append(why.kept(reason, seen))
     return out
 
 
@@ -304,78 +208,142 @@ def mem_freq(index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEE
     """Mem-Freq (§3): which test items predicting from the span's train label distribution solves."""
     rng = random.Random(seed)
     if isinstance(index, EptestIndex):
-        return [_eptest_freq(index, item, rng) for item in test]
-    return [_strict_freq(index, item, rng) for item in test]
+        eptest_plans: dict[str | frozenset[str], _FreqDraw | Decision] = {}
+        return [_eptest_freq(index, item, rng, eptest_plans) for item in test]
+    strict_plans: dict[tuple[str, ...], _Argmax] = {}
+    return [_strict_freq(index, item, rng, strict_plans) for item in test]
 
 
-def _eptest_freq(index: EptestIndex, item: Item, rng: random.Random) -> Removal | None:
-    sorted_labels = _sorted(item.labels)
-    counts = index.freq.get(eptest_keys(item.spans, sorted_labels)[2])
-    if counts is None:
-        return None
+class _FreqDraw(NamedTuple):
+    """EPtest's weighted draw for one key: its nonzero label ids, their cumulative counts, evidence."""
+
+    ids: list[int]
+    cum: list[int]
+    shown: str
+
+
+def _eptest_freq_plan(index: EptestIndex, counts: dict[int, int]) -> _FreqDraw | Decision:
+    """The key's draw, or the decision for every item of the key when EPtest does not draw (F3)."""
+    ids = sorted(counts)
+    # Label ids number label tuples in first-seen order, so sorted ids list them in that order.
+    evidence = shown((fmt(index.label_list[i]), counts[i]) for i in ids)
     n_labels = len(index.label_ids)
     has_zero = len(counts) < n_labels
     n_distinct = len(set(counts.values())) + (1 if has_zero else 0)
     # F3: `len(count.keys()) > 2 or (len(count.keys()) == 2 and 0 not in count.keys())`
     if not (n_distinct > 2 or (n_distinct == 2 and not has_zero)):
-        return None
+        return why.kept(why.FREQ_FLAT, f"no draw, train counts are uniform: {evidence}")
+    return _FreqDraw(ids, list(accumulate(counts[i] for i in ids)), evidence)
+
+
+def _eptest_freq(
+    index: EptestIndex,
+    item: Item,
+    rng: random.Random,
+    plans: dict[str | frozenset[str], _FreqDraw | Decision],
+) -> Decision:
+    sorted_labels = _sorted(item.labels)
+    key = eptest_keys(item.spans, sorted_labels)[2]
+    plan = plans.get(key)
+    if plan is None:
+        counts = index.freq.get(key)
+        plan = plans[key] = _UNSEEN if counts is None else _eptest_freq_plan(index, counts)
+    if isinstance(plan, Decision):
+        return plan
     # F2: `choices(range(L), weights)` is `bisect(cum_weights, random() * total, 0, L - 1)`; zero
     # weights never win a bisection, so the nonzero ones suffice, except that a draw at `total`
     # itself (possible only by rounding) lands on the last index, L - 1.
-    ids = sorted(counts)
-    cum = list(accumulate(counts[i] for i in ids))
-    x = rng.random() * (cum[-1] + 0.0)
-    pos = bisect_right(cum, x)
-    drawn = ids[pos] if pos < len(ids) else n_labels - 1
-    label_id = index.label_ids.get(sorted_labels)
-    if label_id is None or drawn != label_id:
-        return None
-    shown = ", ".join(f"{_fmt(lbl)}:{counts[i]}" for lbl, i in index.label_ids.items() if i in counts)
-    return Removal(FREQ_DRAW_MATCHED, f"drew {_fmt(sorted_labels)} from train counts {shown}")
+    x = rng.random() * (plan.cum[-1] + 0.0)
+    pos = bisect_right(plan.cum, x)
+    drawn = plan.ids[pos] if pos < len(plan.ids) else len(index.label_ids) - 1
+    detail = f"drew {fmt(index.label_list[drawn])} from train counts {plan.shown}"
+    if drawn == index.label_ids.get(sorted_labels):
+        return why.solved(why.FREQ_DRAW_MATCHED, detail)
+    return why.kept(why.FREQ_DRAW_MISSED, detail)
 
 
-def _strict_freq(index: StrictIndex, item: Item, rng: random.Random) -> Removal | None:
-    counts = index.counts.get(item.spans)
-    if counts is None:
-        return None
-    top = max(counts.values())
-    tied = sorted(label for label, n in counts.items() if n == top)
+class _Argmax(NamedTuple):
+    """Strict Mem-Freq for one key: its most frequent train labels (sorted) and the evidence."""
+
+    tied: list[LabelTuple]
+    shown: str
+
+
+def _strict_freq(
+    index: StrictIndex, item: Item, rng: random.Random, plans: dict[tuple[str, ...], _Argmax]
+) -> Decision:
+    plan = plans.get(item.spans)
+    if plan is None:
+        counts = index.counts.get(item.spans)
+        if counts is None:
+            return _UNSEEN
+        top = max(counts.values())
+        tied = sorted(label for label, n in counts.items() if n == top)
+        plan = plans[item.spans] = _Argmax(tied, shown((fmt(lb), counts[lb]) for lb in sorted(counts)))
+    tied = plan.tied
     predicted = tied[floor(rng.random() * len(tied))] if len(tied) > 1 else tied[0]
-    if predicted != _sorted(item.labels):
-        return None
-    shown = ", ".join(f"{_fmt(lbl)}:{counts[lbl]}" for lbl in sorted(counts))
-    reason = FREQ_ARGMAX if len(tied) == 1 else FREQ_ARGMAX_TIE_DRAW
-    return Removal(reason, f"most frequent in train: {_fmt(predicted)} ({shown})")
+    detail = f"most frequent in train: {fmt(predicted)} ({plan.shown})"
+    if predicted == _sorted(item.labels):
+        return why.solved(why.FREQ_ARGMAX if len(tied) == 1 else why.FREQ_ARGMAX_TIE_DRAW, detail)
+    return why.kept(why.FREQ_ARGMAX_DIFFERS if len(tied) == 1 else why.FREQ_ARGMAX_TIE_DRAW_MISSED, detail)
 
 
 def mem_uniform(index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEED) -> Decisions:
     """Mem-Uniform (§3): which test items a uniform draw over the span's train labels solves."""
     rng = random.Random(seed)
+    options_of = _eptest_options(index) if isinstance(index, EptestIndex) else _strict_options(index)
     out: Decisions = []
     for item in test:
-        options: Sequence[LabelTuple] | None
-        if isinstance(index, EptestIndex):
-            found = index.uniform.get(eptest_keys(item.spans, _sorted(item.labels))[1])
-            options = None if found is None else list(found)
-        else:
-            counts = index.counts.get(item.spans)
-            options = None if counts is None else sorted(counts)
+        options = options_of(item)
         if options is None:
-            out.append(None)
+            out.append(_UNSEEN)
             continue
         # U4 (and `random.choices` without weights): options[floor(random() * n)]
         drawn = options[floor(rng.random() * len(options))]
-        if sorted(drawn) == sorted(item.labels):
-            out.append(
-                Removal(UNIFORM_DRAW_MATCHED, f"drew {_fmt(drawn)} of {len(options)} train label set(s)")
-            )
-        else:
-            out.append(None)
+        detail = f"drew {fmt(drawn)} of {len(options)} train label set(s)"
+        matched = sorted(drawn) == sorted(item.labels)
+        out.append(
+            why.solved(why.UNIFORM_DRAW_MATCHED, detail)
+            if matched
+            else why.kept(why.UNIFORM_DRAW_MISSED, detail)
+        )
     return out
 
 
-def _fmt(labels: Sequence[str]) -> str:
-    return labels[0] if len(labels) == 1 else "[" + ",".join(labels) + "]"
+OptionsOf = Callable[[Item], "list[LabelTuple] | None"]
+
+
+def _eptest_options(index: EptestIndex) -> OptionsOf:
+    """An item's Mem-Uniform options: its key's distinct train label lists, first seen first (U3)."""
+    cache: dict[frozenset[str], list[LabelTuple]] = {}
+
+    def options(item: Item) -> list[LabelTuple] | None:
+        key = eptest_keys(item.spans, _sorted(item.labels))[1]
+        found = cache.get(key)
+        if found is None:
+            labels = index.uniform.get(key)
+            if labels is None:
+                return None
+            found = cache[key] = list(labels)
+        return found
+
+    return options
+
+
+def _strict_options(index: StrictIndex) -> OptionsOf:
+    """An item's Mem-Uniform options: its span's distinct train labels, sorted."""
+    cache: dict[tuple[str, ...], list[LabelTuple]] = {}
+
+    def options(item: Item) -> list[LabelTuple] | None:
+        found = cache.get(item.spans)
+        if found is None:
+            counts = index.counts.get(item.spans)
+            if counts is None:
+                return None
+            found = cache[item.spans] = sorted(counts)
+        return found
+
+    return options
 
 
 # --- everything at once ----------------------------------------------------------------------------
@@ -407,7 +375,7 @@ class AuditResult:
 
     def removed(self, heuristic: str) -> int:
         """How many test items `heuristic` solves."""
-        return sum(1 for d in self.decisions[heuristic] if d is not None)
+        return sum(1 for d in self.decisions[heuristic] if d.solved)
 
     def report(self) -> dict[str, int | float | str]:
         """`{"n_test", "mem_exact", "mem_freq", "mem_uniform", "mode"}`, percentages as in Table 2."""

@@ -17,6 +17,7 @@ are loaded once per process.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -76,6 +77,29 @@ def t2s_many(texts: Sequence[str]) -> list[str]:
     return [o if len(o) == len(t) else t2s_chars(t) for o, t in zip(out, texts, strict=True)]
 
 
+#: Joins the pieces of `t2s_pieces` in one OpenCC call: a private-use character, in no OpenCC
+#: dictionary, so no phrase spans it and OpenCC's longest-match segmentation restarts after it.
+_PIECE_SEPARATOR = "\ue000"
+
+
+def t2s_pieces(text: str, cuts: Sequence[int]) -> str:
+    """`text` with each piece between the sorted offsets `cuts` converted by `t2s` on its own.
+
+    One OpenCC call for all the pieces (joined by a separator no phrase contains); the result has
+    the length of `text`, piece by piece, as `"".join(t2s(piece) for piece in pieces)` does.
+    """
+    bounds = [0, *cuts, len(text)]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
+    if len(pieces) == 1:
+        return t2s(text)
+    if _PIECE_SEPARATOR in text:
+        return "".join(t2s(piece) for piece in pieces)
+    out = _opencc().convert(_PIECE_SEPARATOR.join(pieces)).split(_PIECE_SEPARATOR)
+    if len(out) != len(pieces):
+        return "".join(t2s(piece) for piece in pieces)
+    return "".join(o if len(o) == len(p) else t2s_chars(p) for o, p in zip(out, pieces, strict=True))
+
+
 def _finish_hansel(text: str) -> str:
     return _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
@@ -106,28 +130,37 @@ class MentionNormalizer:
         finish = self._finish
         return [finish(t) for t in texts]
 
-    def text_for_matching(self, text: str) -> str | None:
-        """`text` converted so that normalised mentions can be found in it at the same offsets.
+    def convert_for_matching(self, text: str, cuts: Sequence[int] = ()) -> str:
+        """`text` in Simplified for a Chinese wiki, each piece between `cuts` (the link boundaries)
+        converted on its own as the keys were: one OpenCC pass per page (`t2s_pieces`). Always
+        the length of `text`; unchanged for other wikis."""
+        if not self.chinese:
+            return text
+        if self.scheme == "hansel":
+            return t2s_pieces(text, cuts)
+        return t2s_chars(text)  # character by character: the pieces make no difference
 
-        Returns None when that is impossible for this text (NFKC/NFKD would change its length);
-        the caller then normalises segment by segment. Whitespace characters become single spaces
-        one for one, so a key never matches across a paragraph break ("\\n\\n" becomes two spaces
-        and keys have single spaces only).
+    def text_for_matching(self, converted: str) -> str | None:
+        """A converted text (`convert_for_matching`) made matchable at the same offsets.
+
+        Returns None when that is impossible for this text (NFKC/NFKD would change it); the
+        caller then finishes it segment by segment (`segment_for_matching`). Whitespace
+        characters become single spaces one for one, so a key never matches across a paragraph
+        break ("\\n\\n" becomes two spaces and keys have single spaces only).
         """
-        if self.chinese:
-            text = t2s(text) if self.scheme == "hansel" else t2s_chars(text)
         if self.scheme == "mgenre":
-            text = text.translate(_MGENRE_DOTS)
-            if not unicodedata.is_normalized("NFKD", text):
+            converted = converted.translate(_MGENRE_DOTS)
+            if not unicodedata.is_normalized("NFKD", converted):
                 return None
-        elif not unicodedata.is_normalized("NFKC", text):
+        elif not unicodedata.is_normalized("NFKC", converted):
             return None
-        return _WS_ONE.sub(" ", text)
+        return _WS_ONE.sub(" ", converted)
 
-    def segment_for_matching(self, text: str) -> str:
-        """One segment (a link anchor or the text between links) normalised for matching."""
-        if self.chinese:
-            text = t2s(text) if self.scheme == "hansel" else t2s_chars(text)
+    def segment_for_matching(self, text: str, *, converted: bool = False) -> str:
+        """One segment (a link anchor or the text between links) normalised for matching; pass
+        `converted=True` for a segment cut from `convert_for_matching`'s result."""
+        if not converted:
+            text = self.convert_for_matching(text)
         if self.scheme == "hansel":
             return _WS_ONE.sub(" ", unicodedata.normalize("NFKC", text))
         return _WS_ONE.sub(" ", unicodedata.normalize("NFKD", text.translate(_MGENRE_DOTS)))

@@ -13,6 +13,11 @@ mwxml, wrapped in the dump's own header and a closing `</mediawiki>`. That is ho
 
 `<siteinfo>` gives the namespace names; `namespace_table` adds the canonical and well-known local
 aliases (`readers.mediawiki_namespaces`) that wikitext may use instead.
+
+Pages are read by the fast page reader (`readers.mediawiki_pages`: the same parser, the same
+records and the same shape checks as mwxml, without mwxml's per-element Python objects); mwxml
+stays the reference reader: `ENTBENCH_XML_READER=mwxml` reads pages with it instead (outputs are
+identical, `tests/readers/test_page_readers.py`). `<siteinfo>` is always read by mwxml.
 """
 
 from __future__ import annotations
@@ -23,16 +28,17 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 from xml.etree.ElementTree import ParseError
 
 import mwxml
 from mwxml.errors import MalformedXML
 
-from entbench.errors import DataError
+from entbench.errors import DataError, UserError
 from entbench.readers.dumps import detect_compression, open_decompressed
 from entbench.readers.mediawiki_interwiki import INTERWIKI_PREFIXES, WIKIPEDIA_LANGUAGES
 from entbench.readers.mediawiki_namespaces import link_trail, namespace_aliases
+from entbench.readers.mediawiki_pages import FEED_BYTES, MalformedPage, PageRecord, iter_page_records
 from entbench.readers.wikitext_titles import NamespaceTable, fold_prefix
 
 PAGE_OPEN = b"<page>"
@@ -41,6 +47,9 @@ FOOTER = b"</mediawiki>"
 #: A header longer than this without `</siteinfo>` is not a MediaWiki dump.
 MAX_HEADER_BYTES = 4 << 20
 _LANG_ATTR = re.compile(rb'xml:lang="([A-Za-z0-9-]+)"')
+#: Which reader parses pages: `fast` (default) or `mwxml` (the reference; same pages, slower).
+READER_ENV = "ENTBENCH_XML_READER"
+READERS = ("fast", "mwxml")
 
 
 @dataclass(frozen=True)
@@ -94,16 +103,17 @@ class SiteInfo:
         )
 
 
-@dataclass(frozen=True)
-class RawPage:
-    """One `<page>` as mwxml reads it (the last revision when there are several)."""
+#: One `<page>` as mwxml reads it (the last revision when there are several): page_id, title, ns,
+#: redirect, revision_id, text.
+RawPage = PageRecord
 
-    page_id: int
-    title: str
-    ns: int
-    redirect: str | None
-    revision_id: int | None
-    text: str
+
+def page_reader() -> str:
+    """The page reader `ENTBENCH_XML_READER` selects (`fast` unless set)."""
+    reader = os.environ.get(READER_ENV, "") or "fast"
+    if reader not in READERS:
+        raise UserError(f"{READER_ENV}={reader!r}: expected one of {', '.join(READERS)}")
+    return reader
 
 
 def split_header(data: bytes, path: str) -> tuple[bytes, int]:
@@ -157,11 +167,24 @@ def parse_siteinfo(header: bytes, path: str) -> SiteInfo:
 
 
 def iter_pages(header: bytes, body: bytes, path: str, offset: int) -> Iterator[RawPage]:
-    """Pages of a block of whole `<page>` elements, parsed by mwxml inside the dump's header.
+    """Pages of a block of whole `<page>` elements, parsed inside the dump's header.
 
-    mwxml raises on tags it does not expect inside `<page>`/`<revision>` (it records that
+    Both readers raise on tags they do not expect inside `<page>`/`<revision>` (mwxml records that
     assumption itself); either that or broken XML becomes a `DataError` naming the block offset.
     """
+    if page_reader() == "mwxml":
+        yield from iter_pages_mwxml(header, body, path, offset)
+        return
+    try:
+        yield from iter_page_records((header, body, FOOTER))
+    except MalformedPage as exc:
+        raise DataError(
+            f"malformed XML in the block of pages starting here: {exc}", path=path, offset=offset
+        ) from exc
+
+
+def iter_pages_mwxml(header: bytes, body: bytes, path: str, offset: int) -> Iterator[RawPage]:
+    """`iter_pages` with mwxml, the reference reader."""
     try:
         dump = mwxml.Dump.from_file(io.BytesIO(header + body + FOOTER))
         for page in dump:
@@ -180,10 +203,11 @@ def read_dump(path: str) -> tuple[SiteInfo, Iterator[RawPage]]:
     def pages() -> Iterator[RawPage]:
         with open_decompressed(path, detect_compression(path)) as stream:
             try:
-                dump = mwxml.Dump.from_file(stream)
-                for page in dump:
-                    yield _raw_page(page)
-            except (ParseError, MalformedXML) as exc:
+                if page_reader() == "mwxml":
+                    yield from map(_raw_page, mwxml.Dump.from_file(stream))
+                else:
+                    yield from iter_page_records(iter(lambda: stream.read(FEED_BYTES), b""))
+            except (ParseError, MalformedXML, MalformedPage) as exc:
                 raise DataError(f"malformed XML: {exc}", path=path) from exc
             except (OSError, EOFError) as exc:
                 raise DataError(f"cannot decompress ({exc})", path=path) from exc
@@ -192,6 +216,7 @@ def read_dump(path: str) -> tuple[SiteInfo, Iterator[RawPage]]:
 
 
 def _raw_page(page: Any) -> RawPage:
+    """mwxml's page as a `RawPage`."""
     text = ""
     revision_id: int | None = None
     for revision in page:  # pages-articles has one revision; with several, the last one wins
@@ -258,8 +283,14 @@ def read_plain_tail(path: str, size: int, tail_bytes: int = 1 << 16) -> tuple[in
         return start, f.read()
 
 
+class ByteStream(Protocol):
+    """What `iter_page_blocks` reads: `read(n)` gives at most n bytes, b"" at the end."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+
 def iter_page_blocks(
-    stream: BinaryIO, header_len: int, block_bytes: int, path: str
+    stream: ByteStream, header_len: int, block_bytes: int, path: str
 ) -> Iterator[tuple[int, bytes]]:
     """Page-aligned blocks of a decompressed stream after the header: (offset, bytes); a stream
     that does not end the dump properly raises `DataError` after the last whole page."""

@@ -53,7 +53,9 @@ def mem_decisions_schema(id_fields: Sequence[pa.Field]) -> pa.Schema:
 
     `id_fields` are the evaluation table's identifying columns, copied as they are. `in_test` is
     false for rows dropped before the heuristics (a label train never has, listed in
-    `unseen_labels`); the heuristic columns are then null.
+    `unseen_labels`; or a null span or label); the heuristic columns are then null. Every row has
+    a reason per heuristic, whether the item was solved, kept or not audited (the codes:
+    `entbench.filters.memorization_reasons`), and its evidence in `<heuristic>_detail`.
     """
     fields = [
         *id_fields,
@@ -65,7 +67,7 @@ def mem_decisions_schema(id_fields: Sequence[pa.Field]) -> pa.Schema:
         pa.field("unseen_labels", pa.list_(pa.string()), nullable=False),
     ]
     for name in HEURISTIC_NAMES:
-        fields.append(pa.field(name, pa.bool_()))  # true = solved by the heuristic (removed)
-        fields.append(pa.field(f"{name}_reason", pa.string()))
-        fields.append(pa.field(f"{name}_detail", pa.string()))
+        fields.append(pa.field(name, pa.bool_()))  # true = solved (removed), false = kept, null = not audited
+        fields.append(pa.field(f"{name}_reason", pa.string(), nullable=False))
+        fields.append(pa.field(f"{name}_detail", pa.string(), nullable=False))
     return pa.schema(fields)

@@ -9,6 +9,7 @@ order-free heuristic (Mem-Exact).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from entbench.engine.shards import split_by_shard
 from entbench.engine.stage import BuildOptions, Output, Params, Stage, StageContext, UpstreamOutput
 from entbench.engine.stats import Stats
 from entbench.filters.memorization import Item, audit, percent
+from entbench.filters.memorization_reasons import UNSEEN_LABEL
 from entbench.readers.edge_probing import read_conllu
 
 EWT = Path(__file__).resolve().parents[3] / "fixtures" / "ud-ewt"
@@ -121,8 +123,16 @@ def rows_in_order(directory: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built with the audit's defaults (strict mode, seed 30)."""
     out = tmp_path_factory.mktemp("audit")
     build(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def built_eptest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("audit_eptest")
+    build(out, params={"ud_mem_audit": {"mode": "eptest", "seed": 5}})
     return out
 
 
@@ -132,7 +142,7 @@ def test_decisions_match_the_filter_on_the_same_rows(built: Path) -> None:
     expected = audit(
         [Item((r["word"],), (r["upos"],)) for r in train],
         [Item((r["word"],), (r["upos"],)) for r in evaluation],
-        mode="eptest",
+        mode="strict",
         seed=30,
     )
     directory = stage_dir(built, "benchmarks", "ud_mem_audit")
@@ -140,16 +150,22 @@ def test_decisions_match_the_filter_on_the_same_rows(built: Path) -> None:
     assert [d["id"] for d in decisions] == [r["id"] for r in evaluation]  # one row per eval row, in order
     in_test = [d for d in decisions if d["in_test"]]
     assert len(in_test) == expected.n_test
+    manifest = load_manifest(directory)
     for heuristic in HEURISTICS:
-        assert [d[heuristic] for d in in_test] == [x is not None for x in expected.decisions[heuristic]]
-        assert all(d[f"{heuristic}_reason"] for d in in_test if d[heuristic])
+        got = [(d[heuristic], d[f"{heuristic}_reason"], d[f"{heuristic}_detail"]) for d in in_test]
+        assert got == [(x.solved, x.reason, x.detail) for x in expected.decisions[heuristic]]
+        # Every kept or solved decision has a reason, and the stats count them.
+        reasons = Counter(x.reason for x in expected.decisions[heuristic])
+        assert len(reasons) >= 2
+        assert {r: manifest["stats"][f"{heuristic}_{r}"] for r in reasons} == reasons
     dropped = [d for d in decisions if not d["in_test"]]
     assert all(d["unseen_labels"] and d["mem_exact"] is None for d in dropped)
+    assert {d["mem_freq_reason"] for d in dropped} == {UNSEEN_LABEL}
     assert len(dropped) == len(expected.selection.dropped) == len(evaluation) - expected.n_test
 
-    manifest = load_manifest(directory)
     report = json.loads((directory / "report.json").read_text())
-    assert report == expected.report()
+    assert report == expected.report() and report["mode"] == "strict"
+    assert manifest["params"] == {"mode": "strict", "seed": 30}
     assert manifest["stats"]["test_items"] == expected.n_test
     for heuristic in HEURISTICS:
         assert manifest["stats"][f"removed_{heuristic}"] == expected.removed(heuristic)
@@ -157,10 +173,10 @@ def test_decisions_match_the_filter_on_the_same_rows(built: Path) -> None:
     assert "report.json" in manifest["files"]
 
 
-def test_mem_exact_agrees_with_filter_mem_on_the_source_files(built: Path, tmp_path: Path) -> None:
+def test_mem_exact_agrees_with_filter_mem_on_the_source_files(built_eptest: Path, tmp_path: Path) -> None:
     """Mem-Exact does not depend on row order, so the CLI on the CoNLL-U files must agree."""
     cli = run_filter_mem(train=TRAIN, test=EVAL, out=tmp_path, input_format="conllu-upos")
-    manifest = load_manifest(stage_dir(built, "benchmarks", "ud_mem_audit"))
+    manifest = load_manifest(stage_dir(built_eptest, "benchmarks", "ud_mem_audit"))
     assert manifest["stats"]["removed_mem_exact"] == cli.result.removed("mem_exact")
     # v2.16 dev: 25,510 items, of which the 359 range lines (UPOS "_") have a label v2.2 never has.
     assert manifest["stats"]["test_items"] == cli.result.n_test == 25_510 - 359
@@ -180,17 +196,18 @@ def test_two_workers_write_the_same_bytes_and_a_rerun_is_up_to_date(built: Path,
     assert any(line.startswith("ud_mem_audit: up to date") for line in log)
 
 
-def test_strict_mode_is_a_parameter(built: Path, tmp_path: Path) -> None:
-    build(tmp_path, params={"ud_mem_audit": {"mode": "strict", "seed": 5}})
-    strict = load_manifest(stage_dir(tmp_path, "benchmarks", "ud_mem_audit"))
-    eptest = load_manifest(stage_dir(built, "benchmarks", "ud_mem_audit"))
-    assert strict["params"] == {"mode": "strict", "seed": 5}
+def test_eptest_mode_is_a_parameter(built: Path, built_eptest: Path) -> None:
+    eptest = load_manifest(stage_dir(built_eptest, "benchmarks", "ud_mem_audit"))
+    strict = load_manifest(stage_dir(built, "benchmarks", "ud_mem_audit"))
+    assert eptest["params"] == {"mode": "eptest", "seed": 5}
     assert strict["fingerprint"] != eptest["fingerprint"]
-    # The mode changes the heuristics, not the rows: the same items, fewer solved by the stricter
-    # Mem-Exact (a single train label), more by the argmax Mem-Freq.
+    # The mode changes the heuristics, not the rows: the same items, more solved by EPtest's
+    # Mem-Exact (the pair in train, other labels or not), fewer by its Mem-Freq (F3: no draw for a
+    # span with one train label).
     assert strict["stats"]["test_items"] == eptest["stats"]["test_items"]
     assert strict["stats"]["removed_mem_exact"] < eptest["stats"]["removed_mem_exact"]
     assert strict["stats"]["removed_mem_freq"] > eptest["stats"]["removed_mem_freq"]
+    assert eptest["stats"]["mem_freq_train_distribution_flat"] > 0
 
 
 def test_bad_mode_is_a_user_error(tmp_path: Path) -> None:

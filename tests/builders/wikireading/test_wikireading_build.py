@@ -21,6 +21,7 @@ from entbench.builders.wikireading.entropy import classify, scaled_entropy
 from entbench.builders.wikireading.splits import SPLITS
 from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
+from entbench.filters.memorization_reasons import PAIR_IN_TRAIN
 from tests.builders.wikireading.support import (
     ENWIKI_BERLIN,
     read_rows,
@@ -198,20 +199,28 @@ def test_world_statistics_match_the_splits(world: dict[str, Path]) -> None:
 
 
 def test_mem_audit_agrees_with_the_statistics(world: dict[str, Path]) -> None:
-    # Both count an evaluation instance whose (question, sorted answers) occurs in train (spec §7
-    # Mem-Exact, the question as the span). The shared audit works on EPtest's copies (one per
-    # answer train has, its rule C1), so it counts copies; per instance the two agree exactly.
+    # The statistics count an evaluation instance whose (question, sorted answers) occurs in train
+    # (spec §7, the question as the span). The audit (strict mode, the default in builds) solves
+    # by Mem-Exact only those whose question has that one answer set in train, and says of the
+    # others that the pair occurs with other answer sets: together, exactly the same instances.
     summary = stats(world["wikireading_stats"])
     for split in ("valid", "test"):
         audit = stats(world[f"wikireading_mem_audit_{split}"])
         decisions = read_rows(world[f"wikireading_mem_audit_{split}"], "decisions")
         assert audit["eval_rows"] == summary[f"{split}_instances"]
         assert {d["key"] for d in decisions} == {r["key"] for r in read_rows(world["wikireading"], split)}
-        memorised = {d["key"] for d in decisions if d["mem_exact"]}
-        assert len(memorised) == summary[f"mem_exact_{split}"] > 0
-        assert audit["removed_mem_exact"] >= len(memorised)
+        assert len(decisions) == len({d["key"] for d in decisions})  # strict: one row per instance
+        pair_in_train = {d["key"] for d in decisions if d["mem_exact_reason"] in PAIR_IN_TRAIN}
+        assert len(pair_in_train) == summary[f"mem_exact_{split}"] > 0
+        solved = {d["key"] for d in decisions if d["mem_exact"]}
+        assert solved < pair_in_train and audit["removed_mem_exact"] == len(solved)
+        # The argmax answer set of a question is the only one when there is only one (Mem-Freq).
+        assert solved <= {d["key"] for d in decisions if d["mem_freq"]}
+        assert all(
+            d["mem_exact_reason"] and d["mem_freq_reason"] and d["mem_uniform_reason"] for d in decisions
+        )
         report = json.loads((world[f"wikireading_mem_audit_{split}"] / "report.json").read_text())
-        assert report["n_test"] == audit["test_items"]
+        assert report["n_test"] == audit["test_items"] and report["mode"] == "strict"
 
 
 def test_property_holdout_build(world: dict[str, Path], world_dir: Path) -> None:

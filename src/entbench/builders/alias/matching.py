@@ -29,7 +29,9 @@ functions: callers read the text and write the counts or rows.
 from __future__ import annotations
 
 import unicodedata
+from array import array
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import Literal, NamedTuple
 
 import ahocorasick
@@ -68,37 +70,50 @@ def matching_text(
     normalizer: MentionNormalizer, text: str, spans: Sequence[tuple[int, int]]
 ) -> tuple[str, list[Segment], bool]:
     """The page text normalised like the keys, its segments (offsets into the returned text), and
-    whether the whole text could be converted at once.
+    whether the whole text could be finished at once.
 
-    Usually one conversion of the whole text keeps every offset; when Unicode normalisation could
-    move them (the text is not already in NFKC/NFKD form), each segment is normalised on its own
+    The text is converted to Simplified once (a Chinese wiki), each segment on its own as the keys
+    were (`MentionNormalizer.convert_for_matching`); conversion keeps every offset. Usually the
+    Unicode normalisation keeps them too; when it could move them (the text is not already in
+    NFKC/NFKD form, e.g. full-width punctuation), each converted segment is normalised on its own
     and the segments re-cut.
     """
-    whole = normalizer.text_for_matching(text)
+    cut = segments(len(text), spans)
+    converted = normalizer.convert_for_matching(text, [start for start, _, _ in cut[1:]])
+    whole = normalizer.text_for_matching(converted)
     if whole is not None:
-        return whole, segments(len(text), spans), True
+        return whole, cut, True
     parts: list[str] = []
-    cut: list[Segment] = []
+    recut: list[Segment] = []
     pos = 0
-    for start, end, linked in segments(len(text), spans):
-        piece = normalizer.segment_for_matching(text[start:end])
-        cut.append((pos, pos + len(piece), linked))
+    for start, end, linked in cut:
+        piece = normalizer.segment_for_matching(converted[start:end], converted=True)
+        recut.append((pos, pos + len(piece), linked))
         parts.append(piece)
         pos += len(piece)
-    return "".join(parts), cut, False
+    return "".join(parts), recut, False
 
 
-def match(automaton: ahocorasick.Automaton, text: str, cut: Sequence[Segment]) -> tuple[list[int], list[int]]:
-    """Indices of the keys found in linked and in unlinked segments (one entry per occurrence)."""
-    linked: list[int] = []
-    unlinked: list[int] = []
+def match(
+    automaton: ahocorasick.Automaton,
+    text: str,
+    cut: Sequence[Segment],
+    linked: array[int],
+    unlinked: array[int],
+) -> None:
+    """Append the indices of the keys found in linked and in unlinked segments (one per occurrence).
+
+    The matches go from pyahocorasick's iterator straight into the arrays (`array.extend` over a
+    C `map`): no Python list or loop step per match.
+    """
     if not len(automaton):
-        return linked, unlinked
+        return
     for start, end, is_link in cut:
         if end > start:
-            found = [value for _, value in automaton.iter_long(text, start, end)]
-            (linked if is_link else unlinked).extend(found)
-    return linked, unlinked
+            (linked if is_link else unlinked).extend(map(_VALUE, automaton.iter_long(text, start, end)))
+
+
+_VALUE = itemgetter(1)  # (end index, value) -> value
 
 
 # --- longest-first, with raw-text offsets: few-shot candidates (`hansel_corpus`) ---------------

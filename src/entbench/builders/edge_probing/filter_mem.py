@@ -34,13 +34,12 @@ from entbench.filters.memorization import (
     DEFAULT_SEED,
     HEURISTICS,
     MODES,
-    UNSEEN_LABEL,
     AuditResult,
     Item,
     Mode,
-    Removal,
     audit,
 )
+from entbench.filters.memorization_reasons import UNSEEN_LABEL
 from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED, EPItem, read_conllu, read_jiant, write_jiant
 from entbench.schemas import edge_probing as schema
 
@@ -115,7 +114,7 @@ def run_filter_mem(
     items = _items_table(rows, schema.TEST_ITEMS)
     _write(target / "test.parquet", items, schema.TEST_ITEMS, meta)
     unseen = [(None, i, test_items[i]) for i, _ in result.selection.dropped]
-    unseen_reasons = [Removal(UNSEEN_LABEL, label) for _, label in result.selection.dropped]
+    unseen_reasons = [(UNSEEN_LABEL, label) for _, label in result.selection.dropped]
     _write(
         target / "unseen_label.parquet",
         _items_table(unseen, schema.UNSEEN_LABEL_ITEMS, unseen_reasons),
@@ -125,13 +124,13 @@ def run_filter_mem(
     for heuristic in HEURISTICS:
         decisions = result.decisions[heuristic]
         hmeta = {**meta, "entbench.heuristic": heuristic}
-        kept_mask = pa.array([d is None for d in decisions], pa.bool_())
+        kept_mask = pa.array([not d.solved for d in decisions], pa.bool_())
         _write(target / heuristic / "filtered.parquet", items.filter(kept_mask), schema.TEST_ITEMS, hmeta)
         write_jiant(
-            (item for (_, _, item), d in zip(rows, decisions, strict=True) if d is None),
+            (item for (_, _, item), d in zip(rows, decisions, strict=True) if not d.solved),
             target / heuristic / "filtered.jsonl",
         )
-        removed = [d for d in decisions if d is not None]
+        removed = [d for d in decisions if d.solved]
         removed_table = items.filter(pc.invert(kept_mask))
         removed_table = removed_table.append_column(
             schema.REMOVED_ITEMS.field("reason"), pa.array([d.reason for d in removed], pa.string())
@@ -169,9 +168,9 @@ def _write(path: Path, table: pa.Table, table_schema: pa.Schema, meta: Mapping[s
 def _items_table(
     rows: Sequence[tuple[int | None, int, EPItem]],
     table_schema: pa.Schema,
-    reasons: Sequence[Removal] | None = None,
+    reasons: Sequence[tuple[str, str]] | None = None,
 ) -> pa.Table:
-    """Rows `(item_id, source_index, item)` (plus a reason each) as a table of `table_schema`."""
+    """Rows `(item_id, source_index, item)` (plus a `(reason, detail)` each) as a `table_schema` table."""
     items = [item for _, _, item in rows]
     columns: dict[str, list[Any]] = {
         "item_id": [n for n, _, _ in rows],
@@ -191,6 +190,6 @@ def _items_table(
         "target_info": [it.target_info for it in items],
     }
     if reasons is not None:
-        columns["reason"] = [r.reason for r in reasons]
-        columns["detail"] = [r.detail for r in reasons]
+        columns["reason"] = [reason for reason, _ in reasons]
+        columns["detail"] = [detail for _, detail in reasons]
     return pa.table({f.name: pa.array(columns[f.name], f.type) for f in table_schema}, schema=table_schema)

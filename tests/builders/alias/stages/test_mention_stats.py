@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from entbench.api import build
 from entbench.builders.alias.matching import segments
+from entbench.builders.alias.stages import mention_stats
 from entbench.filters.mentions import MentionNormalizer
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
@@ -123,3 +126,32 @@ def test_longest_match_wins_on_real_text(out: Path) -> None:
     stats = {r["mention"]: r for r in rows(dirs["mention_stats"], "mention_stats")}
     text = next(p["text"] for p in rows(dirs["wikipedia"], "pages") if p["title"] == "柏林")
     assert stats["柏林"]["linked_occurrences"] + stats["柏林"]["unlinked_occurrences"] == text.count("柏林")
+
+
+@pytest.mark.parametrize("flush_ids", [1, 7, 4_000_000])
+def test_counts_fold_the_same_whenever_they_flush(monkeypatch: pytest.MonkeyPatch, flush_ids: int) -> None:
+    """Occurrences and documents per mention id, folded in one go or after every few matches."""
+    monkeypatch.setattr(mention_stats, "FLUSH_IDS", flush_ids)
+    rng = random.Random(flush_ids)
+    counter = mention_stats._Counter()
+    expected: dict[str, Counter[int]] = {k: Counter() for k in ("linked", "unlinked", "dl", "du")}
+    for _ in range(60):
+        page = [[rng.randrange(12) for _ in range(rng.randrange(6))] for _ in range(2)]
+        linked, unlinked = counter.ids
+        before = len(linked), len(unlinked)
+        linked.extend(page[0])
+        unlinked.extend(page[1])
+        counter.page_done(*before)
+        expected["linked"].update(page[0])
+        expected["unlinked"].update(page[1])
+        expected["dl"].update(set(page[0]))
+        expected["du"].update(set(page[1]))
+    table = counter.table(pa.array([f"m{i}" for i in range(12)])).to_pylist()
+    seen = sorted(set(expected["linked"]) | set(expected["unlinked"]))
+    assert [r["mention"] for r in table] == [f"m{i}" for i in seen]
+    for row, i in zip(table, seen, strict=True):
+        assert (row["linked_occurrences"], row["unlinked_occurrences"]) == (
+            expected["linked"][i],
+            expected["unlinked"][i],
+        )
+        assert (row["docs_linked"], row["docs_unlinked"]) == (expected["dl"][i], expected["du"][i])

@@ -181,6 +181,35 @@ def test_leakage_share_of_validation_pairs_in_train(
     assert audit["leakage_pair_share_pct"] == round(100 * leaked / len(records["validation"]), 4)
 
 
+def test_the_audit_decides_every_validation_row_as_its_definitions_say(
+    records: dict[str, list[dict[str, Any]]], dirs: dict[str, Path]
+) -> None:
+    """Strict mode (the default in builds; issue 21 item 5): Mem-Exact = the mention's only train
+    entity is the gold; Mem-Freq = its most frequent train entity is (ties: a seeded draw), so
+    Mem-Freq solves at least what Mem-Exact solves; every decision has a reason."""
+    train: dict[str, Counter[str]] = {}
+    for r in records["train"]:
+        train.setdefault(r["mention"], Counter())[r["gold_id"]] += 1
+    decisions = rows(dirs["hansel_mem_audit"], "decisions")
+    assert [d["id"] for d in decisions] == [r["id"] for r in records["validation"]]
+    audited = [d for d in decisions if d["in_test"]]
+    assert audited and all(d["mem_exact_reason"] and d["mem_freq_reason"] for d in decisions)
+    for d in audited:
+        (mention,), (gold,) = d["spans"], d["labels"]
+        counts = train.get(mention, Counter())
+        assert d["mem_exact"] == (set(counts) == {gold})
+        if not counts:
+            assert d["mem_freq_reason"] == d["mem_exact_reason"] == "span_unseen_in_train"
+        elif len([n for n in counts.values() if n == max(counts.values())]) == 1:
+            assert d["mem_freq"] == (counts.most_common(1)[0][0] == gold)
+            assert d["mem_freq_reason"] == ("train_argmax" if d["mem_freq"] else "train_argmax_differs")
+        if d["mem_exact"]:
+            assert d["mem_freq"]
+    audit = stats(dirs["hansel_mem_audit"])
+    assert audit["mem_freq_pct"] >= audit["mem_exact_pct"] > 0
+    assert load_manifest(dirs["hansel_mem_audit"])["params"]["mode"] == "strict"
+
+
 def test_shards_are_byte_identical_for_two_workers(dirs: dict[str, Path], tmp_path: Path) -> None:
     # The upstream (scan and kb) stages come from the one-worker build; every Hansel stage is
     # rebuilt with two workers.

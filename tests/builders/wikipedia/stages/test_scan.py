@@ -14,6 +14,7 @@ import pytest
 from entbench.api import build
 from entbench.builders.wikipedia.stages.scan import EXPANSION, _multistream_tasks
 from entbench.readers.mediawiki_xml import (
+    READER_ENV,
     iter_pages,
     multistream_index_path,
     read_stream_offsets,
@@ -107,6 +108,15 @@ def test_language_parameter_reads_localised_names(tmp_path: Path) -> None:
 def test_workers_do_not_change_bytes(tmp_path: Path, en_build: Path) -> None:
     two = run(tmp_path, workers=2, chunk_mb=1)
     assert shard_hashes(two) == shard_hashes(en_build)
+
+
+def test_the_mwxml_reader_writes_the_same_bytes(
+    tmp_path: Path, en_build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mwxml, the reference page reader, selected for the workers too: the same shards."""
+    monkeypatch.setenv(READER_ENV, "mwxml")
+    reference = run(tmp_path, workers=2, chunk_mb=1)
+    assert shard_hashes(reference) == shard_hashes(en_build)
 
 
 def _plain_and_multistream(tmp: Path) -> tuple[Path, Path]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import pickle
+from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,7 @@ PARTIAL = pa.schema(
 )
 AUTOMATON_FILE = "automaton.bin"
 MENTIONS_FILE = "mentions.arrow"
-#: Occurrence ids buffered before they are folded into counts (bounds a task's memory).
+#: Occurrence ids buffered before they are folded into counts (bounds a task's memory: 8 bytes each).
 FLUSH_IDS = 4_000_000
 PAGE_BATCH = 256
 
@@ -70,30 +71,44 @@ class MentionStatsParams(Params):
 
 
 class _Counter:
-    """Occurrence counts per mention id, folded with numpy every FLUSH_IDS ids."""
+    """Occurrence and document counts per mention id, folded with numpy every FLUSH_IDS ids.
+
+    The automaton's matches of the pending pages are appended to two flat int64 arrays (linked,
+    unlinked; `builders.alias.matching.match`) with each page's number of matches, so no Python object per
+    match survives; a fold counts occurrences per id and documents per id (distinct (page, id)).
+    """
 
     def __init__(self) -> None:
-        self.buffers: list[list[int]] = [[], [], [], []]  # linked, unlinked, docs linked, docs unlinked
+        self.ids = [array("q"), array("q")]  # linked, unlinked
+        self.lengths: list[list[int]] = [[], []]  # per pending page, its matches in `ids`
+        # folded (ids, counts): occurrences linked, unlinked, documents linked, unlinked
         self.parts: list[list[tuple[np.ndarray, np.ndarray]]] = [[], [], [], []]
 
-    def add(self, kind: int, ids: list[int]) -> None:
-        buf = self.buffers[kind]
-        buf.extend(ids)
-        if len(buf) >= FLUSH_IDS:
-            self._flush(kind)
+    def page_done(self, linked_before: int, unlinked_before: int) -> None:
+        """Close the current page: its matches are what was appended since the two sizes given."""
+        self.lengths[0].append(len(self.ids[0]) - linked_before)
+        self.lengths[1].append(len(self.ids[1]) - unlinked_before)
+        if len(self.ids[0]) + len(self.ids[1]) >= FLUSH_IDS:
+            self._flush()
 
-    def _flush(self, kind: int) -> None:
-        buf = self.buffers[kind]
-        if buf:
-            ids, counts = np.unique(np.asarray(buf, dtype=np.int64), return_counts=True)
-            self.parts[kind].append((ids, counts.astype(np.int64)))
-            buf.clear()
+    def _flush(self) -> None:
+        for kind in (0, 1):
+            if len(self.ids[kind]):
+                ids = np.frombuffer(self.ids[kind], dtype=np.int64).copy()
+                pages = np.repeat(np.arange(len(self.lengths[kind]), dtype=np.int64), self.lengths[kind])
+                stride = int(ids.max()) + 1
+                pairs = np.sort(pages * stride + ids)  # (page, id), as one sortable number
+                self.parts[kind + 2].append(_run_counts(np.sort(_distinct_sorted(pairs) % stride)))
+                ids.sort()
+                self.parts[kind].append(_run_counts(ids))
+            self.ids[kind] = array("q")  # a new array: `frombuffer` views may not resize the old one
+            self.lengths[kind] = []
 
     def table(self, mentions: pa.Array) -> pa.Table:
         """One row per mention seen, with its four counts."""
+        self._flush()
         columns: list[tuple[np.ndarray, np.ndarray]] = []
         for kind in range(4):
-            self._flush(kind)
             parts = self.parts[kind]
             if parts:
                 ids = np.concatenate([p[0] for p in parts])
@@ -110,6 +125,18 @@ class _Counter:
             values.append(pa.array(full, pa.int64()))
         names = mentions.take(pa.array(all_ids, pa.int64()))
         return pa.Table.from_arrays([names, *values], schema=PARTIAL)
+
+
+def _distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted array."""
+    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
+
+
+def _run_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, how many times each) of a sorted array (numpy's hashing `unique` was
+    several times slower on these int64 ids)."""
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    return values[starts], np.diff(np.r_[starts, len(values)]).astype(np.int64)
 
 
 class MentionStats(Stage):
@@ -187,13 +214,12 @@ class MentionStats(Stage):
                 norm, cut, whole = matching_text(normalizer, text, spans)
                 if not whole:
                     stats.add("pages_normalised_by_segment")
-                linked, unlinked = match(automaton, norm, cut)
-                counter.add(0, linked)
-                counter.add(1, unlinked)
-                counter.add(2, list(set(linked)))
-                counter.add(3, list(set(unlinked)))
-                stats.add("occurrences_linked", len(linked))
-                stats.add("occurrences_unlinked", len(unlinked))
+                linked, unlinked = counter.ids
+                before = len(linked), len(unlinked)
+                match(automaton, norm, cut, linked, unlinked)
+                stats.add("occurrences_linked", len(linked) - before[0])
+                stats.add("occurrences_unlinked", len(unlinked) - before[1])
+                counter.page_done(*before)
             progress(0, batch.num_rows)
         rows = counter.table(mentions)
         sink.emit_by_key("mention_stats", rows, "mention", ctx.num_shards)

@@ -25,21 +25,22 @@ from entbench.filters.memorization import (
     DEFAULT_SEED,
     HEURISTICS,
     MODES,
-    UNSEEN_LABEL,
     Item,
     audit_with_index,
     build_index,
     percent,
 )
+from entbench.filters.memorization_reasons import NULL_SPAN_OR_LABEL, UNSEEN_LABEL
 from entbench.schemas import edge_probing as schema
 
 
 @dataclass(frozen=True)
 class MemAuditParams(Params):
-    """`mode`: eptest (EPtest's code, the paper's Table 2) or strict (the paper's prose); `seed`: the
-    heuristics' random seed (EPtest: `random.seed(30)`)."""
+    """`mode`: strict (the paper's prose; the default of audits inside builds, whose labels are
+    entities or answer sets) or eptest (EPtest's code, the paper's Table 2; the default of `entbench
+    filter mem`); `seed`: the heuristics' random seed (EPtest: `random.seed(30)`)."""
 
-    mode: str = "eptest"
+    mode: str = "strict"
     seed: int = DEFAULT_SEED
 
     def __post_init__(self) -> None:
@@ -64,16 +65,19 @@ class MemAuditStage(Stage):
     `span_columns` are one or two columns (their values as strings are the span texts);
     `label_column` holds a string or a list of strings; `id_fields` name and type the evaluation
     table's identifying columns, copied into the `decisions` table. Train and evaluation rows are
-    read in shard order, then row order (the order the eptest draws follow). One output shard:
-    the heuristics' draws follow one global test order. Rows whose span or label is null are
+    read in shard order, then row order (the order the draws follow). One output shard: the
+    heuristics' draws follow one global test order. Every decision row says why, per heuristic
+    (`<heuristic>_reason`, codes in `entbench.filters.memorization_reasons`), and the stats count
+    each heuristic's reasons (`<heuristic>_<reason>`). Rows whose span or label is null are
     skipped and counted (`*_rows_null`); evaluation rows dropped before the heuristics (a label
-    train never has) get a decision row with `in_test` false.
+    train never has) get a decision row with `in_test` false; the heuristic columns of both are
+    null, their reasons `span_or_label_null` and `label_unseen_in_train`.
 
     The constructor arguments enter the fingerprint through `fingerprint_extra`, so changing
     which tables or columns a registered audit reads rebuilds it.
     """
 
-    version = 1
+    version = 2  # 2: a reason on every decision, kept ones too
     layer = "benchmarks"
     params_type = MemAuditParams
     default_num_shards = 1
@@ -138,39 +142,45 @@ class MemAuditStage(Stage):
         result = audit_with_index(index, present_items, seed=params.seed)
         kept = [present[k] for k in result.selection.kept]
         copies: dict[int, list[int]] = {}
-        for position, row in enumerate(kept):
-            copies.setdefault(row, []).append(position)
+        for k, row in enumerate(kept):
+            copies.setdefault(row, []).append(k)
         unseen: dict[int, list[str]] = {}
         for k, label in result.selection.dropped:
             unseen.setdefault(present[k], []).append(label)
-        records = []
+        out_schema = schema.mem_decisions_schema(self.id_fields)
+        columns: dict[str, list[Any]] = {name: [] for name in out_schema.names}
         for row, item in enumerate(evaluation):
-            base = {
-                **ids[row],
-                "eval_index": row,
-                "spans": [] if item is None else list(item.spans),
-                "labels": [] if item is None else list(item.labels),
-                "unseen_labels": unseen.get(row, []),
-            }
-            positions = copies.get(row, [])
-            if not positions:
-                records.append({**base, "copy": 0, "in_test": False})
+            positions: list[int | None] = [*copies.get(row, ())] or [None]
+            unseen_labels = unseen.get(row, [])
             for copy, position in enumerate(positions):
-                record = {**base, "copy": copy, "in_test": True}
+                for name, value in ids[row].items():
+                    columns[name].append(value)
+                columns["eval_index"].append(row)
+                columns["copy"].append(copy)
+                columns["spans"].append([] if item is None else list(item.spans))
+                columns["labels"].append([] if item is None else list(item.labels))
+                columns["in_test"].append(position is not None)
+                columns["unseen_labels"].append(unseen_labels)
                 for heuristic in HEURISTICS:
-                    decision = result.decisions[heuristic][position]
-                    record[heuristic] = decision is not None
-                    record[f"{heuristic}_reason"] = None if decision is None else decision.reason
-                    record[f"{heuristic}_detail"] = None if decision is None else decision.detail
-                records.append(record)
+                    solved: bool | None = None
+                    if position is None:  # not audited: say why
+                        reason = NULL_SPAN_OR_LABEL if item is None else UNSEEN_LABEL
+                        detail = ", ".join(unseen_labels)
+                    else:
+                        decision = result.decisions[heuristic][position]
+                        solved, reason, detail = decision.solved, decision.reason, decision.detail
+                        stats.add(f"{heuristic}_{reason}")
+                    columns[heuristic].append(solved)
+                    columns[f"{heuristic}_reason"].append(reason)
+                    columns[f"{heuristic}_detail"].append(detail)
         stats.add("train_items", index.n_items)
         stats.add("eval_rows", len(evaluation))
         stats.add("test_items", result.n_test)
         stats.add(f"dropped_{UNSEEN_LABEL}", len(result.selection.dropped))
         for heuristic in HEURISTICS:
             stats.add(f"removed_{heuristic}", result.removed(heuristic))
-        out_schema = schema.mem_decisions_schema(self.id_fields)
-        return {"decisions": pa.Table.from_pylist(records, schema=out_schema)}, stats
+        table = pa.table({f.name: pa.array(columns[f.name], f.type) for f in out_schema}, schema=out_schema)
+        return {"decisions": table}, stats
 
     def _rows(
         self,

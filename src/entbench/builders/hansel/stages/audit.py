@@ -1,10 +1,13 @@
 """The leakage audit of every Hansel output: Mem-Exact applied to entity linking (spec §5, §7).
 
 Ray Choudhury & Kalra (2023, §3) call a test item solved by memorisation ("Mem-Exact") when its
-span occurs in train with its label. For entity linking the span is the mention and the label the
-gold entity: an evaluation mention is leaked when its (mention, gold) pair occurs in train. The
-shared `MemAuditStage` (eptest mode: Mem-Exact keys `{span, (label,)}`) decides it per row; this
-subclass adds to the manifest stats the share the Hansel issue asks for, over every audited row
+span occurs in train with only its label. For entity linking the span is the mention and the label
+the gold entity. The shared `MemAuditStage` (strict mode by default: Mem-Exact = the mention's only
+train entity is the gold, Mem-Freq = its most frequent train entity is, Mem-Uniform = a uniform
+draw among its train entities is) decides each row, with a reason. This subclass adds to the
+manifest stats the share the Hansel issue asks for: an evaluation mention is leaked when its
+(mention, gold) pair occurs in train, whatever other entities the mention has there (Mem-Exact's
+reasons `memorization_reasons.PAIR_IN_TRAIN`, in either mode). The share is over every audited row
 (rows whose gold never occurs in train cannot be leaked, so they count as not leaked, whereas the
 audit's own `mem_exact_pct` leaves them out):
 
@@ -22,10 +25,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from entbench.builders.edge_probing.stages.mem_audit import MemAuditParams, MemAuditStage
+from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
 from entbench.filters.memorization import Item
+from entbench.filters.memorization_reasons import PAIR_IN_TRAIN
 
 #: The training table's (mention, entity) columns.
 TRAIN_COLUMNS = ("mention", "gold_id")
@@ -82,13 +86,9 @@ class HanselLeakageAudit(MemAuditStage):
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
         """The audit's report and percentages, and the leakage share over all audited rows."""
         extra = super().finalize(ctx, directory, stats)
-        params = ctx.params
-        assert isinstance(params, MemAuditParams)
-        if params.mode != "eptest":
-            # Only eptest's Mem-Exact is the pair test (strict mode asks for a single train label).
-            return extra
         rows = stats.get("eval_rows", 0) - stats.get("eval_rows_null", 0)
-        leaked = stats.get("removed_mem_exact", 0)
+        # One copy per row: an entity-linking row has a single label (EPtest's copies, C1, need several).
+        leaked = sum(stats.get(f"mem_exact_{reason}", 0) for reason in PAIR_IN_TRAIN)
         share = round(100.0 * leaked / rows, 4) if rows else 0.0
         return {
             **extra,

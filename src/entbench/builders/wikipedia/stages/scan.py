@@ -2,10 +2,11 @@
 
 Map tasks are blocks of whole `<page>` elements (see `readers.mediawiki_xml` for how a dump is cut:
 byte ranges of plain XML, bz2 streams of a multistream dump via its index, or page-aligned
-blocks of a sequentially decompressed `.bz2`/`.gz`). Each task parses its pages with mwxml,
-renders the wikitext (`readers.wikitext`) and routes rows to shards by `page_id`. Every page ends
-up as a row or as a count under `dropped_namespace_<ns>`; every `[[…]]` is counted by kind
-(`links_article` are the rows of `links`; `links_file`, `links_category`, … are not article links).
+blocks of a sequentially decompressed `.bz2`/`.gz`). Each task parses its pages (the fast page
+reader, or mwxml with `ENTBENCH_XML_READER=mwxml`: the same pages), renders the wikitext
+(`readers.wikitext`) and routes rows to shards by `page_id`. Every page ends up as a row or as a
+count under `dropped_namespace_<ns>`; every `[[…]]` is counted by kind (`links_article` are the
+rows of `links`; `links_file`, `links_category`, … are not article links).
 
 Parameters: `namespaces` (default `[0]`: articles and their redirects), `language` (default: the
 dump's `xml:lang`; it picks the namespace aliases, the link trail and whether `-{…}-` conversion
@@ -17,9 +18,11 @@ the shards for downstream stages (`title_qid` resolves namespaces with it).
 from __future__ import annotations
 
 import dataclasses
+import gc
+import itertools
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,7 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
-from entbench.readers.dumps import detect_compression, open_decompressed
+from entbench.readers.dumps import StreamTruncated, detect_compression, iter_decompressed_blocks
 from entbench.readers.mediawiki_xml import (
     RawPage,
     SiteInfo,
@@ -57,8 +60,10 @@ from entbench.readers.mediawiki_xml import (
     read_streams,
     trim_to_pages,
 )
+from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
 from entbench.readers.wikitext import (
     DEFAULT_DISAMBIGUATION_TEMPLATES,
+    Link,
     RenderConfig,
     is_disambiguation,
     redirect_target,
@@ -179,19 +184,39 @@ class WikipediaScan(Stage):
                 check_multistream_end(src.path, src.label, offsets[-1], src.size)
             yield from _multistream_tasks(offsets, src.size, max(1, chunk // EXPANSION["bz2"]), head)
             return
-        stream = open_decompressed(src.path, compression)
-        raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
-        consumed = 0
+        # One stream, decompressed here: `.bz2` by rapidgzip's bz2 reader with a thread per worker
+        # (falling back to the stdlib's for the exact end of a damaged stream), `.gz` by isal, as
+        # the Wikidata scan reads them (`readers.dumps`); a couple of blocks ahead in a thread (the
+        # decoders release the GIL), so even `--workers 1` parses one block while the next is
+        # decompressed.
+        decompressed = iter_decompressed_blocks(
+            src.path, compression, chunk, threads=max(1, ctx.options.workers)
+        )
+        pages = iter_page_blocks(_BlockStream(decompressed), len(header), chunk, src.label)
+        blocks = Prefetched(pages, depth=2) if usable_cpus() > 1 else InlineBlocks(pages)
+        # A block's share of the compressed file (progress and `input_progress_bytes`) is estimated
+        # from its length and a closing empty task takes the remainder: the decoders' positions
+        # differ with their thread counts, and the stats must not differ with the worker count.
+        expansion = EXPANSION[compression]
+        consumed = task_no = 0
+        end = len(header)
         try:
-            for i, (offset, block) in enumerate(iter_page_blocks(stream, len(header), chunk, src.label)):
-                position = _tell(raw, consumed)
-                meta = {**head, "offset": offset, "compressed_delta": max(0, position - consumed)}
-                consumed = max(consumed, position)
-                yield MapTask(f"b{i:08d}", meta, block)
-        except (OSError, EOFError, ValueError) as exc:
-            raise DataError(f"cannot decompress ({exc})", path=src.label, offset=consumed) from exc
+            for offset, block in blocks:
+                share = min(src.size - consumed, len(block) // expansion)
+                consumed += share
+                end = offset + len(block)
+                yield MapTask(f"b{task_no:08d}", {**head, "offset": offset, "compressed_delta": share}, block)
+                task_no += 1
+            meta = {**head, "offset": end, "compressed_delta": src.size - consumed}
+            yield MapTask(f"b{task_no:08d}", meta, b"")
+        except StreamTruncated as exc:
+            raise DataError(
+                f"cannot decompress the dump past this decompressed byte ({exc.detail})",
+                path=src.label,
+                offset=exc.offset,
+            ) from exc
         finally:
-            stream.close()
+            blocks.close()
 
     def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
         """Advance the bar over tasks finished by an earlier run."""
@@ -200,6 +225,18 @@ class WikipediaScan(Stage):
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Parse and render the task's pages; route `pages` and `links` rows to shard buckets."""
+        # A task holds its rows (strings, ints, `Link` tuples: nothing cyclic) until it emits them;
+        # the cyclic GC would re-traverse all of them at every collection and free none (~10% of
+        # the scan's time). Paused for the task, re-enabled after.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._map(ctx, task, sink, progress)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         params = ctx.params
         assert isinstance(params, WikipediaScanParams)
         src = ctx.sources[self.sources[0]]
@@ -251,11 +288,24 @@ class WikipediaScan(Stage):
         return {"files": [SITEINFO_FILE]}
 
 
-def _tell(raw: Any, fallback: int) -> int:
-    try:
-        return int(raw.tell()) if raw is not None else fallback
-    except (OSError, ValueError):
-        return fallback
+class _BlockStream:
+    """`iter_decompressed_blocks`' blocks as a stream of bytes (what `iter_page_blocks` reads)."""
+
+    def __init__(self, blocks: Iterator[tuple[int, bytearray, int]]) -> None:
+        self._blocks = blocks
+        self._data = b""
+        self._pos = 0
+
+    def read(self, n: int) -> bytes:
+        """Up to `n` bytes; b"" at the end. A damaged stream raises `StreamTruncated`."""
+        if self._pos >= len(self._data):
+            block = next(self._blocks, None)
+            if block is None:
+                return b""
+            self._data, self._pos = bytes(block[1]), 0  # a copy: the reader reuses its buffers
+        out = self._data[self._pos : self._pos + n]
+        self._pos += len(out)
+        return out
 
 
 def _multistream_tasks(
@@ -286,15 +336,18 @@ def _dedupe_pages(pages: pa.Table) -> tuple[pa.Table, int]:
 
 
 class PageRows:
-    """Rows of one map task, per shard, converted to Arrow in one go at the end."""
+    """Rows of one map task, per shard, kept column-wise and converted to Arrow in one go at the end.
+
+    Links stay the renderer's `Link` tuples, appended a page at a time: no per-link Python work
+    here; `emit` transposes them in C (`zip`).
+    """
 
     def __init__(self, params: WikipediaScanParams, site: SiteInfo, num_shards: int) -> None:
         self.params = params
         self.num_shards = num_shards
         self.config = render_config(params, site)
         self.namespaces = frozenset(params.namespaces)
-        self.pages: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
-        self.links: list[list[tuple[Any, ...]]] = [[] for _ in range(num_shards)]
+        self.shards = [_ShardRows() for _ in range(num_shards)]
         self.stats = Stats()
 
     def add(self, page: RawPage, seq: int) -> None:
@@ -304,7 +357,7 @@ class PageRows:
         if page.ns not in self.namespaces:
             stats.add(f"dropped_namespace_{page.ns}")
             return
-        shard = page_shard(page.page_id, self.num_shards)
+        rows = self.shards[page_shard(page.page_id, self.num_shards)]
         table = self.config.table
         text: str = page.text
         target = page.redirect
@@ -312,10 +365,7 @@ class PageRows:
             target = redirect_target(text)
         if target is not None:
             stats.add("pages_redirect")
-            self.pages[shard].append(
-                (page.page_id, page.title, page.ns, page.revision_id, True, normalize_title(target, table),
-                 False, "", [], seq)
-            )  # fmt: skip
+            rows.page(page, True, normalize_title(target, table), False, "", [], seq)
             return
         rendered = render(text, self.config)
         disambiguation = is_disambiguation(text, self.params.disambiguation_templates, table)
@@ -325,29 +375,55 @@ class PageRows:
         if not rendered.text:
             stats.add("pages_empty_text")
         stats.merge(rendered.counts)
-        self.pages[shard].append(
-            (page.page_id, page.title, page.ns, page.revision_id, False, None, disambiguation,
-             rendered.text, rendered.paragraph_starts, seq)
-        )  # fmt: skip
-        out = self.links[shard]
-        for ordinal, link in enumerate(rendered.links):
-            out.append(
-                (page.page_id, ordinal, link.target, link.target_normalized, link.anchor, link.start,
-                 link.end, link.paragraph, seq)
-            )  # fmt: skip
+        rows.page(page, False, None, disambiguation, rendered.text, rendered.paragraph_starts, seq)
+        links = rendered.links
+        if links:
+            n = len(links)
+            rows.links.extend(links)
+            rows.link_page_ids.extend(itertools.repeat(page.page_id, n))
+            rows.link_ordinals.extend(range(n))
+            rows.link_seqs.extend(itertools.repeat(seq, n))
 
     def emit(self, sink: BucketSink) -> None:
         """Hand every shard's rows to the sink as Arrow tables."""
         seq = pa.field(SEQ_COLUMN, pa.int64(), nullable=False)
         page_schema, link_schema = schema.PAGES.append(seq), schema.LINKS.append(seq)
-        for shard in range(self.num_shards):
-            if self.pages[shard]:
-                sink.emit("pages", shard, _to_table(self.pages[shard], page_schema))
-            if self.links[shard]:
-                sink.emit("links", shard, _to_table(self.links[shard], link_schema))
+        for shard, rows in enumerate(self.shards):
+            if rows.page_columns[0]:
+                sink.emit("pages", shard, _to_table(rows.page_columns, page_schema))
+            if rows.links:
+                target, normalized, anchor, start, end, paragraph = zip(*rows.links, strict=True)
+                columns = (rows.link_page_ids, rows.link_ordinals, target, normalized, anchor, start, end)
+                sink.emit("links", shard, _to_table((*columns, paragraph, rows.link_seqs), link_schema))
 
 
-def _to_table(rows: list[tuple[Any, ...]], table_schema: pa.Schema) -> pa.Table:
-    columns = list(zip(*rows, strict=True))
+class _ShardRows:
+    """One shard's rows of a map task: page columns in `schema.PAGES` order (+ `_seq`), links."""
+
+    __slots__ = ("link_ordinals", "link_page_ids", "link_seqs", "links", "page_columns")
+
+    def __init__(self) -> None:
+        self.page_columns: tuple[list[Any], ...] = tuple([] for _ in range(len(schema.PAGES) + 1))
+        self.links: list[Link] = []
+        self.link_page_ids: list[int] = []
+        self.link_ordinals: list[int] = []
+        self.link_seqs: list[int] = []
+
+    def page(
+        self,
+        page: RawPage,
+        is_redirect: bool,
+        redirect: str | None,
+        disambiguation: bool,
+        text: str,
+        paragraph_starts: list[int],
+        seq: int,
+    ) -> None:
+        values = (page.page_id, page.title, page.ns, page.revision_id, is_redirect, redirect, disambiguation)
+        for column, value in zip(self.page_columns, (*values, text, paragraph_starts, seq), strict=True):
+            column.append(value)
+
+
+def _to_table(columns: Sequence[Sequence[Any]], table_schema: pa.Schema) -> pa.Table:
     arrays = [pa.array(col, type=f.type) for col, f in zip(columns, table_schema, strict=True)]
     return pa.Table.from_arrays(arrays, schema=table_schema)
