@@ -15,6 +15,10 @@ Target), a leading colon, first-letter case, underscores, HTML entities and perc
 target. Files, categories and interlanguage links leave no text; links to other
 namespaces and interwiki links leave their text but are not article links; the counts of each kind
 are returned with the result.
+
+Templates are gone before this pass (`wikitext_markup`), except the inline ones that show text
+(`wikitext_templates`); where a template met a link's `]]` it left `wikitext_templates.MARK`, which
+ends the link trail (`[[Weimar]]{{mdash}}the`: anchor "Weimar") and is dropped from the text.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess, template_names
+from entbench.readers.wikitext_templates import MARK
 from entbench.readers.wikitext_titles import (
     LinkKind,
     LinkTarget,
@@ -279,6 +284,8 @@ class _Renderer:
         """Render one `[[inner]]`; returns where the text after it (and its trail) continues."""
         pipe = inner.find("|")
         target_raw = inner if pipe < 0 else inner[:pipe]
+        if MARK in target_raw:
+            target_raw = target_raw.replace(MARK, "")
         found = self.config.classify(target_raw)
         counts = self.counts
         counts[found.count_key] = counts.get(found.count_key, 0) + 1
@@ -336,6 +343,8 @@ def clean_plain(seg: str) -> str:
         seg = _EXTLINK.sub(lambda m: m.group(1) or "", seg)
     if "''" in seg:
         seg = _QUOTES.sub(_quote, seg)
+    if MARK in seg:  # after the quotes: marks a template left between them are not one run
+        seg = seg.replace(MARK, "")
     if "&" in seg:
         seg = html.unescape(seg)
     return seg
