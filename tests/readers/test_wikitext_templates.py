@@ -153,3 +153,31 @@ def test_chinese_pages_use_the_same_names() -> None:
 
 def test_the_reserved_mark_never_reaches_the_text() -> None:
     assert en(f"a{MARK}b [[c{MARK}d]]").text == "ab cd"
+
+
+def test_an_image_caption_over_several_lines_is_dropped_whole() -> None:
+    # The shape of IKEA's and Afghanistan's images: a caption with templates and links, whose
+    # templates leave blank lines once removed.
+    source = (
+        "IKEA is a company.\n"
+        "[[File:IKEA Logo.svg|thumb|The logo,\n"
+        "{{legend|#0051ba|blue of the [[Flag of Sweden|Swedish flag]]}}\n\n"
+        "{{legend|#ffda1a|yellow}}]]\nIt sells furniture.\n\n[[Image:Shop.jpg|thumb|A [[shop]]\n\nin Sweden]]"
+    )
+    r = en(source)
+    assert r.text == "IKEA is a company.\nIt sells furniture."
+    assert r.links == []
+    assert r.counts["links_file"] == 2
+    # unclosed, it is not an image: MediaWiki shows the text
+    assert en("[[File:X.jpg|thumb|never closed\n\nnext").text == "[[File:X.jpg|thumb|never closed\n\nnext"
+
+
+def test_an_external_link_around_a_wikilink_shows_its_text() -> None:
+    # Aldous Huxley: "[http://dpg.lib.berkeley.edu/…keyword=huxley "The Ultimate Revolution" (talk at
+    # [[UC Berkeley]], 20 March 1962)]": the wikilink stays a link (MediaWiki's page links it).
+    r = en('* [http://x.org/a?b=1&c=2 "The Ultimate Revolution" (talk at [[UC Berkeley]], 20 March 1962)]')
+    assert r.text == '"The Ultimate Revolution" (talk at UC Berkeley, 20 March 1962)'
+    assert anchors(r) == [("UC Berkeley", "UC Berkeley")]
+    r = en("see [//example.org/p the [[Paris|city]] and [[Lyon]]s] now; [http://y.org plain]")
+    assert r.text == "see the city and Lyons now; plain"
+    assert anchors(r) == [("Paris", "city"), ("Lyon", "Lyons")]

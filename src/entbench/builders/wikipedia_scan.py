@@ -118,7 +118,8 @@ class WikipediaScan(Stage):
 
     name = "wikipedia"
     # 2: a removed template takes the quote marks enclosing it (no stray apostrophes); 3: inline
-    # templates keep their text, no link trail crosses a template (issue 21)
+    # templates keep their text, no link trail crosses a template, image captions over lines and
+    # external links around wikilinks leave no markup (issue 21)
     version = 3
     layer = "normalized"
     params_type = WikipediaScanParams
