@@ -64,7 +64,7 @@ TOKENS = [
     "(x)",
     "#sec",
     "__NOTOC__",
-    # issue 21: inline templates that keep their text
+    # issue 21: inline templates that keep their text, image captions over lines, wikilinked URLs
     "{{nowrap|",
     "{{lang|fr|",
     "{{transl|ar|ALA|",
@@ -73,6 +73,8 @@ TOKENS = [
     "{{nbsp|3}}",
     "{{'s}}",
     "{{sfn|a}}",
+    "[[File:x.jpg|thumb|",
+    "[http://example.org/p?a=1 ",
     "\x01",
 ]
 
@@ -166,7 +168,7 @@ def test_quotes_go_with_the_template_they_enclose_and_only_then() -> None:
     assert strip_templates("l'{{a}}'s") == "l''s"  # single apostrophes are text
 
 
-# --- issue 21: inline templates ---------------------------------------------------------------
+# --- issue 21: inline templates, image captions, external links around wikilinks ----------------
 word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
 words = st.lists(
     st.one_of(word, st.text(st.characters(categories=["L", "N"]), min_size=1, max_size=4)),
@@ -204,3 +206,38 @@ def test_a_wrapper_template_makes_an_anchor(target: str, wrapper: str, text: str
     check(r)
     assert [link.anchor for link in r.links] == [text]
     assert r.text == f"x {text} y"
+
+
+CAPTION_PIECES = [
+    "word",
+    " ",
+    "\n",
+    "\n\n",
+    "{{legend|#fff|[[a|b]]}}",
+    "[[c]]",
+    "''",
+    "{{nowrap|d}}",
+    "[[e|f]]s",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(words, st.lists(st.sampled_from(CAPTION_PIECES), max_size=12).map("".join), words)
+def test_an_image_link_is_dropped_whole_whatever_its_caption(before: str, caption: str, after: str) -> None:
+    for image in ("File:x.jpg|thumb|", "Image:y.png|left|200px|"):
+        r = render(f"{before}\n[[{image}{caption}]]\n{after}", EN)
+        check(r)
+        assert r.text == f"{before}\n{after}"
+        assert r.links == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(words, word, words, words)
+def test_an_external_link_around_a_wikilink_shows_its_text(
+    pre: str, target: str, label: str, post: str
+) -> None:
+    r = render(f"see [http://example.org/p?q=1 {pre} [[{target}|{label}]] {post}] now", EN)
+    check(r)
+    assert r.text == f"see {pre} {label} {post} now"
+    assert [link.anchor for link in r.links] == [label]
+    assert r.text[r.links[0].start : r.links[0].end] == label
