@@ -48,7 +48,7 @@ from entbench.builders.stage import (
 from entbench.builders.stats import Stats
 from entbench.builders.title_qid import sql_list
 from entbench.enteval.tokens import Tokenizer
-from entbench.enteval.wikient import LinkSpan, collapse_whitespace, place_links
+from entbench.enteval.wikient import LinkSpan, place_links
 from entbench.schemas import enteval as schema
 
 #: title_qid statuses under which a link has no article to describe it (spec §3, `TITLE_STATUSES`).
@@ -163,7 +163,7 @@ class WikiEnt(Stage):
     """WikiEnt instances: hyperlinked sentences joined with the linked article's description."""
 
     name = "wikient"
-    version = 1
+    version = 2  # 2: `mention` is the mention's tokens joined by spaces (was the raw anchor)
     layer = "benchmarks"
     params_type = WikiEntParams
     inputs = ("wikipedia", "title_qid", "wikient_descriptions")
@@ -327,7 +327,7 @@ def _contexts(ctx: StageContext, j: int, stats: Stats) -> pa.Table:
                 for ordinal in sorted(sentence.links):
                     link = by_ordinal[ordinal]
                     start, end = sentence.links[ordinal]
-                    mention = collapse_whitespace(link["anchor"])
+                    mention = sentence.mention(ordinal)  # the token span, not the raw anchor
                     rows["sentence"].append(words)
                     rows["mention_start"].append(start)
                     rows["mention_end"].append(end)
