@@ -26,7 +26,7 @@ from typing import Literal, NamedTuple
 
 import ahocorasick
 
-from entbench.filters.mentions import MentionNormalizer, t2s, t2s_chars
+from entbench.filters.mentions import MentionNormalizer
 
 _MGENRE_DOTS = {ord("•"): "·", ord("．"): "·"}
 
@@ -45,7 +45,7 @@ def normalize_with_offsets(normalizer: MentionNormalizer, text: str) -> tuple[st
     The last entry of the offsets list is `len(text)` (a sentinel for match ends).
     """
     if normalizer.chinese:
-        text = t2s(text) if normalizer.scheme == "hansel" else t2s_chars(text)
+        text = normalizer.simplify(text)
     form: Literal["NFKC", "NFKD"] = "NFKC" if normalizer.scheme == "hansel" else "NFKD"
     if normalizer.scheme == "mgenre":
         text = text.translate(_MGENRE_DOTS)
