@@ -187,8 +187,7 @@ def _nihongo(primary: int, secondary: int) -> Renderer:
         if not lead:
             lead, second = second, ""
         inside = ", ".join(part for part in (japanese, second, extra) if part)
-        text = " ".join(part for part in (lead, f"({inside})" if inside else "", extra2) if part)
-        return text
+        return " ".join(part for part in (lead, f"({inside})" if inside else "", extra2) if part)
 
     return render
 
