@@ -4,8 +4,9 @@
 
 Reads `fixtures/zh-text/ud-zh-gsd.dev.hant-hans.tsv` (500 UD Chinese GSD dev sentences in
 Traditional with the GSDSimp Simplified version of each) and prints, for no conversion, entbench's
-`t2s` (OpenCC phrases then characters; the `hansel` scheme) and `t2s_chars` (character table only;
-the `mgenre` scheme): character accuracy over position-aligned characters, the share of sentences
+`t2s` (OpenCC phrases then characters; the `hansel` scheme), `t2s_chars` (character table only;
+the `mgenre` scheme) and `t2s_hanziconv` (HanziConv, the `hanziconv` converter, which the Hansel
+paper used): character accuracy over position-aligned characters, the share of sentences
 converted exactly, and the most frequent residual errors. Alignment by position is sound because
 every conversion keeps the number of code points (checked for every sentence).
 `tests/filters/test_mentions.py::test_t2s_against_real_simplified_pairs` pins the same numbers.
@@ -17,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from entbench.filters.mentions import t2s, t2s_chars
+from entbench.filters.mentions import t2s, t2s_chars, t2s_hanziconv
 
 PAIRS = Path(__file__).resolve().parents[1] / "fixtures" / "zh-text" / "ud-zh-gsd.dev.hant-hans.tsv"
 
@@ -30,6 +31,7 @@ def main() -> None:
         ("none", lambda text: text),
         ("t2s (hansel)", t2s),
         ("t2s_chars (mgenre)", t2s_chars),
+        ("t2s_hanziconv (converter=hanziconv)", t2s_hanziconv),
     ]
     print(f"{len(pairs)} sentence pairs, {sum(len(s) for _, s in pairs)} characters\n")
     print("| conversion | characters right | char accuracy | sentences exact | top residual errors |")

@@ -221,15 +221,16 @@ def test_traditional_titles_are_kept_as_written() -> None:
     assert {"文學", "Wikipedia:方針與指引", "Wikipedia:翻譯指引"} <= titles
 
 
-def test_a_removed_template_takes_the_quotes_around_it() -> None:
+def test_a_wrapper_template_keeps_its_text_and_no_quote_mark_leaks() -> None:
     # Anarchism: "published the newspaper called ''{{lang|es|[[La Voz de la Mujer]]}}'' (English: …";
     # International Atomic Time: "from the French name
     # '''{{lang|fr|''Temps Atomique International''}}'''<ref>…";
-    # 柏林: "再細分成為分區（''{{lang|en|Stadtteile}}''），". Left behind, the marks meet as '''' or
-    # '''''', which MediaWiki shows as a stray apostrophe.
+    # 柏林: "再細分成為分區（''{{lang|en|Stadtteile}}''），". `lang` shows its second argument
+    # (in italics on the page): the words stay, the link inside stays a link, no quote mark leaks.
     _, anarchism = page(EN_2016, "Anarchism")
-    assert "the newspaper called (English: The Woman's Voice)" in anarchism.text
+    assert "the newspaper called La Voz de la Mujer (English: The Woman's Voice)" in anarchism.text
+    assert [link.anchor for link in links_to(anarchism, "La Voz de la Mujer")] == ["La Voz de la Mujer"]
     _, tai = page(EN_2016, "International Atomic Time")
-    assert "from the French name ) is a high-precision" in tai.text
+    assert "(TAI, from the French name Temps Atomique International) is a high-precision" in tai.text
     _, berlin = page(ZH_DBPEDIA, "柏林", "zh")
-    assert "再細分成為分區（），代表着傳統" in berlin.text
+    assert "再細分成為分區（Stadtteile），代表着傳統" in berlin.text

@@ -7,11 +7,17 @@ Schemes (parameter `normalization` of `alias_table`):
 * `mgenre`: character-by-character Traditional->Simplified as HanziConv does (no phrases), NFKD,
   `•` and `．` written as `·` (before NFKD, which would make `．` a `.`), trimmed, case kept.
 
-`t2s` never changes the number of code points, so offsets into a converted text are offsets into
-the original (Hansel converts its texts and mentions to Simplified, §5): OpenCC's phrase tables
-map n characters to n characters, and if a conversion ever did not, the text is converted
-character by character instead, which is always one-to-one. Pure functions; OpenCC's dictionaries
-are loaded once per process.
+Converters (parameter `converter` of `alias_table` and of the Hansel stages): `opencc` (default)
+as above, or `hanziconv`: HanziConv, character by character, for every scheme. The Hansel paper
+converted its sets and its alias table with HanziConv (§3.2, footnote 3), so `hanziconv` gives
+Hansel as published; OpenCC stays the default, being the more accurate of the two on real
+Traditional/Simplified pairs (issue 21).
+
+Every conversion keeps the number of code points, so offsets into a converted text are offsets
+into the original (Hansel converts its texts and mentions to Simplified, §5): OpenCC's phrase
+tables map n characters to n characters, and if a conversion ever did not, the text is converted
+character by character instead, which is always one-to-one; HanziConv maps one character to one.
+Pure functions; the dictionaries are loaded once per process.
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import opencc
 
 SCHEMES = ("hansel", "mgenre")
+CONVERTERS = ("opencc", "hanziconv")
 _WS = re.compile(r"\s+")
 #: CJK blocks whose characters the character-level table covers.
 _CJK_RANGES = ((0x3400, 0x4DC0), (0x4E00, 0xA000), (0xF900, 0xFB00), (0x20000, 0x2EBF0), (0x30000, 0x3134B))
@@ -100,6 +107,37 @@ def t2s_pieces(text: str, cuts: Sequence[int]) -> str:
     return "".join(o if len(o) == len(p) else t2s_chars(p) for o, p in zip(out, pieces, strict=True))
 
 
+@functools.cache
+def hanziconv_table() -> dict[int, str]:
+    """HanziConv's Traditional->Simplified conversion as a `str.translate` table.
+
+    `HanziConv.toSimplified` finds each character in its traditional character map (`str.find`, so
+    the first entry wins) and writes the simplified character at the same index: one code point
+    for one. The same mapping as one table converts a paragraph in one call instead of a search
+    of the 2,704-character map per character; the result is the same (tested against HanziConv).
+    """
+    from hanziconv.charmap import simplified_charmap, traditional_charmap
+
+    table: dict[int, str] = {}
+    for traditional, simplified in zip(traditional_charmap, simplified_charmap, strict=True):
+        table.setdefault(ord(traditional), simplified)
+    return {c: s for c, s in table.items() if chr(c) != s}
+
+
+def t2s_hanziconv(text: str) -> str:
+    """HanziConv's Traditional->Simplified (character by character, one code point for one)."""
+    return text.translate(hanziconv_table())
+
+
+def simplifier(converter: str) -> Callable[[str], str]:
+    """The Traditional->Simplified conversion of a `converter` (each keeps the length of a text)."""
+    if converter == "opencc":
+        return t2s
+    if converter == "hanziconv":
+        return t2s_hanziconv
+    raise ValueError(f"unknown converter {converter!r}; choose from {', '.join(CONVERTERS)}")
+
+
 def _finish_hansel(text: str) -> str:
     return _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
@@ -109,14 +147,31 @@ def _finish_mgenre(text: str) -> str:
 
 
 class MentionNormalizer:
-    """Normalises mentions with one scheme; `chinese` turns on Traditional->Simplified."""
+    """Normalises mentions with one scheme; `chinese` turns on Traditional->Simplified, with
+    `converter` (`opencc`: phrases then characters for `hansel`, characters for `mgenre`;
+    `hanziconv`: HanziConv's characters for both)."""
 
-    def __init__(self, scheme: str = "hansel", *, chinese: bool = False) -> None:
+    def __init__(self, scheme: str = "hansel", *, chinese: bool = False, converter: str = "opencc") -> None:
         if scheme not in SCHEMES:
             raise ValueError(f"unknown mention normalisation {scheme!r}; choose from {', '.join(SCHEMES)}")
         self.scheme = scheme
         self.chinese = chinese
+        self.converter = converter
+        self.simplify: Callable[[str], str] = simplifier(converter)
+        if converter == "opencc" and scheme == "mgenre":
+            self.simplify = t2s_chars
         self._finish: Callable[[str], str] = _finish_hansel if scheme == "hansel" else _finish_mgenre
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, object]) -> MentionNormalizer:
+        """The normaliser an alias table recorded (`normalization.json`; no `converter`: OpenCC)."""
+        return cls(
+            str(doc["scheme"]), chinese=bool(doc["chinese"]), converter=str(doc.get("converter", "opencc"))
+        )
+
+    def to_json(self) -> dict[str, object]:
+        """What `from_json` reads back."""
+        return {"scheme": self.scheme, "chinese": self.chinese, "converter": self.converter}
 
     def __call__(self, text: str) -> str:
         """The normalised form of one mention ("" if nothing is left)."""
@@ -126,7 +181,10 @@ class MentionNormalizer:
         """Normalise many mentions (one OpenCC call for the batch)."""
         if self.chinese:
             flat = [t.replace("\n", " ").replace("\r", " ") for t in texts]
-            texts = t2s_many(flat) if self.scheme == "hansel" else [t2s_chars(t) for t in flat]
+            if self.converter == "opencc" and self.scheme == "hansel":
+                texts = t2s_many(flat)
+            else:
+                texts = [self.simplify(t) for t in flat]
         finish = self._finish
         return [finish(t) for t in texts]
 
@@ -136,9 +194,9 @@ class MentionNormalizer:
         the length of `text`; unchanged for other wikis."""
         if not self.chinese:
             return text
-        if self.scheme == "hansel":
+        if self.converter == "opencc" and self.scheme == "hansel":
             return t2s_pieces(text, cuts)
-        return t2s_chars(text)  # character by character: the pieces make no difference
+        return self.simplify(text)  # character by character: the pieces make no difference
 
     def text_for_matching(self, converted: str) -> str | None:
         """A converted text (`convert_for_matching`) made matchable at the same offsets.

@@ -12,9 +12,16 @@ collapse to one space (one "\\n" if they contain a line break).
 Links (spec §3): `[[Target]]`, `[[Target|anchor]]`, link trails (`[[bus]]es` -> "buses", with
 the wiki's trail rule: `[a-z]+` on enwiki, none on zhwiki), `[[Target#Section|…]]` (target
 Target), a leading colon, first-letter case, underscores, HTML entities and percent-escapes in the
-target. Files, categories and interlanguage links leave no text; links to other
-namespaces and interwiki links leave their text but are not article links; the counts of each kind
-are returned with the result.
+target. Files, categories and interlanguage links leave no text: they are cut out whole before the
+page is split into lines, so an image caption spanning lines (with templates and links in it) goes
+with its image. Links to other namespaces and interwiki links leave their text but are not article
+links; the counts of each kind are returned with the result. An external link `[url text]` shows
+its text; a wikilink inside that text stays a link (MediaWiki parses wikilinks first and its page
+links them).
+
+Templates are gone before this pass (`wikitext_markup`), except the inline ones that show text
+(`wikitext_templates`); where a template met a link's `]]` it left `wikitext_templates.MARK`, which
+ends the link trail (`[[Weimar]]{{mdash}}the`: anchor "Weimar") and is dropped from the text.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess, template_names
+from entbench.readers.wikitext_templates import MARK
 from entbench.readers.wikitext_titles import (
     LinkKind,
     LinkTarget,
@@ -42,6 +50,15 @@ _EXTLINK = re.compile(
     r"xmpp:|tel:|sms:|worldwind:|geo:|magnet:)[^\s\[\]<>\"]*(?:[ \t]+([^\]\n]*))?\]",
     re.I,
 )
+#: An external link whose text may hold wikilinks: `[http://… "Title" (talk at [[UC Berkeley]], 1962)]`.
+_EXTLINK_AROUND_LINKS = re.compile(
+    r"\[(?:https?:|ftp:|ftps:|sftp:|//|mailto:|irc:|ircs:|news:|gopher:|svn:|git:|ssh:|telnet:|urn:|"
+    r"xmpp:|tel:|sms:|worldwind:|geo:|magnet:)[^\s\[\]<>\"]*[ \t]+"
+    r"((?:[^\[\]\n]|\[(?!\[)|\[\[[^\[\]\n]*\]\])*)\]",
+    re.I,
+)
+#: A `[[` whose target has a colon: the only links that can be files, categories or interlanguage.
+_PREFIXED_LINK = re.compile(r"\[\[([^\[\]{}|\n]*:[^\[\]{}|\n]*)(?:\||\]\])")
 _QUOTES = re.compile(r"'{2,}")
 _HEADING = re.compile(r"^(=+)(.+?)(=+)$")
 _NL_RUN = re.compile(r"[ \t\r\f\v]*\n[ \t\r\n\f\v]*")
@@ -211,6 +228,8 @@ class _Renderer:
     # --- blocks ------------------------------------------------------------------------------
     def render(self, wikitext: str) -> Rendered:
         text = preprocess(wikitext, conversion=self.config.conversion, variants=self.config.variants)
+        if "[[" in text and ":" in text:
+            text = self._drop_hidden_links(text)
         block: list[str] = []
         for line in text.split("\n"):
             s = line.strip()
@@ -244,6 +263,30 @@ class _Renderer:
         ]
         return Rendered(full, self.out.paragraph_starts, links, self.counts)
 
+    def _drop_hidden_links(self, text: str) -> str:
+        """Files, categories and interlanguage links cut out whole before the text is split into
+        lines: an image caption may span lines and hold templates and links (MediaWiki pairs the
+        brackets over the whole page). Each leaves MARK, so its line stays a line of its block."""
+        parts: list[str] = []
+        pos = 0
+        search = _PREFIXED_LINK.search
+        m = search(text)
+        while m is not None:
+            found = self.config.classify(m.group(1))
+            end = _matching_close(text, m.start()) if found.hidden else -1
+            if end < 0:  # not hidden, or never closed (then MediaWiki shows it as text)
+                m = search(text, m.start() + 2)
+                continue
+            self.count(found.count_key)
+            parts.append(text[pos : m.start()])
+            parts.append(MARK)
+            pos = end + 2
+            m = search(text, pos)
+        if not parts:
+            return text
+        parts.append(text[pos:])
+        return "".join(parts)
+
     def _flush(self, block: list[str]) -> None:
         if block:
             self._paragraph("\n".join(block))
@@ -256,6 +299,11 @@ class _Renderer:
 
     # --- inline ------------------------------------------------------------------------------
     def inline(self, s: str) -> None:
+        if "[[" in s and ":" in s:
+            # MediaWiki parses wikilinks before external links, so `[http://… text [[Link]] text]`
+            # shows its text with the link in it; without the URL and brackets here, the wikilink
+            # is parsed as any other (it stays a link: MediaWiki's page shows it as one).
+            s = _EXTLINK_AROUND_LINKS.sub(_external_link_text, s)
         pos = 0
         find = s.find
         add = self.out.add
@@ -279,6 +327,8 @@ class _Renderer:
         """Render one `[[inner]]`; returns where the text after it (and its trail) continues."""
         pipe = inner.find("|")
         target_raw = inner if pipe < 0 else inner[:pipe]
+        if MARK in target_raw:
+            target_raw = target_raw.replace(MARK, "")
         found = self.config.classify(target_raw)
         counts = self.counts
         counts[found.count_key] = counts.get(found.count_key, 0) + 1
@@ -305,6 +355,12 @@ class _Renderer:
             (target_raw.strip(), found.target.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
         )
         return trail_end
+
+
+def _external_link_text(m: re.Match[str]) -> str:
+    """`[url text]` -> text when the text holds a wikilink (else left for `clean_plain`)."""
+    label = m.group(1)
+    return label if "[[" in label else m.group()
 
 
 def _matching_close(s: str, i: int) -> int:
@@ -336,6 +392,8 @@ def clean_plain(seg: str) -> str:
         seg = _EXTLINK.sub(lambda m: m.group(1) or "", seg)
     if "''" in seg:
         seg = _QUOTES.sub(_quote, seg)
+    if MARK in seg:  # after the quotes: marks a template left between them are not one run
+        seg = seg.replace(MARK, "")
     if "&" in seg:
         seg = html.unescape(seg)
     return seg

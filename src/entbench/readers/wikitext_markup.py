@@ -11,7 +11,9 @@ counted. In order:
    with their content; `<br>` becomes a line break; other known HTML tags lose their markers but
    keep their content;
 4. templates, parser functions and template parameters (`{{…}}`, `{{{…}}}`), matched the way
-   MediaWiki's preprocessor pairs brace runs; an unclosed `{{` stays literal text;
+   MediaWiki's preprocessor pairs brace runs, are removed, except the inline templates that only
+   format or wrap text (`readers.wikitext_templates`: dashes, spaces, `nowrap`, `lang`, …), which
+   leave the text they show; an unclosed `{{` stays literal text;
 5. tables (`{| … |}` at the start of a line), nested, removed whole;
 6. language-conversion markup `-{…}-` (zh and the other wikis with variants) is replaced by the
    text of the preferred variant, so neither the markup nor `{{noteTA}}` (a template) leaks;
@@ -24,6 +26,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from entbench.readers.wikitext_templates import MARK, is_inline, visible_wikitext
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _NOWIKI = re.compile(r"<nowiki\s*>(.*?)(?:</nowiki\s*>|\Z)", re.S | re.I)
@@ -212,7 +216,7 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     merged = [spans[0]]
     for start, end in spans[1:]:
         last_start, last_end = merged[-1]
-        if start <= last_end:
+        if start < last_end:  # nested (adjacent templates stay apart: `{{a}}{{b}}` is two)
             if end > last_end:
                 merged[-1] = (last_start, end)
         else:
@@ -220,38 +224,58 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _cut(text: str, spans: Sequence[tuple[int, int]]) -> str:
-    if not spans:
+def strip_templates(text: str) -> str:
+    """Remove templates, parser functions and template parameters (nested), keeping what the inline
+    templates of `wikitext_templates` show (recursively: their arguments' templates get the same rule).
+
+    A run of removed templates that is all a bold or italic run holds (`''{{sfn|…}}''`) goes with
+    its quote marks: left behind they would meet as `''''`, which MediaWiki shows as an apostrophe.
+    A run of templates right after a link's `]]` leaves MARK there, so no link trail crosses it."""
+    if "{{" not in text:
         return text
-    parts = []
+    parts: list[str] = []
     pos = 0
-    for start, end in spans:
+    for start, end, shown in _runs(text, template_spans(text)):
         parts.append(text[pos:start])
+        if start >= 2 and text.startswith("]]", start - 2):
+            parts.append(MARK)
+        parts.append(shown)
         pos = end
     parts.append(text[pos:])
     return "".join(parts)
 
 
-def strip_templates(text: str) -> str:
-    """Remove templates, parser functions and template parameters (nested).
+def _shown(text: str, start: int, end: int) -> str:
+    """What the template at `text[start:end]` leaves in the text: "" unless it is an inline one."""
+    if text.startswith("{{{", start):
+        return ""  # a template parameter: no value outside its template
+    bar = text.find("|", start + 2, end - 2)
+    name = text[start + 2 : bar if bar >= 0 else end - 2]
+    if "{" in name or not is_inline(name):
+        return ""
+    visible = visible_wikitext(text[start + 2 : end - 2])
+    if not visible:
+        return ""
+    shown = strip_templates(visible)
+    # a link closing the template's text ends at the template, as MediaWiki's <span> ends it
+    return shown + MARK if shown.endswith("]]") else shown
 
-    A template that is all a bold or italic run holds (`''{{lang|fr|…}}''`) goes with its quote
-    marks: left behind they would meet as `''''`, which MediaWiki shows as an apostrophe."""
-    if "{{" not in text:
-        return text
-    return _cut(text, _with_enclosing_quotes(text, template_spans(text)))
 
-
-def _with_enclosing_quotes(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """`spans` with adjacent ones joined, each widened over equal quote runs (2, 3 or 5) around it."""
-    joined: list[tuple[int, int]] = []
+def _runs(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """Adjacent template spans joined into runs, each with what it shows; a run showing nothing is
+    widened over equal quote runs (2, 3 or 5) around it."""
+    runs: list[tuple[int, int, str]] = []
     for start, end in spans:
-        if joined and joined[-1][1] == start:
-            joined[-1] = (joined[-1][0], end)
+        shown = _shown(text, start, end)
+        if runs and runs[-1][1] == start:
+            runs[-1] = (runs[-1][0], end, runs[-1][2] + shown)
         else:
-            joined.append((start, end))
-    widened: list[tuple[int, int]] = []
-    for start, end in joined:
+            runs.append((start, end, shown))
+    widened: list[tuple[int, int, str]] = []
+    for start, end, shown in runs:
+        if shown:
+            widened.append((start, end, shown))
+            continue
         before, after = start, end
         while before > 0 and text[before - 1] == "'":  # a loop, not a slice: pages hold
             before -= 1  # hundreds of templates, and copying each one's prefix is quadratic
@@ -259,7 +283,7 @@ def _with_enclosing_quotes(text: str, spans: Sequence[tuple[int, int]]) -> list[
             after += 1
         run = start - before
         enclosed = run == after - end and run in (2, 3, 5) and (not widened or widened[-1][1] <= before)
-        widened.append((before, after) if enclosed else (start, end))
+        widened.append((before, after, "") if enclosed else (start, end, ""))
     return widened
 
 
@@ -357,7 +381,12 @@ def _convert_block(content: str, variants: Sequence[str]) -> str:
 
 
 def preprocess(text: str, *, conversion: bool, variants: Sequence[str] = DEFAULT_ZH_VARIANTS) -> str:
-    """All block-level steps, in order (see the module docstring)."""
+    """All block-level steps, in order (see the module docstring).
+
+    MARK (U+0001, which XML forbids, so no dump holds it) is reserved for the renderer: any in the
+    input is dropped first."""
+    if MARK in text:
+        text = text.replace(MARK, "")
     text = strip_comments(text)
     text = escape_nowiki(text)
     text = strip_tags(text)

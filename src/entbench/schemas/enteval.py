@@ -6,7 +6,8 @@
 * `wikient.wikient` (benchmarks, sharded by `target_page_id`): WikiEnt, one row per hyperlink of a
   sentence (§4.3, "we remove [sentences] without hyperlinks ... and duplicate those with multiple
   hyperlinks"). `sentence` is its word tokens joined by one space, so `sentence.split()` gives the
-  tokens back; `mention_start`/`mention_end` are token offsets into them, end exclusive.
+  tokens back; `mention_start`/`mention_end` are token offsets into them, end exclusive, and
+  `mention` is always those tokens joined by one space (the anchor as tokenised).
 * `enteval_<task>.lines` (benchmarks, one shard): the lines of the task's files in the EntEval
   loaders' formats (`ZeweiChu/EntEval:enteval/*.py`), `file` relative to the loaders' `task_path`.
 * `enteval_<task>.matches`: how each entity name of a task source was matched to an article.
@@ -32,7 +33,7 @@ WIKIENT = pa.schema(
         pa.field("sentence", pa.string(), nullable=False),
         pa.field("mention_start", pa.int32(), nullable=False),  # token offsets into sentence.split()
         pa.field("mention_end", pa.int32(), nullable=False),  # exclusive
-        pa.field("mention", pa.string(), nullable=False),  # the anchor text, whitespace collapsed
+        pa.field("mention", pa.string(), nullable=False),  # " ".join(sentence.split()[start:end])
         pa.field("target_qid", pa.string()),  # null when the linked article has no Wikidata item
         pa.field("target_title", pa.string(), nullable=False),  # the linked article (redirects followed)
         pa.field("description", pa.string(), nullable=False),  # the linked article's description

@@ -72,7 +72,7 @@ def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTable
     root = local_build(out, target, stages=[alias[0], stats[0]])
     alias_dir, stats_dir = root / stages[alias[0]], root / stages[stats[0]]
     norm = json.loads((alias_dir / NORMALIZATION_FILE).read_text(encoding="utf-8"))
-    normalizer = MentionNormalizer(str(norm["scheme"]), chinese=bool(norm["chinese"]))
+    normalizer = MentionNormalizer.from_json(norm)
     alias_files = upstream_from_manifest(alias_dir).files("alias_table")
     stats_files = upstream_from_manifest(stats_dir).files("mention_stats")
     return AliasTables(tuple(alias_files), tuple(stats_files), normalizer)

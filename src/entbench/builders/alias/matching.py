@@ -36,7 +36,7 @@ from typing import Literal, NamedTuple
 
 import ahocorasick
 
-from entbench.filters.mentions import MentionNormalizer, t2s, t2s_chars
+from entbench.filters.mentions import MentionNormalizer
 
 Segment = tuple[int, int, bool]  # (start, end, linked) in the text the automaton runs over
 
@@ -134,7 +134,7 @@ def normalize_with_offsets(normalizer: MentionNormalizer, text: str) -> tuple[st
     The last entry of the offsets list is `len(text)` (a sentinel for match ends).
     """
     if normalizer.chinese:
-        text = t2s(text) if normalizer.scheme == "hansel" else t2s_chars(text)
+        text = normalizer.simplify(text)
     form: Literal["NFKC", "NFKD"] = "NFKC" if normalizer.scheme == "hansel" else "NFKD"
     if normalizer.scheme == "mgenre":
         text = text.translate(_MGENRE_DOTS)

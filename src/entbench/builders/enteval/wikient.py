@@ -40,6 +40,13 @@ class LinkedSentence:
     words: list[str]
     links: dict[int, tuple[int, int]] = field(default_factory=dict)
 
+    def mention(self, ordinal: int) -> str:
+        """The mention of a link: its tokens joined by one space, so that it is always
+        `" ".join(sentence.split()[start:end])` of the instance (`specialists in ' other cultures '`
+        for the anchor "specialists in 'other cultures'", which the tokenizer splits at the quotes)."""
+        start, end = self.links[ordinal]
+        return " ".join(self.words[start:end])
+
 
 @dataclass
 class Placement:
@@ -109,8 +116,3 @@ def place_links(
             sentence.links[ordinal] = (begin_at[a], end_at[b])
         result.sentences.append(sentence)
     return result
-
-
-def collapse_whitespace(text: str) -> str:
-    """Whitespace runs as one space, trimmed (how a mention is written in a tab-separated line)."""
-    return " ".join(text.split())

@@ -11,9 +11,10 @@ records' `text` is one paragraph (`hansel.readme-example.jsonl`); spec §5 makes
 * `window`: `window` code points on each side of the mention, clipped to the document.
 
 Whitespace at either edge of a context is trimmed (never into the mention). Conversion is
-OpenCC `t2s` as the alias table does it (`filters.mentions.t2s`, which keeps the number of code
-points, so offsets survive), applied to the context itself and repeated until it no longer
-changes: every output text is a fixed point of the conversion.
+OpenCC `t2s` as the alias table does it (`filters.mentions.t2s`), or HanziConv, which the Hansel
+paper used (`converter="hanziconv"`, footnote 3); both keep the number of code points, so offsets
+survive. It is applied to the context itself and repeated until it no longer changes: every
+output text is a fixed point of the conversion.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from entbench.filters.mentions import t2s
+from entbench.filters.mentions import simplifier
 
 CONTEXT_MODES = ("paragraph", "sentence", "window")
 #: End of a sentence: terminal punctuation, then any closing quotes/brackets.
@@ -46,15 +47,17 @@ class Context:
         return self.text[self.start : self.end]
 
 
-def to_simplified(text: str) -> tuple[str, bool]:
-    """OpenCC t2s repeated to a fixed point (length kept); also whether it got there."""
+def to_simplified(text: str, converter: str = "opencc") -> tuple[str, bool]:
+    """`converter`'s Traditional->Simplified (OpenCC t2s by default) repeated to a fixed point
+    (length kept); also whether it got there."""
+    convert = simplifier(converter)
     current = text
     for _ in range(MAX_ROUNDS):
-        converted = t2s(current)
+        converted = convert(current)
         if converted == current:
             return current, True
         current = converted
-    return current, t2s(current) == current
+    return current, convert(current) == current
 
 
 def paragraph_bounds(text: str, start: int, end: int, sep: str) -> tuple[int, int]:
@@ -100,9 +103,16 @@ def context_bounds(
 
 
 def cut_context(
-    text: str, start: int, end: int, mode: str, *, paragraph_sep: str = "\n\n", window: int = 100
+    text: str,
+    start: int,
+    end: int,
+    mode: str,
+    *,
+    paragraph_sep: str = "\n\n",
+    window: int = 100,
+    converter: str = "opencc",
 ) -> Context:
     """The Simplified context of text[start:end] with the mention's offsets in it."""
     lo, hi = context_bounds(text, start, end, mode, paragraph_sep=paragraph_sep, window=window)
-    simplified, converged = to_simplified(text[lo:hi])
+    simplified, converged = to_simplified(text[lo:hi], converter)
     return Context(simplified, start - lo, end - lo, lo, converged)

@@ -89,6 +89,40 @@ def hansel_section(view: BuildView) -> Section | None:
     return Section("Hansel mentions", tuple(blocks))
 
 
+#: How the card names each Traditional->Simplified converter (`filters.mentions.CONVERTERS`).
+CONVERTER_NAMES = {
+    "opencc": "OpenCC `t2s` (phrases, then characters; entbench's default, the more accurate)",
+    "hanziconv": "HanziConv (character by character), as the Hansel paper converted (its footnote 3)",
+}
+
+
+def conversion_section(view: BuildView) -> Section | None:
+    """Which converter made the Simplified texts (and alias-table keys) of this build (spec §4-§5)."""
+    used = [
+        (stage, str(params.get("converter", "opencc")))
+        for stage in view.order
+        if "converter" in (params := view.manifests[stage].get("params") or {})
+    ]
+    if not used:
+        return None
+    rows = [(f"`{stage}`", CONVERTER_NAMES.get(name, name)) for stage, name in used]
+    names = {name for _, name in used}
+    note = (
+        "Hansel as published: every converter here is HanziConv."
+        if names == {"hanziconv"}
+        else "Hansel as published used HanziConv: build with `--param STAGE.converter=hanziconv` for each "
+        "stage listed."
+    )
+    return Section(
+        "Traditional to Simplified",
+        (
+            "Texts, mentions and alias-table keys are converted to Simplified Chinese with code-point "
+            "offsets kept (Hansel §3.2, spec §4-§5). " + note,
+            md_table(["stage", "converter"], rows, "ll"),
+        ),
+    )
+
+
 def zeroshot_section(view: BuildView) -> Section | None:
     """The zero-shot pool's coarse types, by how each entity was drawn (Hansel §3.4, spec §5)."""
     stage = view.find("zeroshot_pool", columns=("qid", "coarse", "criterion"))
@@ -132,6 +166,7 @@ register_card(
 )
 register_card(
     "hansel-fewshot",
+    sections=(conversion_section,),
     splits=("fewshot_candidates",),
     summary=(
         "Hansel few-shot candidates (Xu et al. 2022, §3.3, appendix A): alias-table matches over a raw "
@@ -140,7 +175,7 @@ register_card(
 )
 register_card(
     "hansel-train",
-    sections=(hansel_section,),
+    sections=(hansel_section, conversion_section),
     splits=SPLITS,
     summary=(
         "Hansel training data (Xu et al. 2022, §3.2): Chinese Wikipedia links to known entities "

@@ -223,6 +223,15 @@ def test_mgenre_preset(out: Path) -> None:
     assert doc["scheme"] == "mgenre"
 
 
+def test_hanziconv_converter(out: Path) -> None:
+    """`converter=hanziconv`: keys converted as the Hansel paper's alias table was (footnote 3),
+    recorded in normalization.json for lookups and matching."""
+    dirs = build_alias(out, ZH_DBPEDIA, (*ZH_PARAMS, "alias_table.converter=hanziconv"))
+    check(dirs, MentionNormalizer("hansel", chinese=True, converter="hanziconv"))  # keys as HanziConv's
+    doc = json.loads((dirs["alias_table"] / "normalization.json").read_text())
+    assert (doc["scheme"], doc["chinese"], doc["converter"]) == ("hansel", True, "hanziconv")
+
+
 def test_workers_do_not_change_bytes(out: Path, tmp_path: Path) -> None:
     one = build_alias(out, EN_DBPEDIA)
     two = build_alias(tmp_path, EN_DBPEDIA, workers=2)

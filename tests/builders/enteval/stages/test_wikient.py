@@ -47,9 +47,9 @@ def test_every_mention_is_the_anchor_at_its_offsets(built: dict[str, Path]) -> N
         page = pages[instance["page_id"]]
         anchor = page["text"][link["start"] : link["end"]]
         assert anchor == link["anchor"]
-        assert instance["mention"] == " ".join(anchor.split()).lower()
         words = instance["sentence"].split()
         start, end = instance["mention_start"], instance["mention_end"]
+        assert instance["mention"] == " ".join(words[start:end])
         assert "".join(words[start:end]) == "".join(anchor.split()).lower()
         # The sentence is the sentencizer's sentence of the link's paragraph, lowercased.
         starts = page["paragraph_starts"]
@@ -67,6 +67,35 @@ def test_every_mention_is_the_anchor_at_its_offsets(built: dict[str, Path]) -> N
     # One instance per link: a sentence with several links is repeated, never merged.
     assert len({(i["page_id"], i["link_ordinal"]) for i in instances}) == len(instances)
     assert any(i["sentence"].startswith("ayn rand accredited aristotle") for i in instances)
+
+
+def test_mention_is_the_token_span_on_every_row_of_a_real_build(
+    tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path
+) -> None:
+    """The whole 2016 gensim head (206 pages; its links to its own articles are the instances): an
+    anchor the tokenizer splits is written as the tokens the offsets select (issue 21). Quotes,
+    brackets and hyphens over all its links: `test_wikient_placement`."""
+    out = tmp_path_factory.mktemp("wikient-head")
+    source = f"wikipedia={fixtures_dir / 'wikipedia' / 'enwiki-201605.pages-articles1.gensim-head.xml.bz2'}"
+    dirs = build(
+        "wikient", out=out, sources=[source], params=["wikient.lowercase=false"], progress=False, log=quiet
+    )
+    instances = rows(dirs["wikient"])
+    assert len(instances) > 100
+    links = {(link["page_id"], link["ordinal"]): link["anchor"] for link in rows(dirs["wikipedia"], "links")}
+    for instance in instances:
+        words = instance["sentence"].split()
+        start, end = instance["mention_start"], instance["mention_end"]
+        assert 0 <= start < end <= len(words)
+        assert instance["mention"] == " ".join(words[start:end])
+        anchor = links[(instance["page_id"], instance["link_ordinal"])]
+        assert "".join(instance["mention"].split()) == "".join(anchor.split())
+    # Anthropology: "[[Anthropology#Focus on the "other cultures"|specialists in 'other cultures']]"
+    [other] = [
+        i for i in instances if links[(i["page_id"], i["link_ordinal"])] == "specialists in 'other cultures'"
+    ]
+    assert other["mention"] == "specialists in ' other cultures '"
+    assert other["target_title"] == "Anthropology"
 
 
 def test_descriptions_are_the_first_100_tokens_from_the_first_sentence(built: dict[str, Path]) -> None:

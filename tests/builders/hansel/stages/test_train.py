@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hanziconv import HanziConv
 
 from entbench.builders.hansel.splits import document_hash
+from entbench.cards.build_view import BuildView
+from entbench.cards.targets.hansel import conversion_section
 from entbench.engine.manifest import load_manifest
-from entbench.filters.mentions import t2s
+from entbench.filters.mentions import t2s, t2s_hanziconv
 from entbench.schemas.hansel import LINK_STATUSES
 from tests.builders.hansel.build_support import build, out_dir, rows, zhwiki_sitelinks
 from tests.builders.kb.support import shard_hashes
@@ -225,6 +228,44 @@ def test_shards_are_byte_identical_for_two_workers(dirs: dict[str, Path], tmp_pa
         assert load_manifest(dirs[stage])["fingerprint"] == load_manifest(two[stage])["fingerprint"]
 
 
+def test_hanziconv_gives_hansel_as_published(
+    records: dict[str, list[dict[str, Any]]], dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """`hansel.converter=hanziconv`: the contexts converted as the Hansel paper did (footnote 3),
+    the same records and offsets otherwise, and the card says which converter built them."""
+    root = dirs["hansel"].parents[2]
+    out = tmp_path / "hanziconv"
+    shutil.copytree(root, out)
+    converted = build(("hansel-train",), params=("hansel.converter=hanziconv",), out=out)
+    manifest = load_manifest(converted["hansel"])
+    assert manifest["params"]["converter"] == "hanziconv"  # a parameter: it enters the fingerprint
+    assert manifest["fingerprint"] != load_manifest(dirs["hansel"])["fingerprint"]
+    pages = {p["page_id"]: p["text"] for p in rows(dirs["zhwiki"], "pages")}
+    changed = 0
+    for split, opencc_rows in records.items():
+        hanziconv_rows = rows(converted["hansel"], split)
+        key = ("id", "start", "end", "gold_id", "page_id", "ordinal", "context_start")
+        assert [tuple(r[k] for k in key) for r in hanziconv_rows] == [
+            tuple(r[k] for k in key) for r in opencc_rows
+        ]
+        for r, o in zip(hanziconv_rows, opencc_rows, strict=True):
+            assert r["text"][r["start"] : r["end"]] == r["mention"]
+            original = pages[r["page_id"]][r["context_start"] : r["context_start"] + len(r["text"])]
+            assert r["text"] == t2s_hanziconv(original) == HanziConv.toSimplified(original)
+            changed += r["text"] != o["text"]
+    assert changed > 0  # e.g. OpenCC keeps 乾 in 乾隆, HanziConv writes 干
+    view = BuildView(out, "hansel-train")
+    try:
+        section = conversion_section(view)
+    finally:
+        view.close()
+    assert section is not None
+    text = "\n".join(str(block) for block in section.blocks)
+    assert (
+        "| `hansel` | HanziConv" in text and "Hansel as published: every converter here is HanziConv" in text
+    )
+
+
 def test_cli_build_on_the_bundled_config(run_cli: Callable[..., Any]) -> None:
     # The bundled config alone (the kb's real Wikidata pair; `make hansel` passes the zhwiki
     # fixture world's pair instead, see test_make_hansel.py).
@@ -242,6 +283,7 @@ def test_cli_build_on_the_bundled_config(run_cli: Callable[..., Any]) -> None:
     [
         ("hansel.context=document", "context must be one of paragraph, sentence, window"),
         ("hansel.validation_docs=-1", "validation_docs must be >= 0"),
+        ("hansel.converter=hanzi", "converter must be one of opencc, hanziconv"),
         ("hansel_fewshot.min_known_candidates=0", "min_known_candidates must be >= 1"),
         ("hansel_fewshot.max_p_unlinked=1.5", "max_p_unlinked must be within"),
         ("hansel_zeroshot.size=-3", "size must be >= 0"),

@@ -10,7 +10,8 @@ page titles, following (De Cao et al., 2021b)." (Hansel §3.1)
 
 `link_count` counts anchors m of links whose target resolves (redirects followed, `title_qid`) to
 e. Mentions are normalised (`filters.mentions`, parameter `normalization`: `hansel` or `mgenre`;
-Traditional->Simplified when the wiki is Chinese, parameter `chinese`). Candidates are ranked by
+Traditional->Simplified when the wiki is Chinese, parameter `chinese`, with `converter`: `opencc`,
+or `hanziconv` as the Hansel paper did it). Candidates are ranked by
 P(e|m), ties by QID number. Candidates that are disambiguation pages are dropped (and counted)
 unless `drop_disambiguation = false`.
 
@@ -44,7 +45,7 @@ from entbench.engine.stage import (
     StageContext,
 )
 from entbench.engine.stats import Stats
-from entbench.filters.mentions import SCHEMES, MentionNormalizer
+from entbench.filters.mentions import CONVERTERS, SCHEMES, MentionNormalizer
 from entbench.schemas.alias import ALIAS_TABLE
 
 #: Written next to the shards: how mentions were normalised, so lookups normalise the same way.
@@ -67,6 +68,7 @@ class AliasTableParams(Params):
     preset: str = "hansel"
     normalization: str = "hansel"
     chinese: str = "auto"  # Traditional->Simplified: auto (when the wiki is zh), yes, no
+    converter: str = "opencc"  # or hanziconv (Hansel as published, its footnote 3)
     title_weight: int = 1
     redirect_weight: int = 1
     drop_disambiguation: bool = True
@@ -77,6 +79,8 @@ class AliasTableParams(Params):
             raise ValueError(f"normalization must be one of {', '.join(SCHEMES)}")
         if self.chinese not in ("auto", "yes", "no"):
             raise ValueError("chinese must be auto, yes or no")
+        if self.converter not in CONVERTERS:
+            raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}")
         if self.title_weight < 0 or self.redirect_weight < 0:
             raise ValueError("weights must be >= 0")
         if self.num_shards < 1:
@@ -87,7 +91,8 @@ def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalize
     """The mention normaliser an alias table was built with (from its parameters)."""
     chinese = str(params.get("chinese", "auto"))
     zh = language.split("-", maxsplit=1)[0] == "zh" if chinese == "auto" else chinese == "yes"
-    return MentionNormalizer(str(params.get("normalization", "hansel")), chinese=zh)
+    converter = str(params.get("converter", "opencc"))
+    return MentionNormalizer(str(params.get("normalization", "hansel")), chinese=zh, converter=converter)
 
 
 class AliasTable(Stage):
@@ -245,9 +250,9 @@ class AliasTable(Stage):
         return {"alias_table": result.cast(ALIAS_TABLE)}, stats
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `normalization.json` (scheme, Chinese conversion, wiki language) for lookups."""
+        """Write `normalization.json` (scheme, Chinese conversion, converter, wiki language) for lookups."""
         language = read_siteinfo(ctx.inputs[self.wikipedia].directory).language
         normalizer = normalizer_for(ctx.params.to_json(), language)
-        doc = {"scheme": normalizer.scheme, "chinese": normalizer.chinese, "language": language}
+        doc = {**normalizer.to_json(), "language": language}
         atomic_write_text(directory / NORMALIZATION_FILE, json.dumps(doc, sort_keys=True) + "\n")
         return {"files": [NORMALIZATION_FILE]}

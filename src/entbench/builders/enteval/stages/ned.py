@@ -111,7 +111,7 @@ def _alias_tables(ctx: StageContext) -> AliasTables:
     """The upstream alias table and the normaliser it was built with."""
     upstream = ctx.inputs["alias_table"]
     norm = json.loads((Path(upstream.directory) / NORMALIZATION_FILE).read_text(encoding="utf-8"))
-    normalizer = MentionNormalizer(str(norm["scheme"]), chinese=bool(norm["chinese"]))
+    normalizer = MentionNormalizer.from_json(norm)
     return AliasTables(tuple(upstream.files("alias_table")), (), normalizer)
 
 

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.enteval.tokens import Tokenizer
-from entbench.builders.enteval.wikient import LinkSpan, collapse_whitespace, place_links
+from entbench.builders.enteval.wikient import LinkSpan, place_links
 from entbench.engine.duck import stage_connection
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
@@ -161,7 +161,7 @@ class WikiEnt(Stage):
     """WikiEnt instances: hyperlinked sentences joined with the linked article's description."""
 
     name = "wikient"
-    version = 1
+    version = 2  # 2: `mention` is the mention's tokens joined by spaces (was the raw anchor)
     layer = "benchmarks"
     params_type = WikiEntParams
     inputs = ("wikipedia", "title_qid", "wikient_descriptions")
@@ -330,7 +330,7 @@ def _contexts(ctx: StageContext, j: int, stats: Stats) -> pa.Table:
                 for ordinal in sorted(sentence.links):
                     link = by_ordinal[ordinal]
                     start, end = sentence.links[ordinal]
-                    mention = collapse_whitespace(link["anchor"])
+                    mention = sentence.mention(ordinal)  # the token span, not the raw anchor
                     rows["sentence"].append(words)
                     rows["mention_start"].append(start)
                     rows["mention_end"].append(end)

@@ -6,8 +6,9 @@ TenSiteNews (appendix A): build once per corpus with `--source corpus=PATH`.
 
 `map_tasks` builds one automaton over every alias-table key (in the stage's scratch directory)
 and cuts the decompressed corpus into line-aligned blocks; each map task converts its texts to
-Simplified (`hansel.context.to_simplified`, offsets kept) and finds the keys in them
-(`builders.alias.matching`: normalised like the keys, no tokenisation, longest match on overlap).
+Simplified (`hansel.context.to_simplified` with the alias table's converter, offsets kept) and
+finds the keys in them (`builders.alias.matching`: normalised like the keys, no tokenisation, longest
+match on overlap).
 
 Tables: `docs` (routed by `doc_id`) and `matches` (routed by `key`, so every occurrence of a phrase
 is in one shard). A line that is not such an object, or an id that repeats, is a `DataError`
@@ -69,7 +70,7 @@ class HanselCorpusParams(Params):
 def alias_normalizer(directory: str) -> MentionNormalizer:
     """The normaliser an alias table's keys were built with (its `normalization.json`)."""
     doc = json.loads((Path(directory) / NORMALIZATION_FILE).read_text(encoding="utf-8"))
-    return MentionNormalizer(str(doc["scheme"]), chinese=bool(doc["chinese"]))
+    return MentionNormalizer.from_json(doc)
 
 
 def parse_line(raw: bytes, path: str, offset: int, line: int) -> tuple[str, str] | None:
@@ -165,7 +166,7 @@ class HanselCorpus(Stage):
                 stats.add("blank_lines")
             else:
                 doc_id, text = parsed
-                simplified, converged = to_simplified(text)
+                simplified, converged = to_simplified(text, normalizer.converter)
                 stats.add("texts_not_converged", not converged)
                 docs.append((doc_id, line, simplified))
                 for occ in find_occurrences(automaton, keys, normalizer, simplified):

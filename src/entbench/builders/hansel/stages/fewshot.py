@@ -9,7 +9,8 @@ table's mention statistics, at least `min_known_candidates` E_known candidates),
 half uniformly and half among the ambiguous ones (at least `ambiguous_candidates` alias-table
 candidates), one occurrence each, with one seeded generator (`seed`). Each drawn occurrence
 becomes a record `hansel-fewshot-N` (numbered in (doc_id, start) order) with its context
-(`context`, `window`; corpus paragraphs are lines, `paragraph_sep`), the E_known candidates of
+(`context`, `window`; corpus paragraphs are lines, `paragraph_sep`; converted to Simplified with
+the alias table's `converter`, as `hansel_corpus` converted the texts), the E_known candidates of
 its phrase in alias-table order with their P(e|m), label and description in `language` (at most
 `max_candidates`; 0 = all), and AT@1, the first of them: annotators discard an example whose
 AT@1 is right (Hansel §3.3).
@@ -38,6 +39,7 @@ from entbench.builders.hansel.fewshot import (
     sample_phrases,
 )
 from entbench.builders.hansel.splits import record_id
+from entbench.builders.hansel.stages.corpus import alias_normalizer
 from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
@@ -124,6 +126,8 @@ class HanselFewshot(Stage):
         params = ctx.params
         assert isinstance(params, HanselFewshotParams)
         stats = Stats()
+        # the corpus texts were converted with the alias table's converter: contexts keep to it
+        converter = alias_normalizer(ctx.inputs[self.alias_table].directory).converter
         kb_files = ctx.inputs[self.kb].files("kb_entities")
         kb_columns = pq.read_schema(kb_files[0]).names
         suffix = column_suffix(params.language)
@@ -185,7 +189,7 @@ class HanselFewshot(Stage):
             lo, hi = context_bounds(
                 text, start, end, params.context, paragraph_sep=params.paragraph_sep, window=params.window
             )
-            context, converged = to_simplified(text[lo:hi])
+            context, converged = to_simplified(text[lo:hi], converter)
             stats.add("contexts_not_converged", not converged)
             shown = candidates[key][: params.max_candidates] if params.max_candidates else candidates[key]
             n, n_candidates, p_unlinked = info[key]

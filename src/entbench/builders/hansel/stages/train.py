@@ -41,6 +41,7 @@ from entbench.engine.stage import (
     StageContext,
 )
 from entbench.engine.stats import Stats
+from entbench.filters.mentions import CONVERTERS
 from entbench.schemas import hansel as schema
 
 ASSIGNMENT_FILE = "assignment.arrow"
@@ -56,15 +57,19 @@ ASSIGNMENT = pa.schema(
 @dataclass(frozen=True)
 class HanselParams(Params):
     """`context`: paragraph | sentence | window (`window` code points each side); `validation_docs`:
-    documents held out as validation; `seed`: the seed of the document hash."""
+    documents held out as validation; `seed`: the seed of the document hash; `converter`: the
+    Traditional->Simplified conversion, `opencc` or `hanziconv` (Hansel as published, footnote 3)."""
 
     context: str = "paragraph"
     window: int = 100
     validation_docs: int = 1000
     seed: int = 0
+    converter: str = "opencc"
     num_shards: int = 8
 
     def __post_init__(self) -> None:
+        if self.converter not in CONVERTERS:
+            raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}, got {self.converter!r}")
         if self.context not in CONTEXT_MODES:
             raise ValueError(f"context must be one of {', '.join(CONTEXT_MODES)}, got {self.context!r}")
         if self.window < 0:
@@ -173,7 +178,7 @@ class HanselTrain(Stage):
                     raise RuntimeError(f"page {page_id} link {ordinal}: offsets do not spell the anchor")
                 lo, hi = context_bounds(text, start, end, params.context, window=params.window)
                 if (lo, hi) not in cache:
-                    cache[(lo, hi)] = to_simplified(text[lo:hi])
+                    cache[(lo, hi)] = to_simplified(text[lo:hi], params.converter)
                     stats.add("contexts_not_converged", not cache[(lo, hi)][1])
                 context = cache[(lo, hi)][0]
                 mention = context[start - lo : end - lo]

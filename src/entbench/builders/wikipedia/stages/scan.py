@@ -124,7 +124,10 @@ class WikipediaScan(Stage):
     """Scan one MediaWiki XML dump into `pages` and `links`."""
 
     name = "wikipedia"
-    version = 2  # 2: a removed template takes the quote marks enclosing it (no stray apostrophes)
+    # 2: a removed template takes the quote marks enclosing it (no stray apostrophes); 3: inline
+    # templates keep their text, no link trail crosses a template, image captions over lines and
+    # external links around wikilinks leave no markup (issue 21)
+    version = 3
     layer = "normalized"
     params_type = WikipediaScanParams
     default_num_shards = 1
