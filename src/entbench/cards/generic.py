@@ -12,7 +12,7 @@ from typing import Any
 from entbench import __version__
 from entbench.builders import registry
 from entbench.cards.build_view import BuildView
-from entbench.cards.charts import bar_chart, md_table, size_category
+from entbench.cards.charts import bar_chart, fmt, md_table, size_category
 from entbench.cards.leakage import audits
 from entbench.cards.model import Block, Invocation, Section
 from entbench.cards.registry import TargetCard
@@ -107,15 +107,24 @@ def structure_section(view: BuildView, card: TargetCard) -> Section:
     ]
     title = "Split sizes" if is_splits else "Table sizes"
     horizontal = not is_splits and len(tables) > 4
-    chart = bar_chart(
-        "split_sizes.png",
-        f"{view.target}: {title.lower()}",
-        [(table if is_splits else f"{stage}.{table}", view.rows(stage, table)) for stage, table in tables],
-        xlabel="rows" if horizontal else "",
-        ylabel="" if horizontal else "rows",
-        horizontal=horizontal,
-    )
-    blocks.append(chart)
+    if len(tables) == 1:
+        # One table: its size is a sentence, not a plot of one bar.
+        ((stage, table),) = tables
+        blocks.append(f"One table, `{table}`: {fmt(view.rows(stage, table))} rows.")
+    elif tables:
+        blocks.append(
+            bar_chart(
+                "split_sizes.png",
+                f"{view.target}: {title.lower()}",
+                [
+                    (table if is_splits else f"{stage}.{table}", view.rows(stage, table))
+                    for stage, table in tables
+                ],
+                xlabel="rows" if horizontal else "",
+                ylabel="" if horizontal else "rows",
+                horizontal=horizontal,
+            )
+        )
     others = [s for s in view.order if s not in view.final]
     if others:
         blocks.append(

@@ -103,6 +103,7 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
             names,
             series,
             ylabel="% of evaluated items",
+            counts=False,
         )
     )
     blocks.append("Per-item decisions: the `decisions` table of each audit stage (`entbench inspect`).")
