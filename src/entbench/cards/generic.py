@@ -1,5 +1,6 @@
 """The parts every card has, read from the manifests alone: structure, sources, parameters,
-statistics by reason, the rebuild command and the licences (Hugging Face dataset-card layout)."""
+statistics by reason and the rebuild command (Hugging Face dataset-card layout); the licence is
+`cards.licence`'s."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from entbench.builders import registry
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, fmt, md_table, size_category
 from entbench.cards.leakage import audits
+from entbench.cards.licence import content_of, licence_ids
 from entbench.cards.model import Block, Invocation, Section
 from entbench.cards.registry import TargetCard
 
@@ -21,31 +23,17 @@ from entbench.cards.registry import TargetCard
 #: plus the scans' `rejected_<reason>`, the filters' `removed_<reason>`, unresolved links).
 DROP_COUNTER = re.compile(r"(^|_)(dropped|rejected|removed|unresolved)(_|$)")
 
-WIKIDATA_LICENCE = (
-    "**Wikidata** (sources named `wikidata*`): structured data released under "
-    "[CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/); no attribution is required."
-)
-WIKIPEDIA_LICENCE = (
-    "**Wikipedia** (sources named `wikipedia*`): article text is licensed "
-    "[CC BY-SA](https://creativecommons.org/licenses/by-sa/4.0/) (3.0 for revisions before June "
-    "2023, 4.0 after; older text also GFDL). Tables holding or derived from article text (documents, "
-    "paragraphs, anchors, titles) are adaptations: share them under CC BY-SA 4.0 (the 3.0 licence "
-    "allows a later version) and credit the Wikipedia contributors (each page's history, "
-    "`https://<lang>.wikipedia.org/w/index.php?title=<title>&action=history`)."
-)
-
 
 def front_matter(view: BuildView, card: TargetCard) -> str:
     """The YAML header of a Hugging Face dataset card (every value JSON-quoted, which is YAML)."""
     names = set(view.sources())
-    if any(n.startswith("wikipedia") for n in names):
-        licence = "cc-by-sa-4.0"
-    elif names and all(n.startswith("wikidata") for n in names):
-        licence = "cc0-1.0"
-    else:
-        licence = "other"
+    licences = licence_ids(content_of(view, card))
     rows = sum(view.rows(s, t) for s, t in split_tables(view, card))
-    lines = ["---", f"pretty_name: {json.dumps('entbench ' + view.target)}", f"license: {licence}"]
+    lines = ["---", f"pretty_name: {json.dumps('entbench ' + view.target)}"]
+    if len(licences) == 1:
+        lines.append(f"license: {licences[0]}")
+    else:
+        lines += ["license:", *(f"- {licence}" for licence in licences)]
     languages = _languages(view)
     if languages:
         lines += ["language:", *(f"- {json.dumps(lang)}" for lang in languages)]
@@ -274,26 +262,6 @@ def rebuild_section(view: BuildView, invocation: Invocation | None) -> Section:
             "manifests) and `entbench diff OLD_OUT NEW_OUT` (fingerprints, rows and shard hashes).",
         ),
     )
-
-
-def licence_section(view: BuildView) -> Section:
-    """Licence notes for the sources this target read."""
-    names = list(view.sources())
-    blocks: list[str] = []
-    if any(n.startswith("wikidata") for n in names):
-        blocks.append(WIKIDATA_LICENCE)
-    if any(n.startswith("wikipedia") for n in names):
-        blocks.append(WIKIPEDIA_LICENCE)
-    others = [n for n in names if not n.startswith(("wikidata", "wikipedia"))]
-    if others:
-        blocks.append(
-            "Other sources (" + ", ".join(f"`{n}`" for n in others) + "): see each source's own licence "
-            "(the bundled fixtures' are listed in `fixtures/NOTICE`)."
-        )
-    if not blocks:
-        blocks.append("This target reads no dump directly; its licence is that of its inputs.")
-    blocks.append("entbench itself is Apache-2.0; the licence of a built table is that of the data in it.")
-    return Section("Licence", tuple(blocks))
 
 
 def overview(view: BuildView, card: TargetCard) -> str:

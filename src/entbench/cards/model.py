@@ -86,6 +86,21 @@ class Invocation:
         )
 
 
+@dataclass(frozen=True)
+class Content:
+    """What a target's tables hold, by the licence each kind of content carries (`cards.licence`).
+
+    Each field says, in a few words for the card, which content of that kind is in the tables;
+    an empty field means none. `wikipedia`: text taken from Wikipedia articles (plain text,
+    sentences, link anchors, titles); `wikidata`: Wikidata content (ids, labels, descriptions,
+    claims, sitelinks); `other`: anything else (a corpus, task files), under its own terms.
+    """
+
+    wikipedia: str = ""
+    wikidata: str = ""
+    other: str = ""
+
+
 Block = str | Chart  # Markdown text, or a chart to draw and embed at that place
 
 

@@ -21,6 +21,7 @@ from entbench.cards import generic
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import fmt
 from entbench.cards.leakage import leakage_section
+from entbench.cards.licence import licence_section
 from entbench.cards.model import CardResult, Chart, Invocation, Section
 from entbench.cards.plots import draw
 from entbench.cards.registry import card_for
@@ -124,7 +125,7 @@ def _sections(view: BuildView, invocation: Invocation | None, result: CardResult
         ("Parameters", lambda: generic.parameters_section(view)),
         ("Statistics by reason", lambda: generic.stats_section(view)),
         ("How to rebuild", lambda: generic.rebuild_section(view, invocation)),
-        ("Licence", lambda: generic.licence_section(view)),
+        ("Licence", lambda: licence_section(view, card)),
     ]
     sections: list[Section] = []
     for name, build in builders:

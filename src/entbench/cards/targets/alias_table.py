@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, fmt, integer_histogram, md_table, percent
-from entbench.cards.model import Block, Chart, Section
+from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 
 TOP_MENTIONS = 15
@@ -132,5 +132,10 @@ _SUMMARY = (
     "candidate entities e with P(e|m), from Wikipedia anchors, titles and redirects, and "
     "P(unlinked|m) from article text."
 )
+_CONTENT = Content(
+    wikipedia="the mentions, which are link anchors, page titles and redirect titles of the Wikipedia "
+    "dump, with counts and P(unlinked|m) measured on its article text",
+    wikidata="the candidate QIDs, reached through Wikidata sitelinks",
+)
 for _target in ("alias-table", "alias-table-kb"):
-    register_card(_target, sections=(alias_section,), summary=_SUMMARY)
+    register_card(_target, sections=(alias_section,), summary=_SUMMARY, content=_CONTENT)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import int_bins, md_table
-from entbench.cards.model import Block, Chart, Section
+from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 
 SPLITS = ("train", "validation")
@@ -129,6 +129,10 @@ register_card(
     sections=(zeroshot_section,),
     splits=("zeroshot_pool",),
     summary="Hansel zero-shot pool (Xu et al. 2022, §3.4): emerging entities (E_new) for annotation.",
+    content=Content(
+        wikidata="E_new items with their QIDs, sitelink titles, labels, descriptions, aliases and "
+        "coarse types"
+    ),
 )
 register_card(
     "hansel-fewshot",
@@ -136,6 +140,13 @@ register_card(
     summary=(
         "Hansel few-shot candidates (Xu et al. 2022, §3.3, appendix A): alias-table matches over a raw "
         "corpus, sampled uniformly over phrases and over ambiguous phrases, for annotation."
+    ),
+    content=Content(
+        wikipedia="the matched phrases, which are alias-table mentions (zhwiki link anchors, titles "
+        "and redirects), and P(unlinked|m) measured on zhwiki article text",
+        wikidata="the candidate QIDs with their labels and descriptions",
+        other="the contexts, passages of the raw `corpus` source (the bundled fixture's corpus is "
+        "zhwiki text, CC BY-SA)",
     ),
 )
 register_card(
@@ -145,5 +156,9 @@ register_card(
     summary=(
         "Hansel training data (Xu et al. 2022, §3.2): Chinese Wikipedia links to known entities "
         "(E_known), in their paragraph, with a held-out validation set of whole documents."
+    ),
+    content=Content(
+        wikipedia="the contexts, paragraphs of zhwiki articles, and the mentions, their link anchors",
+        wikidata="the gold QIDs",
     ),
 )

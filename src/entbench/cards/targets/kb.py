@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import fmt, md_table, percent
-from entbench.cards.model import Block, Chart, Section
+from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 
 #: Hansel §3.1: "about 90%" of E_new entities have at least one TopSnak.
@@ -110,5 +110,9 @@ register_card(
         "The knowledge base behind Hansel (Xu et al. 2022, §3.1): Wikidata items minus "
         "Wikimedia-internal ones, split into E_known (old dump) and E_new (added since), with "
         "coarse types and TopSnaks fine types."
+    ),
+    content=Content(
+        wikidata="items of the two Wikidata dumps with their ids, labels, descriptions, coarse types "
+        "and most frequent (property, value) statements"
     ),
 )
