@@ -129,5 +129,5 @@ register_target(
     "enteval-tasks",
     ("enteval_tasks",),
     "EntEval task files (ESR KORE/WikiSRS, ERT, NED CoNLL-YAGO, Rare, CAP, CERP) from local task "
-    "sources named by parameters; a task without sources is skipped and listed (spec §8)",
+    "sources named by parameters; a task without sources is skipped and listed",
 )

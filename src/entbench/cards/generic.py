@@ -18,6 +18,7 @@ from entbench.cards.leakage import audits
 from entbench.cards.licence import content_of, licence_ids
 from entbench.cards.model import Block, Invocation, Section
 from entbench.cards.registry import TargetCard
+from entbench.cards.stage_docs import REFERENCE, stage_link
 
 #: A stats counter that records rows lost, and why (datatrove-style `dropped_<reason>` names,
 #: plus the scans' `rejected_<reason>`, the filters' `removed_<reason>`, unresolved links).
@@ -142,9 +143,13 @@ def sources_section(view: BuildView) -> Section:
 def stages_table(view: BuildView) -> str:
     """Stage, layer, version and fingerprint of every stage, upstream first."""
     rows = []
+    known = registry.stages()
     for stage in view.order:
         m = view.manifests[stage]
         final = "yes" if stage in view.final else ""
+        # What the stage computes as this entbench says it (a description is no output of the
+        # stage, so an older build's manifest may carry older wording); the manifest's otherwise.
+        description = known[stage].description if stage in known else m.get("description", "")
         rows.append(
             (
                 f"`{stage}`",
@@ -152,17 +157,23 @@ def stages_table(view: BuildView) -> str:
                 m["version"],
                 f"`{m['fingerprint'][:12]}`",
                 final,
-                m.get("description", ""),
+                description,
+                f"`{stage_link(stage)}`",
             )
         )
-    return md_table(["stage", "layer", "version", "fingerprint", "final", "what it computes"], rows, "llrlll")
+    return md_table(
+        ["stage", "layer", "version", "fingerprint", "final", "what it computes", "described in"],
+        rows,
+        "llrllll",
+    )
 
 
 def parameters_section(view: BuildView) -> Section:
     """Every stage's parameters (all of them enter its fingerprint)."""
     blocks: list[Block] = [
         "Every parameter enters its stage's fingerprint; a stage directory is named "
-        "`v<version>-<fingerprint[:12]>`.",
+        "`v<version>-<fingerprint[:12]>`. What each parameter means, and its default, is in the "
+        f"section of {REFERENCE} the last column names.",
         stages_table(view),
     ]
     rows = []
@@ -196,7 +207,7 @@ def stats_section(view: BuildView) -> Section:
         table = md_table(["counter", "value"], [(f"`{k}`", v) for k, v in stats.items()], "lr")
         blocks.append(
             f"<details><summary><code>{stage}</code>: all {len(stats)} counters</summary>"
-            f"\n\n{table}\n\n</details>"
+            f"\n\nWhat they count: `{stage_link(stage)}`.\n\n{table}\n\n</details>"
         )
     return Section("Statistics by reason", tuple(blocks))
 
@@ -273,7 +284,8 @@ def overview(view: BuildView, card: TargetCard) -> str:
         lines += [f"Target `{view.target}`: {view.description}.", ""]
     lines.append(
         f"Built by entbench {__version__} from raw public dumps; every number "
-        "on this card is read from the build's manifests and shards."
+        "on this card is read from the build's manifests and shards. What each stage computes and "
+        f"what its counters count: {REFERENCE}."
     )
     return "\n".join(lines)
 

@@ -1,6 +1,6 @@
-"""The leakage-audit section: what the target's `MemAuditStage`s found (spec §7).
+"""The leakage-audit section: what the target's `MemAuditStage`s found (`docs/stages.md`, mem_audit).
 
-Mem-Exact (Ray Choudhury & Kalra 2023, §3; spec §7): an evaluation item is solved by memorisation
+Mem-Exact (Ray Choudhury & Kalra 2023, §3): an evaluation item is solved by memorisation
 when its span text(s) together with its exact label set occur in train. The audits of a target
 (e.g. WikiReading's valid and test against train, the question as the span and the answer set as
 the label) record the counts in their manifest stats; this section reports them next to Mem-Freq
@@ -14,6 +14,7 @@ from entbench.builders.mem_audit import MemAuditStage
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import md_table
 from entbench.cards.model import Block, Chart, Section
+from entbench.cards.stage_docs import section_link
 from entbench.filters.memorization import HEURISTICS, UNSEEN_LABEL
 
 LABELS = {"mem_exact": "Mem-Exact", "mem_freq": "Mem-Freq", "mem_uniform": "Mem-Uniform"}
@@ -70,7 +71,8 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
             )
         )
     blocks: list[Block] = [
-        "Share of evaluation items a train-memorising baseline solves (spec §7, Ray Choudhury & "
+        f"Share of evaluation items a train-memorising baseline solves (`{section_link('mem_audit')}`; "
+        "Ray Choudhury & "
         "Kalra 2023 §3). **Mem-Exact**: the item's span text(s) occur in train with exactly its "
         "label set; Mem-Freq / Mem-Uniform: the most frequent / a uniformly drawn train label of "
         "the span matches (seeded). As in the paper, rows whose label never occurs in train are "

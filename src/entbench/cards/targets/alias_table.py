@@ -1,5 +1,5 @@
-"""The `alias-table` card: AT-base's ambiguity, P(unlinked|m) and link resolution (spec §3-§4;
-Hansel §3.1 and appendix A).
+"""The `alias-table` card: AT-base's ambiguity, P(unlinked|m) and link resolution (Hansel §3.1
+and appendix A).
 
     P(e|m) = count(m, e) / Σ_e' count(m, e')        candidates per mention = |{e : count(m, e) > 0}|
     P(unlinked|m) = occurrences of m outside any link / all occurrences of m in article text
@@ -106,7 +106,7 @@ def unlinked_chart(view: BuildView, stage: str) -> Chart:
 
 
 def link_resolution(view: BuildView) -> Chart | None:
-    """Links of the dump by how their target resolved to a QID (`title_qid` stats, spec §3)."""
+    """Links of the dump by how their target resolved to a QID (`title_qid` stats)."""
     stage = view.find("title_qid", columns=("title", "qid", "status"))
     if stage is None:
         return None

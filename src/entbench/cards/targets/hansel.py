@@ -1,8 +1,8 @@
-"""The Hansel cards: `hansel-train` (mentions per split, mention-length histogram; spec §5, Hansel
+"""The Hansel cards: `hansel-train` (mentions per split, mention-length histogram; Hansel
 §3.2, Table 1) and `hansel-zeroshot` (coarse types of the pool; Hansel §3.4).
 
 Mention length is counted in Unicode code points, the unit of Hansel's `start`/`end` offsets
-(spec §5: `text[start:end] == mention`); DuckDB's `length` counts code points.
+(`text[start:end] == mention`); DuckDB's `length` counts code points.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from entbench.cards.build_view import BuildView
 from entbench.cards.charts import int_bins, md_table
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
+from entbench.cards.stage_docs import section_link
 
 SPLITS = ("train", "validation")
 COARSE_ORDER = ("PER", "LOC", "ORG", "EVENT", "OTHER")
@@ -71,7 +72,7 @@ def hansel_section(view: BuildView) -> Section | None:
     bins = int_bins(total, max_bins=30)
     blocks: list[Block] = [
         "Mentions are Wikipedia links to E_known entities in their paragraph, offsets in code points "
-        "(spec §5); the paper's figures are for the 2021-03-01 zhwiki dump.",
+        f"(`{section_link('hansel')}`); the paper's figures are for the 2021-03-01 zhwiki dump.",
         md_table(
             ["split", "mentions", "documents", "gold entities", "paper (mentions / documents / entities)"],
             rows,
@@ -90,7 +91,7 @@ def hansel_section(view: BuildView) -> Section | None:
 
 
 def zeroshot_section(view: BuildView) -> Section | None:
-    """The zero-shot pool's coarse types, by how each entity was drawn (Hansel §3.4, spec §5)."""
+    """The zero-shot pool's coarse types, by how each entity was drawn (Hansel §3.4)."""
     stage = view.find("zeroshot_pool", columns=("qid", "coarse", "criterion"))
     if stage is None:
         return None
@@ -110,7 +111,8 @@ def zeroshot_section(view: BuildView) -> Section | None:
         "Zero-shot pool",
         (
             "E_new entities for annotators (Hansel §3.4): half drawn uniformly, half balanced over "
-            "coarse types (spec §5); the stage's stats give the quota and availability per type.",
+            f"coarse types (`{section_link('hansel_zeroshot')}`); the stage's stats give the quota "
+            "and availability per type.",
             md_table(["coarse type", *criteria, "total"], table, "l" + "r" * (len(criteria) + 1)),
             Chart(
                 "zeroshot_coarse_types.png",

@@ -2,7 +2,7 @@
 statistics section `wikireading_stats` writes (`DATASET_CARD.md`; Hewlett et al. 2016 §2.4-2.5).
 
 An instance is one (item, property) of the truthy statements, its answer the set of rendered
-values (spec §6); the answer-set size is the number of values in that set.
+values (`docs/stages.md`, wikireading_triples); the answer-set size is the number of values in that set.
 """
 
 from __future__ import annotations
