@@ -98,6 +98,8 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
     series = tuple(
         (LABELS[h], tuple(float(view.stats(n).get(f"{h}_pct", 0.0)) for n, _ in found)) for h in HEURISTICS
     )
+    if len(found) == 1:  # one evaluated table: one bar per heuristic, named on the axis
+        names, series = tuple(LABELS[h] for h in HEURISTICS), ((names[0], tuple(v[0] for _, v in series)),)
     blocks.append(
         Chart(
             "leakage.png",

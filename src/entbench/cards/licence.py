@@ -15,17 +15,13 @@ judged by the dumps its stages read, which errs on the side of CC BY-SA.
 
 from __future__ import annotations
 
-import json
-
-from entbench.cards.build_view import BuildView
+from entbench.cards.build_view import SITEINFO, BuildView
 from entbench.cards.model import Block, Content, Section
 from entbench.cards.registry import TargetCard
 
 CC_BY_SA = "cc-by-sa-4.0"
 CC0 = "cc0-1.0"
 OTHER = "other"
-#: Written next to a Wikipedia scan's shards: the dump's `<siteinfo>` (dbname, language, namespaces).
-SITEINFO = "siteinfo.json"
 
 CC_BY_SA_LINK = "[CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/)"
 CC0_LINK = "[CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/)"
@@ -50,17 +46,7 @@ def source_kinds(view: BuildView) -> dict[str, str]:
 
 def wikis(view: BuildView) -> list[str]:
     """Host names of the Wikipedias whose dumps the build read (`en.wikipedia.org`), from siteinfo."""
-    hosts = []
-    for stage in view.order:
-        path = view.extra_file(stage, SITEINFO)
-        if path is None:
-            continue
-        try:
-            language = str(json.loads(path.read_text(encoding="utf-8")).get("language") or "")
-        except (OSError, ValueError, AttributeError):
-            language = ""
-        hosts.append(f"{language or '<language>'}.wikipedia.org")
-    return sorted(set(hosts))
+    return sorted(f"{language}.wikipedia.org" for language in view.wiki_languages())
 
 
 def content_of(view: BuildView, card: TargetCard) -> Content:

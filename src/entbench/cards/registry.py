@@ -26,6 +26,11 @@ CARD_MODULES = (
     "entbench.cards.targets.wikireading",
     "entbench.cards.targets.alias_table",
     "entbench.cards.targets.hansel",
+    "entbench.cards.targets.hansel_fewshot",
+    "entbench.cards.targets.title_qid",
+    "entbench.cards.targets.wikient",
+    "entbench.cards.targets.enteval",
+    "entbench.cards.targets.dumps",
 )
 
 

@@ -141,6 +141,12 @@ def _sections(view: BuildView, invocation: Invocation | None, result: CardResult
     return sections
 
 
+def card_sections(view: BuildView, invocation: Invocation | None = None) -> list[Section]:
+    """The sections of the card of `view`'s target, as `write_card` assembles them (for tests and
+    tools that want the charts' data rather than their pictures)."""
+    return _sections(view, invocation, CardResult(directory="", readme=""))
+
+
 def _bind(fn: Callable[[BuildView], Section | None], view: BuildView) -> Callable[[], Section | None]:
     return lambda: fn(view)
 
@@ -170,7 +176,8 @@ def _chart(chart: Chart, directory: Path, result: CardResult) -> str:
         result.plots_failed[chart.file] = f"{type(exc).__name__}: {exc}"
         return f"*Plot `{chart.file}` failed ({type(exc).__name__}: {exc}); counted in `card.json`.*"
     result.plots_written.append(chart.file)
-    return f"![{chart.title}]({chart.file})"
+    alt = chart.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")  # [[…]] in a title
+    return f"![{alt}]({chart.file})"
 
 
 def single_bar_sentence(chart: Chart) -> str:
@@ -181,14 +188,17 @@ def single_bar_sentence(chart: Chart) -> str:
         for label, v in zip(chart.labels, values, strict=True)
         if v
     ]
-    unit = chart.xlabel if chart.style == "barh" else chart.ylabel
-    what = f"{label} ({series})" if series else label
     amount = fmt(int(value) if chart.counts and value == int(value) else value)
-    return (
-        f"*“{chart.title}” has a single bar, so it is said here instead of drawn: "
-        f"{what}: {amount}{f' {unit}' if unit else ''}"
-        f"{'; every other value is 0' if len(chart.labels) * len(chart.series) > 1 else ''}.*"
-    )
+    if chart.style == "hist":  # one bin holds everything: say which
+        what = f"all {amount} {chart.ylabel or 'items'}" + (f" of {series}" if series else "")
+        said = f"{what}: {chart.xlabel or 'value'} = {label}"
+    else:
+        unit = chart.xlabel if chart.style == "barh" else chart.ylabel
+        said = f"{label} ({series})" if series else label
+        said += f": {amount}{f' {unit}' if unit else ''}"
+        if len(chart.labels) * len(chart.series) > 1:
+            said += "; every other value is 0"
+    return f"*“{chart.title}” has a single bar, so it is said here instead of drawn: {said}.*"
 
 
 def _about(view: BuildView, result: CardResult) -> str:

@@ -65,12 +65,13 @@ def alias_section(view: BuildView) -> Section | None:
         source,
     )
     if top:
+        names = view.labels([str(q) for *_, q, _ in top], [*view.wiki_languages(), "en"])
         blocks.append(f"The {len(top)} mentions with the highest total count:")
         blocks.append(
             md_table(
-                ["mention", "count", "candidates", "top candidate", "P(e|m)"],
-                [(m, int(t), int(k), q, round(float(p), 4)) for m, t, k, q, p in top],
-                "lrrlr",
+                ["mention", "count", "candidates", "top candidate", "its label", "P(e|m)"],
+                [(m, int(t), int(k), q, names.get(str(q), "–"), round(float(p), 4)) for m, t, k, q, p in top],
+                "lrrllr",
             )
         )
     stats_stage = view.find("mention_stats", columns=("mention", "p_unlinked"))

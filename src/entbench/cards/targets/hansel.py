@@ -1,5 +1,6 @@
 """The Hansel cards: `hansel-train` (mentions per split, mention-length histogram; Hansel
-§3.2, Table 1) and `hansel-zeroshot` (coarse types of the pool; Hansel §3.4).
+§3.2, Table 1) and `hansel-zeroshot` (coarse types of the pool; Hansel §3.4); `hansel-fewshot` is
+`hansel_fewshot`'s.
 
 Mention length is counted in Unicode code points, the unit of Hansel's `start`/`end` offsets
 (`text[start:end] == mention`); DuckDB's `length` counts code points.
@@ -14,6 +15,7 @@ from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import section_link
 
 SPLITS = ("train", "validation")
+POOL_SHOWN = 10
 COARSE_ORDER = ("PER", "LOC", "ORG", "EVENT", "OTHER")
 MENTION_COLUMNS = ("mention", "gold_id")
 DOCUMENT_COLUMNS = ("document_id", "page_id")
@@ -107,6 +109,11 @@ def zeroshot_section(view: BuildView) -> Section | None:
         (c, *(counts.get((c, k), 0) for k in criteria), sum(counts.get((c, k), 0) for k in criteria))
         for c in order
     ]
+    sample = view.query(
+        "SELECT qid, title, label, description, coarse, criterion FROM pool "
+        f"ORDER BY pool_index LIMIT {POOL_SHOWN}",
+        {"pool": (stage, "zeroshot_pool")},
+    )
     return Section(
         "Zero-shot pool",
         (
@@ -122,6 +129,11 @@ def zeroshot_section(view: BuildView) -> Section | None:
                 xlabel="coarse type",
                 ylabel="entities",
             ),
+            f"The first {len(sample)} entities of the pool, in draw order (what annotators are given):",
+            md_table(
+                ["QID", "title", "label", "description", "coarse type", "drawn"],
+                [(q, t or "–", lab or "–", d or "–", c, k) for q, t, lab, d, c, k in sample],
+            ),
         ),
     )
 
@@ -134,21 +146,6 @@ register_card(
     content=Content(
         wikidata="E_new items with their QIDs, sitelink titles, labels, descriptions, aliases and "
         "coarse types"
-    ),
-)
-register_card(
-    "hansel-fewshot",
-    splits=("fewshot_candidates",),
-    summary=(
-        "Hansel few-shot candidates (Xu et al. 2022, §3.3, appendix A): alias-table matches over a raw "
-        "corpus, sampled uniformly over phrases and over ambiguous phrases, for annotation."
-    ),
-    content=Content(
-        wikipedia="the matched phrases, which are alias-table mentions (zhwiki link anchors, titles "
-        "and redirects), and P(unlinked|m) measured on zhwiki article text",
-        wikidata="the candidate QIDs with their labels and descriptions",
-        other="the contexts, passages of the raw `corpus` source (the bundled fixture's corpus is "
-        "zhwiki text, CC BY-SA)",
     ),
 )
 register_card(
