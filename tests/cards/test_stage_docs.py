@@ -104,3 +104,12 @@ def test_descriptions_users_see_cite_no_design_spec(kind: str) -> None:
         descriptions = {name: t.description for name, t in registry.targets().items()}
     assert all(descriptions.values())
     assert [name for name, text in descriptions.items() if "spec §" in text] == []
+
+
+def test_readme_links_to_the_reference_resolve_and_cite_no_design_spec() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    anchors = re.findall(r"docs/stages\.md#([\w-]+)", readme)
+    assert anchors
+    sections = headings()
+    assert [a for a in anchors if a not in sections] == []
+    assert "spec §" not in readme
