@@ -23,6 +23,7 @@ CC_BY_SA = "cc-by-sa-4.0"
 CC0 = "cc0-1.0"
 OTHER = "other"
 
+KIND_NAMES = {"wikipedia": "a Wikipedia dump", "wikidata": "a Wikidata dump", "other": "another input"}
 CC_BY_SA_LINK = "[CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/)"
 CC0_LINK = "[CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/)"
 
@@ -121,7 +122,7 @@ def licence_section(view: BuildView, card: TargetCard) -> Section:
     if kinds:
         blocks.append(
             "Sources read: "
-            + "; ".join(f"`{name}` ({kind})" for name, kind in kinds.items())
+            + "; ".join(f"`{name}` ({KIND_NAMES.get(kind, kind)})" for name, kind in kinds.items())
             + f". Front matter: `license: {', '.join(ids)}`."
         )
     blocks.append("entbench itself is Apache-2.0; the licence of a built table is that of the data in it.")
