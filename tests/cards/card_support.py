@@ -13,11 +13,23 @@ from entbench import api
 
 
 def build(
-    target: str, out: Path, *, sources: Sequence[str] = (), params: Sequence[str] = ()
+    target: str,
+    out: Path,
+    *,
+    sources: Sequence[str] = (),
+    params: Sequence[str] = (),
+    config: Path | None = None,
 ) -> dict[str, Path]:
-    """`api.build` on the bundled fixtures without progress bars or log lines (card included)."""
+    """`api.build` without progress bars or log lines (card included), on the bundled fixtures
+    unless a `config` is given."""
     return api.build(
-        target, out=out, sources=list(sources), params=list(params), progress=False, log=lambda _m: None
+        target,
+        config=config,
+        out=out,
+        sources=list(sources),
+        params=list(params),
+        progress=False,
+        log=lambda _m: None,
     )
 
 

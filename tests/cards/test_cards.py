@@ -1,9 +1,9 @@
-"""Dataset cards written by `entbench build` and `entbench card`, on real fixture builds.
+"""Dataset cards written by `entbench build` and `entbench card`, on real builds.
 
-The kb and alias-table cards are checked against counts taken straight from the built shards;
-WikiReading has no instance on the real fixtures (see `tests/builders/wikireading_support`), so its
-plots are checked on the generated world the WikiReading tests build, and its real-fixture card on
-the "no data" path.
+The kb, alias-table, WikiReading and Hansel cards are checked against counts taken straight from
+the built shards of the demo world (`world_out`, built once per session: read only). Tests that
+write a card (regeneration, failures) build their own small target on the bundled fixtures;
+WikiReading has no instance there, which checks the "no data" path of its card.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from click.testing import Result
 from entbench.cards import writer
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import int_bins
+from entbench.cards.model import Chart
 from entbench.cards.targets.alias_table import alias_section
 from entbench.cards.targets.hansel import hansel_section
 from entbench.cards.targets.wikireading import wikireading_section
 from entbench.engine.manifest import load_manifest
-from tests.builders.wikireading.support import world_build
 from tests.cards.card_support import assert_real_png, build, seed_scans
 
 CLI = Callable[[list[str]], Result]
@@ -44,6 +44,12 @@ def card_json(out: Path, target: str) -> dict[str, object]:
     return dict(json.loads((out / "cards" / target / "card.json").read_text()))
 
 
+def stage_dirs(out: Path, target: str) -> dict[str, Path]:
+    """Stage name -> output directory of a built target (its `targets/<target>.json`)."""
+    listing = json.loads((out / "targets" / f"{target}.json").read_text())
+    return {name: out / rel for name, rel in listing["stages"].items()}
+
+
 @pytest.fixture(scope="module")
 def kb_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
     out = tmp_path_factory.mktemp("kb")
@@ -58,15 +64,9 @@ def scans(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
-    out = tmp_path_factory.mktemp("world-out")
-    return out, world_build(tmp_path_factory.mktemp("world"), out, items=120)
-
-
 # --- kb ------------------------------------------------------------------------------------------
-def test_kb_card_counts_coarse_types_from_the_shards(kb_build: tuple[Path, dict[str, Path]]) -> None:
-    out, dirs = kb_build
+def test_kb_card_counts_coarse_types_from_the_shards(world_out: Path) -> None:
+    out, dirs = world_out, stage_dirs(world_out, "kb")
     readme = (out / "cards" / "kb" / "README.md").read_text()
     coarse = dict(
         zip(
@@ -92,11 +92,16 @@ def test_kb_card_counts_coarse_types_from_the_shards(kb_build: tuple[Path, dict[
     assert_real_png(out / "cards" / "kb" / "split_sizes.png")
     doc = card_json(out, "kb")
     assert doc["plots_failed"] == {} and doc["sections_failed"] == {}
+
+
+def test_card_records_the_invocation(kb_build: tuple[Path, dict[str, Path]]) -> None:
+    out, _ = kb_build
+    doc = card_json(out, "kb")
     assert doc["invocation"] == {"config": None, "sources": [], "params": [], "out": str(out)}
 
 
-def test_card_front_matter_sources_and_licence(kb_build: tuple[Path, dict[str, Path]]) -> None:
-    out, dirs = kb_build
+def test_card_front_matter_sources_and_licence(world_out: Path) -> None:
+    out, dirs = world_out, stage_dirs(world_out, "kb")
     readme = (out / "cards" / "kb" / "README.md").read_text()
     assert readme.startswith('---\npretty_name: "entbench kb"\nlicense: cc0-1.0\n')
     for name in ("wikidata_old", "wikidata_new"):
@@ -108,7 +113,7 @@ def test_card_front_matter_sources_and_licence(kb_build: tuple[Path, dict[str, P
         for key, value in load_manifest(directory)["stats"].items():
             if key.startswith(("old_dropped_", "new_dropped_")):
                 assert f"| `{stage}` | `{key}` | {value:,} |" in readme
-    assert "```sh\nentbench build kb --out " in readme
+    assert "```sh\nentbench build kb --config " in readme
 
 
 def test_regenerated_card_is_byte_identical_and_keeps_the_invocation(
@@ -157,8 +162,12 @@ def test_a_failing_plot_is_counted_and_never_fails_the_build(
 ) -> None:
     seed_scans(scans, tmp_path, "normalized/wikidata")
 
-    def broken(chart: object, path: Path) -> None:
-        raise RuntimeError("no backend")
+    draw = writer.draw
+
+    def broken(chart: Chart, path: Path) -> None:
+        if chart.file == "split_sizes.png":  # one plot fails, the others are drawn
+            raise RuntimeError("no backend")
+        draw(chart, path)
 
     monkeypatch.setattr(writer, "draw", broken)
     lines: list[str] = []
@@ -195,8 +204,8 @@ def test_a_failing_section_is_noted_and_the_card_still_written(
 
 
 # --- wikireading ------------------------------------------------------------------------------------
-def test_wikireading_card_plots_on_a_nonempty_build(world: tuple[Path, dict[str, Path]]) -> None:
-    out, dirs = world
+def test_wikireading_card_plots_on_a_nonempty_build(world_out: Path) -> None:
+    out, dirs = world_out, stage_dirs(world_out, "wikireading")
     card = out / "cards" / "wikireading"
     for name in ("top_properties.png", "answer_set_sizes.png", "split_sizes.png", "leakage.png"):
         assert_real_png(card / name)
@@ -210,8 +219,8 @@ def test_wikireading_card_plots_on_a_nonempty_build(world: tuple[Path, dict[str,
     assert "## Leakage audit" in readme and "`wikireading_mem_audit_test`" in readme
 
 
-def test_wikireading_chart_data_matches_the_shards(world: tuple[Path, dict[str, Path]]) -> None:
-    out, dirs = world
+def test_wikireading_chart_data_matches_the_shards(world_out: Path) -> None:
+    out, dirs = world_out, stage_dirs(world_out, "wikireading")
     view = BuildView(out, "wikireading")
     try:
         section = wikireading_section(view)
@@ -220,11 +229,13 @@ def test_wikireading_chart_data_matches_the_shards(world: tuple[Path, dict[str, 
     assert section is not None
     charts = {c.file: c for c in section.charts()}
     sizes = charts["answer_set_sizes.png"]
-    for split, values in sizes.series:
-        counts = Counter(len(a) for a in column(dirs["wikireading"], split, "answers"))  # type: ignore[arg-type]
-        assert dict(zip(sizes.labels, values, strict=True)) == {
-            label: float(counts.get(int(label), 0)) for label in sizes.labels
-        }
+    counts = {
+        split: Counter(len(a) for a in column(dirs["wikireading"], split, "answers"))  # type: ignore[arg-type]
+        for split in ("train", "valid", "test")
+    }
+    bins = int_bins(sum(counts.values(), Counter()), max_bins=30)
+    assert sizes.labels == bins.labels()
+    assert dict(sizes.series) == {split: bins.apply(c) for split, c in counts.items()}
     top = charts["top_properties.png"]
     stats = pq.read_table(dirs["wikireading_stats"] / "part-00000-of-00001.parquet").to_pylist()
     best = max(stats, key=lambda r: (r["instances"], [-ord(c) for c in r["property"]]))
@@ -248,11 +259,8 @@ def test_wikireading_card_on_the_real_fixtures_has_no_plots_and_says_so(tmp_path
 
 
 # --- alias table ------------------------------------------------------------------------------------
-def test_alias_card_ambiguity_matches_the_alias_table(scans: Path) -> None:
-    dirs = {
-        name: scans / rel
-        for name, rel in json.loads((scans / "targets" / "alias-table.json").read_text())["stages"].items()
-    }
+def test_alias_card_ambiguity_matches_the_alias_table(world_out: Path) -> None:
+    scans, dirs = world_out, stage_dirs(world_out, "alias-table")
     mentions = Counter(column(dirs["alias_table"], "alias_table", "mention"))
     per_mention = Counter(mentions.values())
     view = BuildView(scans, "alias-table")
@@ -273,19 +281,8 @@ def test_alias_card_ambiguity_matches_the_alias_table(scans: Path) -> None:
 
 
 # --- hansel ---------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def hansel(tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path) -> tuple[Path, dict[str, Path]]:
-    """hansel-train and hansel-zeroshot on the Hansel fixtures (their Wikidata pair, see
-    fixtures/hansel/PROVENANCE.md), built into one directory."""
-    out = tmp_path_factory.mktemp("hansel")
-    pair = [f"wikidata_{v}={fixtures_dir / 'hansel' / f'wikidata-{v}.json.gz'}" for v in ("old", "new")]
-    dirs = build("hansel-train", out, sources=pair)
-    dirs.update(build("hansel-zeroshot", out, sources=pair))
-    return out, dirs
-
-
-def test_hansel_train_card_plots_and_counts(hansel: tuple[Path, dict[str, Path]]) -> None:
-    out, dirs = hansel
+def test_hansel_train_card_plots_and_counts(world_out: Path) -> None:
+    out, dirs = world_out, stage_dirs(world_out, "hansel-train")
     card = out / "cards" / "hansel-train"
     for name in ("mention_lengths.png", "split_sizes.png", "leakage.png"):
         assert_real_png(card / name)
@@ -311,8 +308,8 @@ def test_hansel_train_card_plots_and_counts(hansel: tuple[Path, dict[str, Path]]
     assert "`hansel_mem_audit` | `hansel.validation` | `hansel.train` | `mention` → `gold_id`" in readme
 
 
-def test_hansel_zeroshot_card_counts_coarse_types(hansel: tuple[Path, dict[str, Path]]) -> None:
-    out, dirs = hansel
+def test_hansel_zeroshot_card_counts_coarse_types(world_out: Path) -> None:
+    out, dirs = world_out, stage_dirs(world_out, "hansel-zeroshot")
     card = out / "cards" / "hansel-zeroshot"
     assert_real_png(card / "zeroshot_coarse_types.png")
     pool = Counter(

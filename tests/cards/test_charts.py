@@ -14,6 +14,8 @@ from entbench.cards.charts import (
     top_items,
 )
 from entbench.cards.model import Chart
+from entbench.cards.plots import category_labels, figure
+from entbench.cards.writer import single_bar_sentence
 
 
 def test_small_ranges_get_one_bar_per_value_with_gaps_filled() -> None:
@@ -28,11 +30,18 @@ def test_long_tails_go_to_an_open_last_bin_and_nothing_is_lost() -> None:
     counts[5000] = 1
     bins = int_bins(counts, max_bins=20)
     labels, values = bins.labels(), bins.apply(counts)
-    assert len(labels) == 20 and labels[-1].startswith("≥")
+    assert len(labels) <= 20 and labels[-1] == f"≥{bins.open_from:,}"
     assert sum(values) == sum(counts.values())
-    assert values[-1] >= 1  # the 5000 is in the open bin
-    assert bins.open_from is not None and bins.open_from <= 5000
-    assert labels[0] == f"1–{bins.width}"
+    assert values[-1] == 1  # the 5000 alone is in the open bin
+    assert bins.width == 10 and labels[:2] == ("0–9", "10–19")  # round edges
+
+
+def test_bin_edges_are_round_numbers_with_separators() -> None:
+    counts = {56: 1, 493: 40, 1_442: 3, 110_562: 1, **dict.fromkeys(range(2_000, 40_000, 700), 2)}
+    bins = int_bins(counts, max_bins=30)
+    assert bins.width in (1_000, 2_000, 5_000) and bins.low % bins.width == 0
+    assert bins.labels()[1] == f"{bins.width:,}–{2 * bins.width - 1:,}"
+    assert sum(bins.apply(counts)) == sum(counts.values())
 
 
 def test_same_bins_apply_to_every_series() -> None:
@@ -75,3 +84,38 @@ def test_charts_reject_mismatched_series() -> None:
     with pytest.raises(ValueError, match=r"\.png"):
         Chart("../x.svg", "x", (), ())
     assert Chart("x.png", "x", ("a",), (("s", (0.0,)),)).empty
+
+
+def test_a_chart_of_one_bar_is_said_in_words() -> None:
+    chart = Chart(
+        "n.png", "candidates per mention", ("1", "2", "3"), (("", (0.0, 8.0, 0.0)),), ylabel="mentions"
+    )
+    assert chart.bars == 1
+    assert single_bar_sentence(chart) == (
+        "*“candidates per mention” has a single bar, so it is said here instead of drawn: "
+        "2: 8 mentions; every other value is 0.*"
+    )
+    histogram = Chart(
+        "h.png", "sizes", ("1", "2"), (("", (0.0, 8.0)),), xlabel="candidates", ylabel="records", style="hist"
+    )
+    assert single_bar_sentence(histogram) == (
+        "*“sizes” has a single bar, so it is said here instead of drawn: all 8 records: candidates = 2.*"
+    )
+
+
+def test_count_axes_tick_integers_only_and_shares_may_not() -> None:
+    # Three small counts: matplotlib's default locator would tick 0, 0.5, 1, … 3.
+    counts = figure(Chart("c.png", "c", ("a", "b", "c"), (("", (1.0, 3.0, 2.0)),), ylabel="rows"))
+    ticks = counts.axes[0].get_yticks()
+    assert len(ticks) >= 3 and all(t == int(t) for t in ticks)
+    shares = figure(Chart("s.png", "s", ("a", "b"), (("", (0.5, 1.5)),), counts=False))
+    assert any(t != int(t) for t in shares.axes[0].get_yticks())
+    horizontal = figure(Chart("h.png", "h", ("a", "b"), (("", (1.0, 2.0)),), style="barh"))
+    assert all(t == int(t) for t in horizontal.axes[0].get_xticks())
+
+
+def test_long_category_labels_wrap_before_they_turn() -> None:
+    labels, turned = category_labels(["never found", "0.1–0.2"], slot_px=50)
+    assert (labels, turned) == (["never\nfound", "0.1–0.2"], False)
+    labels, turned = category_labels(["enteval_conll_yago", "kore"], slot_px=50)
+    assert (labels, turned) == (["enteval_conll_yago", "kore"], True)

@@ -22,6 +22,9 @@ from entbench.engine.duck import connect, parquet_view
 from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
 
+#: Written next to a Wikipedia scan's shards: the dump's `<siteinfo>` (dbname, language, namespaces).
+SITEINFO = "siteinfo.json"
+
 
 class BuildView:
     """The stages of `target` in the build directory `out`, upstream first."""
@@ -97,6 +100,21 @@ class BuildView:
             return path if path.is_file() else None
         return None
 
+    def wiki_languages(self) -> list[str]:
+        """Languages of the Wikipedia dumps the build read, from their scans' `siteinfo.json`."""
+        languages = []
+        for stage in self.order:
+            path = self.extra_file(stage, SITEINFO)
+            if path is None:
+                continue
+            try:
+                language = json.loads(path.read_text(encoding="utf-8")).get("language")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(language, str) and language and language not in languages:
+                languages.append(language)
+        return languages
+
     def sources(self) -> dict[str, dict[str, Any]]:
         """Every source dump of the target's stages: name -> path, size, sha256 (as recorded)."""
         found: dict[str, dict[str, Any]] = {}
@@ -104,6 +122,24 @@ class BuildView:
             for name, info in self.manifests[stage]["sources"].items():
                 found.setdefault(name, dict(info))
         return dict(sorted(found.items()))
+
+    def labels(self, qids: Sequence[str], languages: Sequence[str] = ("en",)) -> dict[str, str]:
+        """Labels of `qids` from the build's Wikidata scan (first language that has one), for cards
+        that show entities: a QID alone says nothing to a reader."""
+        wanted = sorted({q for q in qids if q})
+        for language in languages:
+            column = f"label_{language.replace('-', '_')}"
+            stage = self.find("entities", columns=("id", column)) if column.isidentifier() else None
+            if stage is None or not wanted:
+                continue
+            listed = ", ".join("'" + q.replace("'", "''") + "'" for q in wanted)
+            rows = self.query(
+                f"SELECT id, {column} FROM e WHERE id IN ({listed}) AND {column} IS NOT NULL",
+                {"e": (stage, "entities")},
+            )
+            found = {str(q): str(label) for q, label in rows}
+            return found | self.labels([q for q in wanted if q not in found], languages[1:])
+        return {}
 
     # --- aggregation -----------------------------------------------------------------------------
     def query(self, sql: str, views: Mapping[str, tuple[str, str]]) -> list[tuple[Any, ...]]:

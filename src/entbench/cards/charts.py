@@ -21,11 +21,11 @@ class IntBins:
     open_from: int | None
 
     def labels(self) -> tuple[str, ...]:
-        """One label per bin ("3", "10–14", "≥ 50")."""
+        """One label per bin ("3", "10–14", "1,000–1,999", "≥50")."""
         edges = [self.low + i * self.width for i in range(self.count)]
-        labels = [str(e) if self.width == 1 else f"{e}–{e + self.width - 1}" for e in edges]
+        labels = [f"{e:,}" if self.width == 1 else f"{e:,}–{e + self.width - 1:,}" for e in edges]
         if self.open_from is not None:
-            labels.append(f"≥{self.open_from}")
+            labels.append(f"≥{self.open_from:,}")
         return tuple(labels)
 
     def apply(self, counts: Mapping[int, int]) -> tuple[float, ...]:
@@ -42,10 +42,10 @@ class IntBins:
 def int_bins(counts: Mapping[int, int], *, max_bins: int = 40) -> IntBins:
     """Bins for a histogram of integer values (lengths, set sizes), at most `max_bins` of them.
 
-    One bin per value when the values span at most `max_bins` integers; otherwise equal-width
-    integer bins from the smallest value and a last open-ended bin ("≥ v") starting at the 99th
-    percentile, so a long tail (a few 300-character mentions) does not squash the bars everyone
-    looks at.
+    One bin per value when the values span at most `max_bins` integers; otherwise bins of a round
+    width (1, 2 or 5 times a power of ten, so edges read 0, 500, 1,000, …) up to the 99th
+    percentile, and a last open-ended bin ("≥ v") for the rest, so a long tail (a few
+    300-character mentions) does not squash the bars everyone looks at.
     """
     if not counts:
         return IntBins(0, 1, 0, None)
@@ -53,8 +53,21 @@ def int_bins(counts: Mapping[int, int], *, max_bins: int = 40) -> IntBins:
     if high - low + 1 <= max_bins:
         return IntBins(low, 1, high - low + 1, None)
     cap = min(high, _percentile(counts, 0.99))
-    width = max(1, math.ceil((cap - low + 1) / (max_bins - 1)))
-    return IntBins(low, width, max_bins - 1, low + (max_bins - 1) * width)
+    width = _round_width(math.ceil((cap - low + 1) / (max_bins - 1)))
+    start = low // width * width
+    count = min(max_bins - 1, math.ceil((cap + 1 - start) / width))
+    end = start + count * width
+    return IntBins(start, width, count, end if high >= end else None)
+
+
+def _round_width(width: int) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, … at least `width`."""
+    scale = 1
+    while True:
+        for step in (1, 2, 5):
+            if step * scale >= width:
+                return step * scale
+        scale *= 10
 
 
 def integer_histogram(
@@ -138,6 +151,8 @@ def md_escape(text: str) -> str:
 def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:
     """A GitHub-flavoured Markdown table; `align` gives one of l/r per column (default: l)."""
     spec = align or "l" * len(header)
+    if len(spec) != len(header):
+        raise ValueError(f"{len(spec)} alignments for {len(header)} columns")
     lines = [
         "| " + " | ".join(md_escape(h) for h in header) + " |",
         "|" + "|".join("---:" if a == "r" else "---" for a in spec) + "|",

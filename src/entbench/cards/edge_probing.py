@@ -3,7 +3,7 @@
 Edge probing has no dump build, so no `<out>/cards/<target>/`: the memorisation audit of a
 train/test pair *is* its leakage audit (issue 10: "Mem-Exact overlap between train and the other
 splits, in the card"). This card says, from the run's own `report.json` and `stats.json`, how
-much of the test split a train-memorising baseline solves (spec §7; Ray Choudhury & Kalra 2023 §3,
+much of the test split a train-memorising baseline solves (Ray Choudhury & Kalra 2023 §3,
 Table 2), which inputs (by sha256) and parameters gave it, what each output file holds, and the
 command that writes the same files again. It holds no timestamp or timing, so two identical runs
 write identical bytes. Pure text: no matplotlib, no I/O.
@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from entbench.cards.charts import md_table
+from entbench.cards.stage_docs import section_link
 
 #: The heuristics in the paper's Table 2 order, with their names there.
 TITLES = {"mem_exact": "Mem-Exact", "mem_freq": "Mem-Freq", "mem_uniform": "Mem-Uniform"}
 
-#: What each heuristic solves in each `--mode` (spec §7).
+#: What each heuristic solves in each `--mode`.
 MODE_TEXT = {
     "eptest": "Mode `eptest` (EPtest's code, the paper's Table 2): Mem-Exact solves a test item whose "
     "span text(s) together with its exact label set occur in train; Mem-Freq draws a train label "
@@ -108,7 +109,8 @@ def filter_mem_card(report: Mapping[str, Any], stats: Mapping[str, Any], out: st
     )
     parts = [
         "# Edge-probing memorisation audit",
-        "Written by `entbench filter mem` (spec §7): the share of the test split that a baseline "
+        f"Written by `entbench filter mem` (`{section_link('mem_audit')}`): the share of the test "
+        "split that a baseline "
         "memorising the train split solves, as in Ray Choudhury & Kalra (2023), §3 and Table 2. "
         "Every number here is read from `report.json` and `stats.json` next to this file.",
         "## Leakage audit",

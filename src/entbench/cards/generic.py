@@ -1,5 +1,6 @@
 """The parts every card has, read from the manifests alone: structure, sources, parameters,
-statistics by reason, the rebuild command and the licences (Hugging Face dataset-card layout)."""
+statistics by reason and the rebuild command (Hugging Face dataset-card layout); the licence is
+`cards.licence`'s."""
 
 from __future__ import annotations
 
@@ -11,41 +12,29 @@ from typing import Any
 
 from entbench import __version__
 from entbench.cards.build_view import BuildView
-from entbench.cards.charts import bar_chart, md_table, size_category
+from entbench.cards.charts import bar_chart, fmt, md_table, size_category
 from entbench.cards.leakage import audits
+from entbench.cards.licence import content_of, licence_ids
 from entbench.cards.model import Block, Invocation, Section
 from entbench.cards.registry import TargetCard
+from entbench.cards.stage_docs import REFERENCE, stage_link
 from entbench.engine import registry
 
 #: A stats counter that records rows lost, and why (datatrove-style `dropped_<reason>` names,
 #: plus the scans' `rejected_<reason>`, the filters' `removed_<reason>`, unresolved links).
 DROP_COUNTER = re.compile(r"(^|_)(dropped|rejected|removed|unresolved)(_|$)")
 
-WIKIDATA_LICENCE = (
-    "**Wikidata** (sources named `wikidata*`): structured data released under "
-    "[CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/); no attribution is required."
-)
-WIKIPEDIA_LICENCE = (
-    "**Wikipedia** (sources named `wikipedia*`): article text is licensed "
-    "[CC BY-SA](https://creativecommons.org/licenses/by-sa/4.0/) (3.0 for revisions before June "
-    "2023, 4.0 after; older text also GFDL). Tables holding or derived from article text (documents, "
-    "paragraphs, anchors, titles) are adaptations: share them under CC BY-SA 4.0 (the 3.0 licence "
-    "allows a later version) and credit the Wikipedia contributors (each page's history, "
-    "`https://<lang>.wikipedia.org/w/index.php?title=<title>&action=history`)."
-)
-
 
 def front_matter(view: BuildView, card: TargetCard) -> str:
     """The YAML header of a Hugging Face dataset card (every value JSON-quoted, which is YAML)."""
     names = set(view.sources())
-    if any(n.startswith("wikipedia") for n in names):
-        licence = "cc-by-sa-4.0"
-    elif names and all(n.startswith("wikidata") for n in names):
-        licence = "cc0-1.0"
-    else:
-        licence = "other"
+    licences = licence_ids(content_of(view, card))
     rows = sum(view.rows(s, t) for s, t in split_tables(view, card))
-    lines = ["---", f"pretty_name: {json.dumps('entbench ' + view.target)}", f"license: {licence}"]
+    lines = ["---", f"pretty_name: {json.dumps('entbench ' + view.target)}"]
+    if len(licences) == 1:
+        lines.append(f"license: {licences[0]}")
+    else:
+        lines += ["license:", *(f"- {licence}" for licence in licences)]
     languages = _languages(view)
     if languages:
         lines += ["language:", *(f"- {json.dumps(lang)}" for lang in languages)]
@@ -107,15 +96,24 @@ def structure_section(view: BuildView, card: TargetCard) -> Section:
     ]
     title = "Split sizes" if is_splits else "Table sizes"
     horizontal = not is_splits and len(tables) > 4
-    chart = bar_chart(
-        "split_sizes.png",
-        f"{view.target}: {title.lower()}",
-        [(table if is_splits else f"{stage}.{table}", view.rows(stage, table)) for stage, table in tables],
-        xlabel="rows" if horizontal else "",
-        ylabel="" if horizontal else "rows",
-        horizontal=horizontal,
-    )
-    blocks.append(chart)
+    if len(tables) == 1:
+        # One table: its size is a sentence, not a plot of one bar.
+        ((stage, table),) = tables
+        blocks.append(f"One table, `{table}`: {fmt(view.rows(stage, table))} rows.")
+    elif tables:
+        blocks.append(
+            bar_chart(
+                "split_sizes.png",
+                f"{view.target}: {title.lower()}",
+                [
+                    (table if is_splits else f"{stage}.{table}", view.rows(stage, table))
+                    for stage, table in tables
+                ],
+                xlabel="rows" if horizontal else "",
+                ylabel="" if horizontal else "rows",
+                horizontal=horizontal,
+            )
+        )
     others = [s for s in view.order if s not in view.final]
     if others:
         blocks.append(
@@ -145,9 +143,13 @@ def sources_section(view: BuildView) -> Section:
 def stages_table(view: BuildView) -> str:
     """Stage, layer, version and fingerprint of every stage, upstream first."""
     rows = []
+    known = registry.stages()
     for stage in view.order:
         m = view.manifests[stage]
         final = "yes" if stage in view.final else ""
+        # What the stage computes as this entbench says it (a description is no output of the
+        # stage, so an older build's manifest may carry older wording); the manifest's otherwise.
+        description = known[stage].description if stage in known else m.get("description", "")
         rows.append(
             (
                 f"`{stage}`",
@@ -155,17 +157,23 @@ def stages_table(view: BuildView) -> str:
                 m["version"],
                 f"`{m['fingerprint'][:12]}`",
                 final,
-                m.get("description", ""),
+                description,
+                f"`{stage_link(stage)}`",
             )
         )
-    return md_table(["stage", "layer", "version", "fingerprint", "final", "what it computes"], rows, "llrlll")
+    return md_table(
+        ["stage", "layer", "version", "fingerprint", "final", "what it computes", "described in"],
+        rows,
+        "llrllll",
+    )
 
 
 def parameters_section(view: BuildView) -> Section:
     """Every stage's parameters (all of them enter its fingerprint)."""
     blocks: list[Block] = [
         "Every parameter enters its stage's fingerprint; a stage directory is named "
-        "`v<version>-<fingerprint[:12]>`.",
+        "`v<version>-<fingerprint[:12]>`. What each parameter means, and its default, is in the "
+        f"section of {REFERENCE} the last column names.",
         stages_table(view),
     ]
     rows = []
@@ -199,7 +207,7 @@ def stats_section(view: BuildView) -> Section:
         table = md_table(["counter", "value"], [(f"`{k}`", v) for k, v in stats.items()], "lr")
         blocks.append(
             f"<details><summary><code>{stage}</code>: all {len(stats)} counters</summary>"
-            f"\n\n{table}\n\n</details>"
+            f"\n\nWhat they count: `{stage_link(stage)}`.\n\n{table}\n\n</details>"
         )
     return Section("Statistics by reason", tuple(blocks))
 
@@ -267,26 +275,6 @@ def rebuild_section(view: BuildView, invocation: Invocation | None) -> Section:
     )
 
 
-def licence_section(view: BuildView) -> Section:
-    """Licence notes for the sources this target read."""
-    names = list(view.sources())
-    blocks: list[str] = []
-    if any(n.startswith("wikidata") for n in names):
-        blocks.append(WIKIDATA_LICENCE)
-    if any(n.startswith("wikipedia") for n in names):
-        blocks.append(WIKIPEDIA_LICENCE)
-    others = [n for n in names if not n.startswith(("wikidata", "wikipedia"))]
-    if others:
-        blocks.append(
-            "Other sources (" + ", ".join(f"`{n}`" for n in others) + "): see each source's own licence "
-            "(the bundled fixtures' are listed in `fixtures/NOTICE`)."
-        )
-    if not blocks:
-        blocks.append("This target reads no dump directly; its licence is that of its inputs.")
-    blocks.append("entbench itself is Apache-2.0; the licence of a built table is that of the data in it.")
-    return Section("Licence", tuple(blocks))
-
-
 def overview(view: BuildView, card: TargetCard) -> str:
     """The card's title and opening paragraph."""
     lines = [f"# {view.target}", ""]
@@ -296,7 +284,8 @@ def overview(view: BuildView, card: TargetCard) -> str:
         lines += [f"Target `{view.target}`: {view.description}.", ""]
     lines.append(
         f"Built by entbench {__version__} from raw public dumps; every number "
-        "on this card is read from the build's manifests and shards."
+        "on this card is read from the build's manifests and shards. What each stage computes and "
+        f"what its counters count: {REFERENCE}."
     )
     return "\n".join(lines)
 

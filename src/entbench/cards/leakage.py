@@ -1,6 +1,6 @@
-"""The leakage-audit section: what the target's `MemAuditStage`s found (spec §7).
+"""The leakage-audit section: what the target's `MemAuditStage`s found (`docs/stages.md`, mem_audit).
 
-Mem-Exact, Mem-Freq, Mem-Uniform (Ray Choudhury & Kalra 2023, §3; spec §7): the share of
+Mem-Exact, Mem-Freq, Mem-Uniform (Ray Choudhury & Kalra 2023, §3): the share of
 evaluation items a baseline memorising train solves, in the audit's mode (`strict` by default in
 builds, `eptest` when asked for). The audits of a target (e.g. WikiReading's valid and test
 against train, the question as the span and the answer set as the label) record the counts in
@@ -15,6 +15,7 @@ from entbench.cards.build_view import BuildView
 from entbench.cards.charts import md_table
 from entbench.cards.edge_probing import MODE_TEXT
 from entbench.cards.model import Block, Chart, Section
+from entbench.cards.stage_docs import section_link
 from entbench.engine import registry
 from entbench.filters.memorization import HEURISTICS
 from entbench.filters.memorization_reasons import DECISION_REASONS, UNSEEN_LABEL
@@ -76,8 +77,8 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
         )
     modes = sorted({_mode(view, name) for name, _ in found})
     blocks: list[Block] = [
-        "Share of evaluation items a train-memorising baseline solves (spec §7, Ray Choudhury & "
-        "Kalra 2023 §3). "
+        f"Share of evaluation items a train-memorising baseline solves (`{section_link('mem_audit')}`; "
+        "Ray Choudhury & Kalra 2023 §3). "
         + " ".join(MODE_TEXT.get(mode, f"Mode `{mode}`.") for mode in modes)
         + " Draws are seeded. As in the paper, rows whose label never occurs in train are "
         "dropped first, so the three percentages are of the remaining items; the last column is "
@@ -103,6 +104,8 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
     series = tuple(
         (LABELS[h], tuple(float(view.stats(n).get(f"{h}_pct", 0.0)) for n, _ in found)) for h in HEURISTICS
     )
+    if len(found) == 1:  # one evaluated table: one bar per heuristic, named on the axis
+        names, series = tuple(LABELS[h] for h in HEURISTICS), ((names[0], tuple(v[0] for _, v in series)),)
     blocks.append(
         Chart(
             "leakage.png",
@@ -110,6 +113,7 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
             names,
             series,
             ylabel="% of evaluated items",
+            counts=False,
         )
     )
     blocks.append(

@@ -19,6 +19,8 @@ class Chart:
 
     `style`: "bar" (vertical bars), "barh" (horizontal bars, for long labels such as property
     names, largest first from the top), "hist" (touching bars of an integer histogram).
+    `counts`: the values count things (rows, mentions, entities), so the value axis has integer
+    ticks only; False for shares and other real numbers.
     """
 
     file: str  # PNG file name inside the card directory
@@ -28,6 +30,7 @@ class Chart:
     xlabel: str = ""
     ylabel: str = ""
     style: ChartStyle = "bar"
+    counts: bool = True
 
     def __post_init__(self) -> None:
         if not self.file.endswith(".png") or "/" in self.file:
@@ -40,6 +43,11 @@ class Chart:
     def empty(self) -> bool:
         """No label, or every value zero: nothing worth drawing."""
         return not self.labels or all(v == 0 for _, values in self.series for v in values)
+
+    @property
+    def bars(self) -> int:
+        """Bars with a nonzero value: a chart of one bar says nothing a sentence would not."""
+        return sum(1 for _, values in self.series for v in values if v != 0)
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,21 @@ class Invocation:
         )
 
 
+@dataclass(frozen=True)
+class Content:
+    """What a target's tables hold, by the licence each kind of content carries (`cards.licence`).
+
+    Each field says, in a few words for the card, which content of that kind is in the tables;
+    an empty field means none. `wikipedia`: text taken from Wikipedia articles (plain text,
+    sentences, link anchors, titles); `wikidata`: Wikidata content (ids, labels, descriptions,
+    claims, sitelinks); `other`: anything else (a corpus, task files), under its own terms.
+    """
+
+    wikipedia: str = ""
+    wikidata: str = ""
+    other: str = ""
+
+
 Block = str | Chart  # Markdown text, or a chart to draw and embed at that place
 
 
@@ -101,6 +124,7 @@ class CardResult:
     readme: str
     plots_written: list[str] = field(default_factory=list)
     plots_skipped_empty: list[str] = field(default_factory=list)
+    plots_single_bar: list[str] = field(default_factory=list)  # said in a sentence instead
     plots_failed: dict[str, str] = field(default_factory=dict)  # file -> error
     sections_failed: dict[str, str] = field(default_factory=dict)  # section -> error
 
@@ -114,6 +138,7 @@ class CardResult:
         return {
             "plots_written": sorted(self.plots_written),
             "plots_skipped_empty": sorted(self.plots_skipped_empty),
+            "plots_single_bar": sorted(self.plots_single_bar),
             "plots_failed": dict(sorted(self.plots_failed.items())),
             "sections_failed": dict(sorted(self.sections_failed.items())),
         }

@@ -28,7 +28,10 @@ _TARGET = click.option(
 
 @cli.group()
 def alias() -> None:
-    """Query a built alias table (AT-base, spec §4)."""
+    """Query a built alias table (AT-base).
+
+    How it is computed: docs/stages.md#alias_table--the-at-base-alias-table.
+    """
 
 
 @alias.command("lookup")

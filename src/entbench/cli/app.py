@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from entbench import __version__
+from entbench.engine.docs import where_it_is
 from entbench.errors import EntbenchError
 
 
@@ -76,11 +77,18 @@ def verbose_option(fn: Any) -> Any:
     )(fn)
 
 
-@click.group(cls=EntbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=EntbenchGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=where_it_is(),
+)
 @verbose_option
 @click.version_option(__version__, prog_name="entbench")
 def cli() -> None:
-    """Build entity-centric NLP benchmarks deterministically from Wikidata and Wikipedia dumps."""
+    """Build entity-centric NLP benchmarks deterministically from Wikidata and Wikipedia dumps.
+
+    Every build writes a dataset card per target (BUILD_OUT/cards/TARGET/README.md).
+    """
 
 
 # `--help` texts are part of the interface and stay as they are; the module is now `engine.build_out`.

@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import cli, verbose_option
+from entbench.engine.docs import where_it_is
 
 
-@cli.command()
+@cli.command(epilog=where_it_is())
 @click.argument("target")
 @click.option(
     "--config", "config", type=click.Path(dir_okay=False), help="TOML config (default: bundled fixtures)."
@@ -84,7 +85,7 @@ def build(
         click.echo(f"  {stage}: {published_location(out, work, directory)}")
 
 
-@cli.command()
+@cli.command(epilog=where_it_is())
 @click.argument("target", required=False)
 @verbose_option
 def stages(target: str | None) -> None:

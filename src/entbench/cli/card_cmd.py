@@ -34,6 +34,8 @@ def card(target: str, build_out: str) -> None:
         click.echo(f"  plot {name}")
     for name in sorted(result.plots_skipped_empty):
         click.echo(f"  plot {name}: no data, not drawn")
+    for name in sorted(result.plots_single_bar):
+        click.echo(f"  plot {name}: a single bar, said in words instead")
     if result.failures:
         for name, error in sorted({**result.plots_failed, **result.sections_failed}.items()):
             click.echo(f"entbench: card: {name} failed: {error}", err=True)

@@ -1,4 +1,4 @@
-"""`entbench export hansel-train --from BUILD_OUT --format jsonl --out DIR` (spec §5)."""
+"""`entbench export hansel-train --from BUILD_OUT --format jsonl --out DIR` (docs/stages.md, hansel)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`entbench filter mem`: the edge-probing memorisation heuristics on a train/test pair (spec §7)."""
+"""`entbench filter mem`: the edge-probing memorisation heuristics on a train/test pair
+(docs/stages.md, mem_audit)."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ register_target(
     "wikient",
     ("wikient",),
     "WikiEnt: hyperlinked sentences with the linked articles' descriptions (sources: wikipedia, "
-    "wikidata; EntEval §4.3, spec §8)",
+    "wikidata; EntEval §4.3)",
 )
 
 TASK_STAGES: tuple[TaskStage, ...] = (
@@ -49,5 +49,5 @@ register_target(
     "enteval-tasks",
     ("enteval_tasks",),
     "EntEval task files (ESR KORE/WikiSRS, ERT, NED CoNLL-YAGO, Rare, CAP, CERP) from local task "
-    "sources named by parameters; a task without sources is skipped and listed (spec §8)",
+    "sources named by parameters; a task without sources is skipped and listed",
 )

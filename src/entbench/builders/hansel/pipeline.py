@@ -86,18 +86,17 @@ for _name, _evaluation, _span, _label in (
 register_target(
     "hansel-train",
     (TRAIN_STAGE, "hansel_mem_audit"),
-    "Hansel train/validation from zhwiki links to E_known (sources: zhwiki, wikidata_old, wikidata_new; "
-    "spec §5)",
+    "Hansel train/validation from zhwiki links to E_known (sources: zhwiki, wikidata_old, wikidata_new)",
 )
 register_target(
     "hansel-fewshot",
     ("hansel_fewshot", "hansel_fewshot_mem_audit"),
     "Hansel few-shot candidates from alias matches over a raw corpus (sources: corpus, zhwiki, "
-    "wikidata_old, wikidata_new; spec §5, Hansel appendix A)",
+    "wikidata_old, wikidata_new; Hansel appendix A)",
 )
 register_target(
     "hansel-zeroshot",
     ("hansel_zeroshot", "hansel_zeroshot_mem_audit"),
     "Hansel zero-shot pool: E_new, half uniform, half balanced over coarse types (sources: "
-    "wikidata_old, wikidata_new, zhwiki; spec §5)",
+    "wikidata_old, wikidata_new, zhwiki)",
 )

@@ -49,5 +49,5 @@ for _split in ("valid", "test"):
 register_target(
     "wikireading",
     ("wikireading", "wikireading_stats", "wikireading_mem_audit_valid", "wikireading_mem_audit_test"),
-    "WikiReading train/valid/test and property statistics (sources: wikidata, wikipedia; spec §6)",
+    "WikiReading train/valid/test and property statistics (sources: wikidata, wikipedia)",
 )

@@ -1,5 +1,5 @@
-"""The `alias-table` card: AT-base's ambiguity, P(unlinked|m) and link resolution (spec §3-§4;
-Hansel §3.1 and appendix A).
+"""The `alias-table` card: AT-base's ambiguity, P(unlinked|m) and link resolution (Hansel §3.1
+and appendix A).
 
     P(e|m) = count(m, e) / Σ_e' count(m, e')        candidates per mention = |{e : count(m, e) > 0}|
     P(unlinked|m) = occurrences of m outside any link / all occurrences of m in article text
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, fmt, integer_histogram, md_table, percent
-from entbench.cards.model import Block, Chart, Section
+from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 
 TOP_MENTIONS = 15
@@ -65,12 +65,13 @@ def alias_section(view: BuildView) -> Section | None:
         source,
     )
     if top:
+        names = view.labels([str(q) for *_, q, _ in top], [*view.wiki_languages(), "en"])
         blocks.append(f"The {len(top)} mentions with the highest total count:")
         blocks.append(
             md_table(
-                ["mention", "count", "candidates", "top candidate", "P(e|m)"],
-                [(m, int(t), int(k), q, round(float(p), 4)) for m, t, k, q, p in top],
-                "lrrlr",
+                ["mention", "count", "candidates", "top candidate", "its label", "P(e|m)"],
+                [(m, int(t), int(k), q, names.get(str(q), "–"), round(float(p), 4)) for m, t, k, q, p in top],
+                "lrrllr",
             )
         )
     stats_stage = view.find("mention_stats", columns=("mention", "p_unlinked"))
@@ -106,7 +107,7 @@ def unlinked_chart(view: BuildView, stage: str) -> Chart:
 
 
 def link_resolution(view: BuildView) -> Chart | None:
-    """Links of the dump by how their target resolved to a QID (`title_qid` stats, spec §3)."""
+    """Links of the dump by how their target resolved to a QID (`title_qid` stats)."""
     stage = view.find("title_qid", columns=("title", "qid", "status"))
     if stage is None:
         return None
@@ -132,5 +133,10 @@ _SUMMARY = (
     "candidate entities e with P(e|m), from Wikipedia anchors, titles and redirects, and "
     "P(unlinked|m) from article text."
 )
+_CONTENT = Content(
+    wikipedia="the mentions, which are link anchors, page titles and redirect titles of the Wikipedia "
+    "dump, with counts and P(unlinked|m) measured on its article text",
+    wikidata="the candidate QIDs, reached through Wikidata sitelinks",
+)
 for _target in ("alias-table", "alias-table-kb"):
-    register_card(_target, sections=(alias_section,), summary=_SUMMARY)
+    register_card(_target, sections=(alias_section,), summary=_SUMMARY, content=_CONTENT)

@@ -1,18 +1,21 @@
-"""The Hansel cards: `hansel-train` (mentions per split, mention-length histogram; spec §5, Hansel
-§3.2, Table 1) and `hansel-zeroshot` (coarse types of the pool; Hansel §3.4).
+"""The Hansel cards: `hansel-train` (mentions per split, mention-length histogram; Hansel
+§3.2, Table 1) and `hansel-zeroshot` (coarse types of the pool; Hansel §3.4); `hansel-fewshot` is
+`hansel_fewshot`'s.
 
 Mention length is counted in Unicode code points, the unit of Hansel's `start`/`end` offsets
-(spec §5: `text[start:end] == mention`); DuckDB's `length` counts code points.
+(`text[start:end] == mention`); DuckDB's `length` counts code points.
 """
 
 from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import int_bins, md_table
-from entbench.cards.model import Block, Chart, Section
+from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
+from entbench.cards.stage_docs import section_link
 
 SPLITS = ("train", "validation")
+POOL_SHOWN = 10
 COARSE_ORDER = ("PER", "LOC", "ORG", "EVENT", "OTHER")
 MENTION_COLUMNS = ("mention", "gold_id")
 DOCUMENT_COLUMNS = ("document_id", "page_id")
@@ -71,7 +74,7 @@ def hansel_section(view: BuildView) -> Section | None:
     bins = int_bins(total, max_bins=30)
     blocks: list[Block] = [
         "Mentions are Wikipedia links to E_known entities in their paragraph, offsets in code points "
-        "(spec §5); the paper's figures are for the 2021-03-01 zhwiki dump.",
+        f"(`{section_link('hansel')}`); the paper's figures are for the 2021-03-01 zhwiki dump.",
         md_table(
             ["split", "mentions", "documents", "gold entities", "paper (mentions / documents / entities)"],
             rows,
@@ -97,7 +100,7 @@ CONVERTER_NAMES = {
 
 
 def conversion_section(view: BuildView) -> Section | None:
-    """Which converter made the Simplified texts (and alias-table keys) of this build (spec §4-§5)."""
+    """Which converter made the Simplified texts (and alias-table keys) of this build."""
     used = [
         (stage, str(params.get("converter", "opencc")))
         for stage in view.order
@@ -117,14 +120,14 @@ def conversion_section(view: BuildView) -> Section | None:
         "Traditional to Simplified",
         (
             "Texts, mentions and alias-table keys are converted to Simplified Chinese with code-point "
-            "offsets kept (Hansel §3.2, spec §4-§5). " + note,
+            f"offsets kept (Hansel §3.2; `{section_link('alias_table')}`). " + note,
             md_table(["stage", "converter"], rows, "ll"),
         ),
     )
 
 
 def zeroshot_section(view: BuildView) -> Section | None:
-    """The zero-shot pool's coarse types, by how each entity was drawn (Hansel §3.4, spec §5)."""
+    """The zero-shot pool's coarse types, by how each entity was drawn (Hansel §3.4)."""
     stage = view.find("zeroshot_pool", columns=("qid", "coarse", "criterion"))
     if stage is None:
         return None
@@ -140,11 +143,17 @@ def zeroshot_section(view: BuildView) -> Section | None:
         (c, *(counts.get((c, k), 0) for k in criteria), sum(counts.get((c, k), 0) for k in criteria))
         for c in order
     ]
+    sample = view.query(
+        "SELECT qid, title, label, description, coarse, criterion FROM pool "
+        f"ORDER BY pool_index LIMIT {POOL_SHOWN}",
+        {"pool": (stage, "zeroshot_pool")},
+    )
     return Section(
         "Zero-shot pool",
         (
             "E_new entities for annotators (Hansel §3.4): half drawn uniformly, half balanced over "
-            "coarse types (spec §5); the stage's stats give the quota and availability per type.",
+            f"coarse types (`{section_link('hansel_zeroshot')}`); the stage's stats give the quota "
+            "and availability per type.",
             md_table(["coarse type", *criteria, "total"], table, "l" + "r" * (len(criteria) + 1)),
             Chart(
                 "zeroshot_coarse_types.png",
@@ -153,6 +162,11 @@ def zeroshot_section(view: BuildView) -> Section | None:
                 tuple((k, tuple(float(counts.get((c, k), 0)) for c in order)) for k in criteria),
                 xlabel="coarse type",
                 ylabel="entities",
+            ),
+            f"The first {len(sample)} entities of the pool, in draw order (what annotators are given):",
+            md_table(
+                ["QID", "title", "label", "description", "coarse type", "drawn"],
+                [(q, t or "–", lab or "–", d or "–", c, k) for q, t, lab, d, c, k in sample],
             ),
         ),
     )
@@ -163,14 +177,9 @@ register_card(
     sections=(zeroshot_section,),
     splits=("zeroshot_pool",),
     summary="Hansel zero-shot pool (Xu et al. 2022, §3.4): emerging entities (E_new) for annotation.",
-)
-register_card(
-    "hansel-fewshot",
-    sections=(conversion_section,),
-    splits=("fewshot_candidates",),
-    summary=(
-        "Hansel few-shot candidates (Xu et al. 2022, §3.3, appendix A): alias-table matches over a raw "
-        "corpus, sampled uniformly over phrases and over ambiguous phrases, for annotation."
+    content=Content(
+        wikidata="E_new items with their QIDs, sitelink titles, labels, descriptions, aliases and "
+        "coarse types"
     ),
 )
 register_card(
@@ -180,5 +189,9 @@ register_card(
     summary=(
         "Hansel training data (Xu et al. 2022, §3.2): Chinese Wikipedia links to known entities "
         "(E_known), in their paragraph, with a held-out validation set of whole documents."
+    ),
+    content=Content(
+        wikipedia="the contexts, paragraphs of zhwiki articles, and the mentions, their link anchors",
+        wikidata="the gold QIDs",
     ),
 )

@@ -1,6 +1,6 @@
-"""The `kb` card: E_known / E_new and the coarse-type distribution (spec §2.2-2.4, Hansel §3.1).
+"""The `kb` card: E_known / E_new and the coarse-type distribution (Hansel §3.1).
 
-Coarse types (spec §2.3; Hansel Table 2): PER = Type(e, Q215627), LOC = Type(e, Q618123),
+Coarse types (Hansel Table 2; `docs/stages.md`, coarse_types): PER = Type(e, Q215627), LOC = Type(e, Q618123),
 ORG = Type(e, Q43229), EVENT = Type(e, Q1656682), else OTHER, one label per entity by precedence.
 """
 
@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import fmt, md_table, percent
-from entbench.cards.model import Block, Chart, Section
+from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
+from entbench.cards.stage_docs import section_link
 
 #: Hansel §3.1: "about 90%" of E_new entities have at least one TopSnak.
 HANSEL_TOPSNAK_COVERAGE = 0.90
@@ -53,9 +54,10 @@ def kb_section(view: BuildView) -> Section | None:
         diff = view.stats(diff_stage)
         blocks.append(
             f"E_known (items of the old dump passing the Wikimedia-internal filter and the site "
-            f"constraint, spec §2.1-2.2): **{fmt(int(diff.get('known_entities', known_total)))}**; "
+            f"constraint): **{fmt(int(diff.get('known_entities', known_total)))}**; "
             f"E_new (items of the new dump whose id is not in the old dump): "
-            f"**{fmt(int(diff.get('new_entities', new_total)))}**."
+            f"**{fmt(int(diff.get('new_entities', new_total)))}** "
+            f"(`{section_link('internal_filter')}`, `{section_link('entity_diff')}`)."
         )
     table_rows = [
         (
@@ -69,8 +71,9 @@ def kb_section(view: BuildView) -> Section | None:
     ]
     header = ["coarse type", series_names[0], "share", series_names[1] or "–", "share"]
     blocks.append(
-        "Coarse types (spec §2.3; Hansel Table 2): PER, LOC, ORG, EVENT by the P31/P279 closure to "
-        "Q215627, Q618123, Q43229, Q1656682, else OTHER; one label per entity by precedence."
+        "Coarse types (Hansel Table 2): PER, LOC, ORG, EVENT by the P31/P279 closure to "
+        "Q215627, Q618123, Q43229, Q1656682, else OTHER; one label per entity by precedence "
+        f"(`{section_link('coarse_types')}`)."
     )
     blocks.append(md_table(header, table_rows, "lrrrr"))
     conflicts = view.stats(types_stage).get("conflicts")
@@ -95,7 +98,7 @@ def kb_section(view: BuildView) -> Section | None:
     if snaks_stage is not None:
         snaks = view.stats(snaks_stage)
         coverage = snaks.get("coverage_new")
-        kept = f"TopSnaks (spec §2.4): {fmt(int(snaks.get('top_snaks', 0)))} snaks kept; "
+        kept = f"TopSnaks (`{section_link('top_snaks')}`): {fmt(int(snaks.get('top_snaks', 0)))} snaks kept; "
         if coverage is None:  # no E_new entity: a share of nothing is no number
             blocks.append(
                 kept + "E_new is empty, so its coverage is undefined: the new dump adds no item "
@@ -116,5 +119,9 @@ register_card(
         "The knowledge base behind Hansel (Xu et al. 2022, §3.1): Wikidata items minus "
         "Wikimedia-internal ones, split into E_known (old dump) and E_new (added since), with "
         "coarse types and TopSnaks fine types."
+    ),
+    content=Content(
+        wikidata="items of the two Wikidata dumps with their ids, labels, descriptions, coarse types "
+        "and most frequent (property, value) statements"
     ),
 )

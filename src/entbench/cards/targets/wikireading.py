@@ -2,14 +2,14 @@
 statistics section `wikireading_stats` writes (`DATASET_CARD.md`; Hewlett et al. 2016 §2.4-2.5).
 
 An instance is one (item, property) of the truthy statements, its answer the set of rendered
-values (spec §6); the answer-set size is the number of values in that set.
+values (`docs/stages.md`, wikireading_triples); the answer-set size is the number of values in that set.
 """
 
 from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, demote_headings, int_bins, md_table, top_items
-from entbench.cards.model import Block, Chart, Section
+from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 
 SPLITS = ("train", "valid", "test")
@@ -88,5 +88,9 @@ register_card(
     summary=(
         "WikiReading (Hewlett et al. 2016): predict the value(s) of a Wikidata property of an item "
         "from the text of the item's Wikipedia article."
+    ),
+    content=Content(
+        wikipedia="the documents, the plain text of each item's Wikipedia article",
+        wikidata="the questions (property labels) and answers (statement values rendered with their labels)",
     ),
 )

@@ -103,7 +103,7 @@ class AliasTable(Stage):
     params_type = AliasTableParams
     default_num_shards = 4
     shard_key = "mention"
-    description = "AT-base: P(e|m) from anchors, titles and redirects (Hansel §3.1, spec §4)"
+    description = "AT-base: P(e|m) from anchors, titles and redirects (Hansel §3.1)"
     progress_unit = "shard"
     progress_items = "mentions"
 

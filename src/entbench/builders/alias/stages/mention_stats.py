@@ -147,7 +147,7 @@ class MentionStats(Stage):
     params_type = MentionStatsParams
     default_num_shards = 4
     shard_key = "mention"
-    description = "P(unlinked|m): exact longest-match occurrences of alias keys in article text (spec §4)"
+    description = "P(unlinked|m): exact longest-match occurrences of alias keys in article text"
     progress_unit = "shard"
     progress_items = "pages"
 

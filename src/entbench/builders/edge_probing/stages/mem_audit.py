@@ -81,7 +81,7 @@ class MemAuditStage(Stage):
     layer = "benchmarks"
     params_type = MemAuditParams
     default_num_shards = 1
-    description = "Train/test memorisation audit (Mem-Exact, Mem-Freq, Mem-Uniform; spec §7)"
+    description = "Train/test memorisation audit (Mem-Exact, Mem-Freq, Mem-Uniform)"
     progress_items = "items"
 
     def __init__(

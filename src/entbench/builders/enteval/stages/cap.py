@@ -59,7 +59,7 @@ class CapStage(TaskStage):
     name = "enteval_cap"
     version = 1
     params_type = CapParams
-    description = "EntEval CAP: PreCo same/next-sentence arcs balanced by GloVe name cosine (spec §8)"
+    description = "EntEval CAP: PreCo same/next-sentence arcs balanced by GloVe name cosine"
     task = "cap"
     files = tuple(cap.FILES.values())
 

@@ -54,7 +54,7 @@ class CerpStage(TaskStage):
     name = "enteval_cerp"
     version = 1
     params_type = CerpParams
-    description = "EntEval CERP: ConceptNet statements, negatives by the paper's three rules (spec §8)"
+    description = "EntEval CERP: ConceptNet statements, negatives by the paper's three rules"
     task = "cerp"
     files = tuple(cerp.FILES.values())
 

@@ -47,7 +47,7 @@ class ErtStage(TaskStage):
     version = 1
     params_type = ErtParams
     inputs = ("wikient_descriptions", "title_qid")
-    description = "EntEval ERT: relation tuples sampled 5/10/10 per relation, with descriptions (spec §8)"
+    description = "EntEval ERT: relation tuples sampled 5/10/10 per relation, with descriptions"
     task = "ert"
     files = tuple(ert.FILES.values())
     writes_matches = True

@@ -65,7 +65,7 @@ class KoreStage(TaskStage):
     version = 1
     params_type = KoreParams
     inputs = ("wikient_descriptions", "title_qid")
-    description = "EntEval ESR: KORE with Wikipedia descriptions (spec §8)"
+    description = "EntEval ESR: KORE with Wikipedia descriptions"
     task = "kore"
     files = (esr.KORE_FILE,)
     writes_matches = True
@@ -92,7 +92,7 @@ class WikiSrsStage(TaskStage):
     version = 1
     params_type = WikiSrsParams
     inputs = ("wikient_descriptions", "title_qid")
-    description = "EntEval ESR: WikiSRS relatedness and similarity with Wikipedia descriptions (spec §8)"
+    description = "EntEval ESR: WikiSRS relatedness and similarity with Wikipedia descriptions"
     task = "wikisrs"
     files = tuple(esr.WIKISRS_FILES.values())
     writes_matches = True

@@ -57,7 +57,7 @@ class NedStage(TaskStage):
     version = 1
     params_type = NedParams
     inputs = ("wikient_descriptions", "title_qid", "alias_table")
-    description = "EntEval NED: CoNLL-YAGO with top-30 alias-table candidates, gold first (spec §8)"
+    description = "EntEval NED: CoNLL-YAGO with top-30 alias-table candidates, gold first"
     task = "conll_yago"
     files = tuple(ned.FILES.values())
     writes_matches = True

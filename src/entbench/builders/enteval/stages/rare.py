@@ -47,7 +47,7 @@ class RareStage(TaskStage):
     name = "enteval_rare"
     version = 1
     params_type = RareParams
-    description = "EntEval Rare: four-candidate rare-entity blanks, 10k/4k/4k (spec §8)"
+    description = "EntEval Rare: four-candidate rare-entity blanks, 10k/4k/4k"
     task = "rare"
     files = tuple(rare.FILES.values())
 

@@ -105,7 +105,7 @@ class WikiEntDescriptions(Stage):
     inputs = ("wikipedia",)
     default_num_shards = 4
     shard_key = "page_id"
-    description = "each article's first 100 word tokens (EntEval §4.3, spec §8)"
+    description = "each article's first 100 word tokens (EntEval §4.3)"
     progress_unit = "shard"
     progress_items = "articles"
 
@@ -167,7 +167,7 @@ class WikiEnt(Stage):
     inputs = ("wikipedia", "title_qid", "wikient_descriptions")
     default_num_shards = 4
     shard_key = "target_page_id"
-    description = "WikiEnt: one instance per hyperlink of a sentence, with the target's description (spec §8)"
+    description = "WikiEnt: one instance per hyperlink of a sentence, with the target's description"
     progress_unit = "shard"
     progress_items = "rows"
 

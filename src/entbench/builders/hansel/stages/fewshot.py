@@ -95,7 +95,7 @@ class HanselFewshot(Stage):
     layer = "benchmarks"
     params_type = HanselFewshotParams
     default_num_shards = 1
-    description = "Hansel few-shot candidates: alias matches, appendix A rules and sampling (spec §5)"
+    description = "Hansel few-shot candidates: alias matches, appendix A rules and sampling"
     progress_items = "candidates"
 
     def __init__(

@@ -65,7 +65,7 @@ class HanselLinks(Stage):
     params_type = HanselLinksParams
     default_num_shards = 8
     shard_key = "page_id"
-    description = "zhwiki articles minus E_new pages; links resolved to E_known or dropped (spec §5)"
+    description = "zhwiki articles minus E_new pages; links resolved to E_known or dropped"
     progress_unit = "shard"
     progress_items = "links"
 

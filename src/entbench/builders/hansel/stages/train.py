@@ -88,7 +88,7 @@ class HanselTrain(Stage):
     params_type = HanselParams
     default_num_shards = 8
     shard_key = "page_id"
-    description = "Hansel train/validation: zhwiki links to E_known, Simplified contexts (spec §5)"
+    description = "Hansel train/validation: zhwiki links to E_known, Simplified contexts"
     progress_unit = "shard"
     progress_items = "mentions"
 

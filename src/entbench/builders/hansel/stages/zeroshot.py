@@ -60,7 +60,7 @@ class HanselZeroshot(Stage):
     layer = "benchmarks"
     params_type = HanselZeroshotParams
     default_num_shards = 1
-    description = "Hansel zero-shot pool: E_new, 50% uniform + 50% balanced over coarse types (spec §5)"
+    description = "Hansel zero-shot pool: E_new, 50% uniform + 50% balanced over coarse types"
     progress_items = "entities"
 
     def __init__(

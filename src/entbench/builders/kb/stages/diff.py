@@ -74,7 +74,7 @@ class EntityDiff(QueryStage):
     version = 1
     params_type = EntityDiffParams
     inputs = ("internal_filter", "wikidata_old", "wikidata_new")
-    description = "E_known / E_new from the old and new dumps (spec §2.2)"
+    description = "E_known / E_new from the old and new dumps"
 
     def outputs(self, params: Params) -> list[Output]:
         """`kb_entities` (labels in the configured languages) and `id_changes`."""

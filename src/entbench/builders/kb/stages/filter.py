@@ -68,7 +68,7 @@ class InternalFilter(QueryStage):
     version = 1
     params_type = InternalFilterParams
     inputs = ("wikidata_old", "wikidata_new")
-    description = "Wikimedia-internal filter + site constraint on both dumps (spec §2.1)"
+    description = "Wikimedia-internal filter + site constraint on both dumps"
 
     def outputs(self, params: Params) -> list[Output]:
         """Kept entities and class-based removals, per snapshot."""

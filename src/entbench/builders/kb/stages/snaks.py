@@ -45,7 +45,7 @@ class TopSnaks(QueryStage):
     version = 1
     params_type = TopSnaksParams
     inputs = ("entity_diff", "wikidata_old", "wikidata_new")
-    description = "TopSnaks fine types over E_known, per-entity indices, E_new coverage (spec §2.4)"
+    description = "TopSnaks fine types over E_known, per-entity indices, E_new coverage"
     #: The TopSnaks list is small and global: all of it goes to shard 0, in rank order.
     route_by: ClassVar[dict[str, str | None]] = {"top_snaks": None}
 

@@ -61,7 +61,7 @@ class TypeClosure(QueryStage):
     params_type = TypeClosureParams
     inputs = ("wikidata_old", "wikidata_new")
     shard_key = "class"
-    description = "P279 closed downward from the coarse-type roots, per dump (spec §2.3)"
+    description = "P279 closed downward from the coarse-type roots, per dump"
 
     def outputs(self, params: Params) -> list[Output]:
         """`(snapshot, root, class)` rows."""
@@ -112,7 +112,7 @@ class CoarseTypes(QueryStage):
     version = 1
     params_type = CoarseTypesParams
     inputs = ("entity_diff", "type_closure", "wikidata_old", "wikidata_new")
-    description = "coarse types PER/LOC/ORG/EVENT/OTHER of E_known and E_new (spec §2.3)"
+    description = "coarse types PER/LOC/ORG/EVENT/OTHER of E_known and E_new"
 
     def outputs(self, params: Params) -> list[Output]:
         """`(qid, coarse, roots)` rows."""

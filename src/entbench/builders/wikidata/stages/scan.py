@@ -101,8 +101,7 @@ class WikidataScan(Stage):
     default_num_shards = 1
     shard_key = "id"
     description = (
-        "Wikidata JSON dump -> entities, aliases, truthy_claims, outranked_type_claims, sitelinks, "
-        "redirects (spec §1)"
+        "Wikidata JSON dump -> entities, aliases, truthy_claims, outranked_type_claims, sitelinks, redirects"
     )
     progress_unit = "B"
     progress_items = "entities"

@@ -132,7 +132,7 @@ class WikipediaScan(Stage):
     params_type = WikipediaScanParams
     default_num_shards = 1
     shard_key = "page_id"
-    description = "Wikipedia XML dump -> pages (plain text, flags), links (anchors at offsets) (spec §3)"
+    description = "Wikipedia XML dump -> pages (plain text, flags), links (anchors at offsets)"
     progress_unit = "B"
     progress_items = "pages"
 

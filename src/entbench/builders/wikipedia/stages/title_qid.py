@@ -78,7 +78,7 @@ class TitleQid(Stage):
     params_type = TitleQidParams
     default_num_shards = 8
     shard_key = "title"
-    description = "title -> QID via sitelinks, redirects followed <= max_hops (spec §3, mGENRE order)"
+    description = "title -> QID via sitelinks, redirects followed <= max_hops (mGENRE order)"
     progress_unit = "task"
     progress_items = "titles"
 

@@ -77,7 +77,7 @@ class WikiReadingInstances(Stage):
     inputs = ("wikireading_triples", "wikipedia")
     default_num_shards = 4
     shard_key = "title"
-    description = "answer sets joined with the text of the item's article (spec §6)"
+    description = "answer sets joined with the text of the item's article"
     progress_unit = "shard"
     progress_items = "rows"
 

@@ -111,7 +111,7 @@ class WikiReadingSplit(Stage):
     inputs = ("wikireading_instances",)
     default_num_shards = 4
     shard_key = "document_id"
-    description = "WikiReading splits by document: train, valid, test (spec §6)"
+    description = "WikiReading splits by document: train, valid, test"
     progress_unit = "shard"
     progress_items = "instances"
 

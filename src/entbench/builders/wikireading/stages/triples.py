@@ -84,7 +84,7 @@ class WikiReadingTriples(Stage):
     inputs = ("wikidata",)
     default_num_shards = 4
     shard_key = "qid"
-    description = "truthy statements -> one answer set per (item, property) with a sitelink (spec §6)"
+    description = "truthy statements -> one answer set per (item, property) with a sitelink"
     progress_unit = "shard"
     progress_items = "instances"
 

@@ -1,0 +1,58 @@
+"""The demo world (`fixtures/world/`), every target built once per test session for the card tests.
+
+Under pytest-xdist each worker is its own session, so the build goes to one directory all workers
+share (next to their own base temporary directories): the first worker to take the lock builds
+every target, the others wait for it and then read the same build.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.cards.card_support import build
+from tests.conftest import FIXTURES
+
+WORLD_CONFIG = FIXTURES / "world" / "entbench.toml"
+#: Every target, in an order where each reuses the stages of the ones before it.
+WORLD_TARGETS = (
+    "wikidata",
+    "wikipedia",
+    "title-qid",
+    "alias-table",
+    "kb",
+    "alias-table-kb",
+    "wikireading",
+    "wikient",
+    "enteval-tasks",
+    "hansel-train",
+    "hansel-fewshot",
+    "hansel-zeroshot",
+)
+DONE = "world-built.json"
+
+
+def build_world(out: Path) -> None:
+    """Build every world target into `out` (cards included) unless a finished build is there."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{out.name}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if (out / DONE).is_file():
+            return
+        for target in WORLD_TARGETS:
+            build(target, out, config=WORLD_CONFIG)
+        (out / DONE).write_text(json.dumps(list(WORLD_TARGETS)) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def world_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The build directory of the demo world, every target built (read it, never write to it)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = shared / "world-cards"
+    build_world(out)
+    return out
