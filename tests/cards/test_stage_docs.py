@@ -12,8 +12,8 @@ import pytest
 from click.testing import Result
 
 import entbench.builders  # noqa: F401 - registers the pipelines
-from entbench.engine import registry
 from entbench.cards.stage_docs import HEADINGS, anchor, section_of, stage_link
+from entbench.engine import registry
 from entbench.engine.docs import DOC, stages_doc_path
 from tests.conftest import REPO_ROOT
 
