@@ -47,7 +47,7 @@ differs from the prose; every difference is kept on purpose and pinned by a test
   train has, so a multi-label item can be kept twice, or kept and counted as dropped.
 
 ``strict`` implements the prose, and is the default of the leakage audits inside builds (Hansel,
-WikiReading: `entbench.builders.edge_probing.stages.mem_audit`), whose labels are entities or answer sets: there F3
+WikiReading: `builders.edge_probing.stages.mem_audit`), whose labels are entities or answer sets: there F3
 would leave Mem-Freq at almost 0% (a mention seen in train with one entity is never drawn for).
 Keys are the ordered tuple of span texts, a multi-label set is one class (its sorted tuple), and
 
