@@ -3,6 +3,7 @@ composes a build (or a `filter mem` run) with its card (`entbench.cards`)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,12 +66,14 @@ def build(
 ) -> dict[str, Path]:
     """Build `target` into `out`; returns stage name -> output directory.
 
-    `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with no `config`
-    the bundled fixture config is used. `out` may be a store URL (`s3://bucket/prefix`, any fsspec
-    URL with its driver installed): the build then runs in `work_dir` (default: one under the
-    user's cache) and publishes every complete stage there (`engine.store`); the returned
-    directories are in the work directory. With `card` (default) the target's dataset card is written
-    to `<out>/cards/<target>/` afterwards (`entbench.cards`). `shuffle_groups` tunes the map-reduce
+    `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with neither a
+    `config` nor `sources` the bundled demo world is built (and said so on stderr), otherwise only
+    what is given applies, on top of each stage's documented defaults. `out` may be a store URL
+    (`s3://bucket/prefix`, any fsspec URL with its driver installed): the build then runs in
+    `work_dir` (default: one under the user's cache) and publishes every complete stage there
+    (`engine.store`); the returned directories are in the work directory. With `card` (default)
+    the target's dataset card is written to `<out>/cards/<target>/` afterwards (`entbench.cards`).
+    `shuffle_groups` tunes the map-reduce
     shuffle (`engine.shuffle`), never the output.
     """
     if workers < 1:
@@ -83,6 +86,12 @@ def build(
         raise UserError(f"--executor must be local or dask, got {executor!r}")
     work, store = build_location(out, work_dir)
     cfg = load_config(config, sources, params)
+    say = log if callable(log) else _stderr
+    if cfg.demo:
+        say(
+            f"entbench: no --config and no --source: building the bundled demo world ({cfg.path}); "
+            "pass --source NAME=PATH (or --config FILE) to build from your own dumps"
+        )
     options = BuildOptions(
         workers=workers,
         max_bad_lines=max_bad_lines,
@@ -103,6 +112,10 @@ def build(
         )
         _write_card(builder, store, work, target, dirs, invocation, log if callable(log) else None)
     return dirs
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def _write_card(

@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 
-from entbench.api import build
 from entbench.builders.enteval.export import WIKIENT_COLUMNS
+from tests.builds import build
 
 RunCli = Callable[[list[str]], Result]
 

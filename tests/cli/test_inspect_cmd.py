@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from entbench import api
+from tests import builds as samples
 
 CLI = Callable[[list[str]], Result]
 
@@ -17,7 +17,7 @@ CLI = Callable[[list[str]], Result]
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("built")
-    api.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
+    samples.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
     return root
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from entbench import api
 from entbench.engine.inspect import (
     clip,
     describe,
@@ -20,12 +19,13 @@ from entbench.engine.inspect import (
     verify_build,
 )
 from entbench.errors import UserError
+from tests import builds as samples
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("built")
-    api.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
+    samples.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
     return root
 
 

@@ -56,8 +56,12 @@ def file_url_path(text: str) -> Path | None:
 
 
 def local_dir(out: str | Path) -> Path:
-    """The directory a non-store `out` names (a path or a `file://` URL)."""
-    return file_url_path(str(out)) or Path(out)
+    """The directory a non-store `out` names (a path or a `file://` URL); a `UserError` when that
+    path is a file."""
+    path = file_url_path(str(out)) or Path(out)
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--out {out}: not a directory (a build writes a directory of stages there)")
+    return path
 
 
 def local_build(

@@ -36,7 +36,7 @@ from typing import Any
 
 from entbench.engine import registry, tasks, workdir
 from entbench.engine.build_out import build_lock
-from entbench.engine.config import BuildConfig, make_params
+from entbench.engine.config import BuildConfig
 from entbench.engine.executors import Executor, make_executor
 from entbench.engine.manifest import MANIFEST_NAME, check_complete, upstream_from_manifest
 from entbench.engine.plan import StagePlan, plan_stage
@@ -50,7 +50,7 @@ from entbench.engine.shuffle import (
     shard_inputs,
     shuffle_layout,
 )
-from entbench.engine.sources import identify_source
+from entbench.engine.sources import check_sources, human_bytes, identify_source
 from entbench.engine.stage import BuildOptions, SourceInfo, Stage, UpstreamOutput
 from entbench.engine.stats import Stats
 from entbench.engine.store import Store
@@ -94,7 +94,7 @@ class Builder:
             order = registry.stage_order(spec.stages)
             executor.prepare(sorted({type(stage).__module__ for stage in order}))
             self._check_params(order)
-            self._check_sources(order)
+            self._check_sources(target, order)
             self.out.mkdir(parents=True, exist_ok=True)
             dirs = self._build_stages(order, executor, force=force)
         target_doc = {
@@ -127,9 +127,7 @@ class Builder:
 
     def plan(self, stage: Stage, upstream: Mapping[str, UpstreamOutput]) -> StagePlan:
         """Resolve parameters and shard count, compute the fingerprint and the output directories."""
-        params = make_params(
-            stage.params_type, stage.stage_name, self.config.params.get(stage.stage_name, {})
-        )
+        params = self.config.params_for(stage.params_type, stage.stage_name)
         sources = {name: self._source(name) for name in stage.sources}
         return plan_stage(stage, params, sources, upstream, self.out, self.options)
 
@@ -345,17 +343,15 @@ class Builder:
                     f"parameters given for unknown stage {name!r}; stages: {', '.join(sorted(all_names))}"
                 )
         for stage in order:
-            make_params(stage.params_type, stage.stage_name, self.config.params.get(stage.stage_name, {}))
+            self.config.params_for(stage.params_type, stage.stage_name)
 
-    def _check_sources(self, order: Sequence[Stage]) -> None:
-        for stage in order:
-            for name in stage.sources:
-                if name not in self.config.sources:
-                    raise UserError(
-                        f"stage {stage.stage_name} needs source {name!r}: pass --source {name}=PATH "
-                        "or add it to [sources] in the config"
-                    )
-                self._source(name)
+    def _check_sources(self, target: str, order: Sequence[Stage]) -> None:
+        """Every source the target reads is given, every `--source` is one it reads; then each is
+        identified (size, sha256) and named on stderr before any work starts."""
+        check_sources(target, order, self.config)
+        for name in dict.fromkeys(name for stage in order for name in stage.sources):
+            info = self._source(name)
+            self._log(f"source {name}: {info.path} ({human_bytes(info.size)})")
 
     def _source(self, name: str) -> SourceInfo:
         if name not in self._sources:

@@ -37,7 +37,11 @@ class Params:
 
     Field types must be JSON-representable: bool, int, float, str, or tuples of them. A field named
     `num_shards` overrides the stage's default shard count (0 = let the stage decide from its inputs).
+    Fields named in `PATH_FIELDS` are file paths: a relative one is taken relative to the config file
+    that gives it (the current directory for `--param`), as `[sources]` are.
     """
+
+    PATH_FIELDS: ClassVar[tuple[str, ...]] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The parameters as plain JSON (tuples become lists)."""

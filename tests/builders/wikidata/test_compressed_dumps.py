@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from entbench import api
 from entbench.engine import registry
 from entbench.engine.config import load_config
 from entbench.engine.manifest import load_manifest
@@ -28,6 +27,7 @@ from entbench.readers.dumps import (
     read_indexed_range,
     save_gzip_index,
 )
+from tests import builds as samples
 from tests.builders.kb.support import shard_hashes
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "wikidata"
@@ -41,7 +41,7 @@ def dump_bytes() -> bytes:
 
 
 def build(out: Path, source: Path, **kwargs: Any) -> Path:
-    dirs = api.build(
+    dirs = samples.build(
         "wikidata",
         sources=[f"wikidata={source}"],
         params=["wikidata.num_shards=4"],
@@ -262,9 +262,9 @@ def test_single_cpu_reads_blocks_inline_with_identical_bytes(
 
 
 def _build_quiet(out: Path, source: Path) -> Path:
-    from entbench import api
+    from tests import builds as samples
 
-    dirs = api.build(
+    dirs = samples.build(
         "wikidata", sources=[f"wikidata={source}"], out=out, workers=1, progress=False, log=lambda _m: None
     )
     return dirs["wikidata"]

@@ -27,11 +27,11 @@ import xxhash
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from entbench import api
 from entbench.builders.wikidata.native import NativeRows, _wdscan, native_available
 from entbench.builders.wikidata.stages import scan as wikidata_scan
 from entbench.engine.manifest import load_manifest
 from entbench.engine.shards import shards_of
+from tests import builds as samples
 from tests.builders.kb.support import shard_hashes
 from tests.builders.wikidata.native_support import (
     CLAIMS,
@@ -1194,7 +1194,7 @@ def _build_both(
     for flag in ("0", "1"):
         monkeypatch.setenv("ENTBENCH_NATIVE", flag)
         scanners.clear()
-        built = api.build(
+        built = samples.build(
             "wikidata",
             sources=[f"wikidata={source}"],
             params=list(params),

@@ -12,13 +12,14 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from entbench import api
 from entbench.engine import manifest as manifest_module
 from entbench.engine import runner, tasks
 from entbench.engine.manifest import load_manifest
 from entbench.engine.shards import file_sha256
 from entbench.errors import DataError
+from tests import builds as samples
 from tests.builders.kb.support import die_after, shard_hashes
+from tests.conftest import SAMPLES_CONFIG
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "wikidata"
 REAL_DUMPS = [
@@ -32,7 +33,7 @@ REAL_DUMPS = [
 
 def build(out: Path, source: Path | str, *extra_params: str, **kwargs: Any) -> Path:
     """Build the wikidata target quietly; returns the stage directory."""
-    dirs = api.build(
+    dirs = samples.build(
         "wikidata",
         sources=[f"wikidata={source}"],
         params=["wikidata.num_shards=4", *extra_params],
@@ -144,7 +145,7 @@ def test_rerun_of_a_complete_build_does_nothing(tmp_path: Path) -> None:
     stage = build(tmp_path / "out", source)
     before = {p: p.stat().st_mtime_ns for p in stage.rglob("*") if p.is_file()}
     logged: list[str] = []
-    again = api.build(
+    again = samples.build(
         "wikidata",
         sources=[f"wikidata={source}"],
         params=["wikidata.num_shards=4"],
@@ -358,14 +359,14 @@ def test_a_disk_too_small_for_the_spills_is_said_up_front(
     real = shutil.disk_usage
     monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: real(path)._replace(free=1_000))
     logged: list[str] = []
-    api.build(
+    samples.build(
         "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "out", progress=False, log=logged.append
     )
     warnings = [m for m in logged if "warning: the map may need" in m]
     assert len(warnings) == 1 and "0.0 GB are free" in warnings[0] and "resumes" in warnings[0]
     logged.clear()
     monkeypatch.setattr(runner.shutil, "disk_usage", real)
-    api.build(
+    samples.build(
         "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "more", progress=False, log=logged.append
     )
     assert not [m for m in logged if "warning" in m]
@@ -373,7 +374,9 @@ def test_a_disk_too_small_for_the_spills_is_said_up_front(
 
 def test_shared_dump_files_copied_verbatim_build_with_cli(tmp_path: Path, run_cli: Any) -> None:
     out = tmp_path / "o"
-    result = run_cli(["build", "wikidata", "--out", str(out), "--no-progress"])
+    result = run_cli(
+        ["build", "wikidata", "--out", str(out), "--no-progress", "--config", str(SAMPLES_CONFIG)]
+    )
     assert result.exit_code == 0, result.stderr
     stage = out / json.loads((out / "targets" / "wikidata.json").read_text())["stages"]["wikidata"]
     inspected = run_cli(["inspect", str(stage), "--json"])

@@ -13,9 +13,9 @@ from xml.sax.saxutils import escape, quoteattr
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.api import build
 from entbench.filters.mentions import MentionNormalizer
 from entbench.readers.mediawiki_xml import split_header, trim_to_pages
+from tests.builds import build
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
 EN_DBPEDIA = FIXTURES / "enwiki.dbpedia-minidump.part.xml.bz2"

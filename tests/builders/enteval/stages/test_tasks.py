@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 
-from entbench.api import build
 from entbench.builders.enteval import ned
 from tests.builders.enteval import loader_formats as loaders
+from tests.builds import build
+from tests.conftest import SAMPLES_CONFIG
 
 RunCli = Callable[[list[str]], Result]
 
@@ -161,18 +162,38 @@ def test_unconfigured_tasks_are_skipped_and_listed(built: dict[str, Path], tmp_p
 
 def test_user_and_data_errors(run_cli: RunCli, tmp_path: Path, fixtures_dir: Path) -> None:
     out = str(tmp_path / "out")
+    config = ["--config", str(SAMPLES_CONFIG)]
     partial = run_cli(
-        ["build", "enteval-tasks", "--out", out, "--no-progress", "--param", "enteval_cap.vectors="]
+        ["build", "enteval-tasks", "--out", out, "--no-progress", *config, "--param", "enteval_cap.vectors="]
     )
     assert partial.exit_code == 2 and "given without vectors" in partial.output
     missing = run_cli(
-        ["build", "enteval-tasks", "--out", out, "--no-progress", "--param", "enteval_kore.source=nope.txt"]
+        [
+            "build",
+            "enteval-tasks",
+            "--out",
+            out,
+            "--no-progress",
+            *config,
+            "--param",
+            "enteval_kore.source=nope.txt",
+        ]
     )
-    assert missing.exit_code == 2 and "file not found: nope.txt" in missing.output
+    # A relative --param path is taken from the current directory, and named in full.
+    assert missing.exit_code == 2 and f"file not found: {Path.cwd() / 'nope.txt'}" in missing.output
     bad = tmp_path / "kore.txt"
     bad.write_text("Aristotle\n\tAltruism\nAyn Rand\n\tAnarchism\n\tAltruism\n", encoding="utf-8")
     broken = run_cli(
-        ["build", "enteval-tasks", "--out", out, "--no-progress", "--param", f"enteval_kore.source={bad}"]
+        [
+            "build",
+            "enteval-tasks",
+            "--out",
+            out,
+            "--no-progress",
+            *config,
+            "--param",
+            f"enteval_kore.source={bad}",
+        ]
     )
     assert broken.exit_code == 1
     assert f"{bad} at byte offset 20: line 3: seed 'Ayn Rand' has 2 candidates" in broken.output
