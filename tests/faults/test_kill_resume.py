@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SAMPLES_CONFIG
 from tests.faults.fault_support import (
     REPO,
     assert_nothing_half_done_looks_complete,
@@ -116,7 +117,7 @@ def test_sigkill_of_the_process_group_with_two_workers(
     out = tmp_path / "out"
     entry = "from entbench.cli.main import main; main()"
     args = [sys.executable, "-c", entry, "build", "wikidata", "--out", str(out)]
-    args += ["--no-progress", "--chunk-mb", "1", "--workers", "2"]
+    args += ["--no-progress", "--chunk-mb", "1", "--workers", "2", "--config", str(SAMPLES_CONFIG)]
     proc = subprocess.Popen(
         args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
