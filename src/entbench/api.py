@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry the runner reads
+from entbench.engine import registry
 from entbench.engine.build_out import is_store_url, local_build, local_dir
 from entbench.engine.config import load_config
 from entbench.engine.runner import Builder
@@ -130,10 +131,13 @@ def _write_card(
     """Write the card in the work directory; for a store build, publish it too. The card reads
     every stage of the target, so stages found only in the store are downloaded first, unless
     nothing was built and the store already has this target's card."""
-    from entbench.cards.writer import CARD_JSON, card_after_build, card_dir
+    from entbench.cards.writer import CARD_JSON, card_after_build, card_dir, recorded_invocation
 
     if store is None:
-        card_after_build(work, target, invocation, log=log)
+        # Nothing built and the card already says so: a no-op writes nothing (the build directory
+        # may even be read-only). `entbench card` regenerates a card on demand.
+        if builder.built_any or recorded_invocation(card_dir(work, target)) != invocation:
+            card_after_build(work, target, invocation, log=log)
         return
     rel = card_dir(work, target).relative_to(work).as_posix()
     if not builder.built_any and store.exists(f"{rel}/{CARD_JSON}"):
@@ -148,6 +152,7 @@ def card(target: str, build_out: str | Path) -> CardResult:
     directory, or the store URL it was published to, where the card is then published too)."""
     from entbench.cards.writer import card_dir, write_card
 
+    registry.get_target(target)  # an unknown target is named as such, not as one not built yet
     root = local_build(build_out, target)
     result = write_card(root, target)
     if is_store_url(build_out):

@@ -116,7 +116,7 @@ def _echo_final_tables(out: Path, target: str) -> None:
     for line in summary.table_lines(tables):
         click.echo(line)
     for table in tables:
-        if table.rows == 0:
+        if table.rows == 0 and not table.may_be_empty:
             click.echo(summary.empty_warning(out, target, table), err=True)
 
 

@@ -39,9 +39,13 @@ class StageBar:
         )
 
     def update(self, units: int, items: int = 0) -> None:
-        """Add progress; refreshes the items rate at most twice a second."""
+        """Add progress; refreshes the items rate at most twice a second. The bar never passes its
+        total (an estimate of compressed bytes per block may run ahead; the rate would then lie)."""
         with self._lock:
             self._items += items
+            total = self._bar.total
+            if total is not None:
+                units = max(0, min(units, int(total) - int(self._bar.n)))
             if units:
                 self._bar.update(units)
             now = time.monotonic()

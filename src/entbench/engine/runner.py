@@ -102,7 +102,9 @@ class Builder:
             "stages": {name: os.path.relpath(path, self.out) for name, path in sorted(dirs.items())},
         }
         listing = self.out / "targets" / f"{target}.json"
-        atomic_write_text(listing, json.dumps(target_doc, indent=2) + "\n")
+        text = json.dumps(target_doc, indent=2) + "\n"
+        if not (listing.is_file() and listing.read_text(encoding="utf-8") == text):  # a no-op writes nothing
+            atomic_write_text(listing, text)
         if self.store is not None:
             self.store.publish_file(listing, f"targets/{target}.json")
         return dirs

@@ -60,12 +60,14 @@ class Output:
 
     `sort_by` must identify a row uniquely within a shard: it is the order rows are written in,
     and the framework refuses to write a shard with duplicate keys (that would make the order
-    depend on scheduling).
+    depend on scheduling). `may_be_empty` marks a side table that real inputs can leave empty
+    (a dump without redirect stubs): a build warns about an empty final table unless it is one.
     """
 
     name: str
     schema: pa.Schema
     sort_by: tuple[str, ...]
+    may_be_empty: bool = False
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ class TableCount:
     stage: str
     table: str
     rows: int
+    may_be_empty: bool = False
 
     @property
     def name(self) -> str:
@@ -52,7 +53,11 @@ def final_tables(out: Path, target: str) -> list[TableCount]:
         if stage not in dirs:
             continue
         outputs = load_manifest(dirs[stage])["outputs"]
-        counts += [TableCount(stage, table, int(info["rows"])) for table, info in outputs.items()]
+        spec = registry.get_stage(stage)
+        optional = {o.name for o in spec.outputs(spec.params_type()) if o.may_be_empty}
+        counts += [
+            TableCount(stage, table, int(info["rows"]), table in optional) for table, info in outputs.items()
+        ]
     return counts
 
 

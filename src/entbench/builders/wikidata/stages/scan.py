@@ -119,8 +119,13 @@ class WikidataScan(Stage):
             Output("aliases", schema.ALIASES, ("id", "language", "ordinal")),
             Output("truthy_claims", schema.TRUTHY_CLAIMS, ("subject", "property", "ordinal")),
             Output("sitelinks", schema.SITELINKS, ("id", "site")),
-            Output("outranked_type_claims", schema.OUTRANKED_TYPE_CLAIMS, ("subject", "property", "ordinal")),
-            Output("redirects", schema.REDIRECTS, ("from_id", "source_offset")),
+            Output(
+                "outranked_type_claims",
+                schema.OUTRANKED_TYPE_CLAIMS,
+                ("subject", "property", "ordinal"),
+                may_be_empty=True,
+            ),
+            Output("redirects", schema.REDIRECTS, ("from_id", "source_offset"), may_be_empty=True),
         ]
 
     def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
