@@ -60,7 +60,7 @@ class TargetsListed(click.Command):
     default=0,
     show_default=True,
     type=int,
-    help="Rejected input lines tolerated before the build fails (all are listed in rejects.jsonl).",
+    help="Rejected input lines tolerated before the build fails (all are listed in _rejects.jsonl).",
 )
 @click.option("--chunk-mb", default=64, show_default=True, type=int, help="Input block size per map task.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")

@@ -4,7 +4,7 @@ Layout of one stage's output (`<out>/<layer>/<stage>/`):
 
     v<version>-<fp12>/                    complete: renamed into place last
         part-SSSSS-of-NNNNN.parquet       (or <table>/part-… when a stage has several tables)
-        _MANIFEST.json  _RUN.json  [extra files such as rejects.jsonl]
+        _MANIFEST.json  _RUN.json  [extra files such as _rejects.jsonl]
     .incomplete/v<version>-<fp12>/        while building
         _map/<task>.spill, <task>.done.json              map spill + per-task completion marker
         _map/_TASKS.json, _LAYOUT.json                   the map's task ids; its task size and layout

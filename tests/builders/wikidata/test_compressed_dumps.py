@@ -110,7 +110,7 @@ def test_gz_index_is_built_once_and_reused_with_identical_bytes(tmp_path: Path, 
     indexed = build(tmp_path / "w2-indexed", gz, workers=2)
     assert index_file.stat().st_mtime_ns == stamp  # reused, not rewritten
     assert shard_hashes(sequential) == shard_hashes(first) == shard_hashes(indexed)
-    assert (sequential / "rejects.jsonl").read_bytes() == (indexed / "rejects.jsonl").read_bytes()
+    assert (sequential / "_rejects.jsonl").read_bytes() == (indexed / "_rejects.jsonl").read_bytes()
     stats_1, stats_2 = load_manifest(sequential)["stats"], load_manifest(indexed)["stats"]
     assert stats_1 == stats_2  # progress bytes too: ranges carry their compressed sizes
     # The plain JSON (other source, so other fingerprint bytes) gives the same rows.

@@ -1212,7 +1212,7 @@ def _build_both(
 
 def _assert_same_build(reference: Path, native: Path) -> None:
     assert shard_hashes(reference) == shard_hashes(native)
-    assert (reference / "rejects.jsonl").read_bytes() == (native / "rejects.jsonl").read_bytes()
+    assert (reference / "_rejects.jsonl").read_bytes() == (native / "_rejects.jsonl").read_bytes()
     ref_manifest, nat_manifest = load_manifest(reference), load_manifest(native)
     assert ref_manifest["stats"] == nat_manifest["stats"]
     assert ref_manifest["fingerprint"] == nat_manifest["fingerprint"]

@@ -55,7 +55,7 @@ def entity_line_count(data: bytes) -> int:
 
 
 def rejects(stage_dir: Path) -> list[dict[str, Any]]:
-    text = (stage_dir / "rejects.jsonl").read_text(encoding="utf-8")
+    text = (stage_dir / "_rejects.jsonl").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines()]
 
 
@@ -99,7 +99,7 @@ def test_two_workers_write_identical_bytes(tmp_path: Path) -> None:
     one = build(tmp_path / "w1", source, workers=1, chunk_mb=1)
     two = build(tmp_path / "w2", source, workers=2, chunk_mb=1)
     assert shard_hashes(one) == shard_hashes(two)
-    assert (one / "rejects.jsonl").read_bytes() == (two / "rejects.jsonl").read_bytes()
+    assert (one / "_rejects.jsonl").read_bytes() == (two / "_rejects.jsonl").read_bytes()
 
 
 def test_uncompressed_byte_ranges_match_compressed_stream(tmp_path: Path) -> None:
@@ -401,7 +401,7 @@ def test_resume_with_another_chunk_size_reads_every_line_once(
 ) -> None:
     """Killed with 1 MB map tasks, resumed with 3 MB ones: task ids name where a task starts, so
     the first run's finished tasks must not stand in for the second run's (the bytes between would
-    never be read), and rejects.jsonl lists each bad line once."""
+    never be read), and _rejects.jsonl lists each bad line once."""
     good = gzip.decompress((FIXTURES / "kgtk-arnold.hierarchy.json.gz").read_bytes()).split(b"\n")
     good = [line for line in good if line.strip() not in (b"", b"[", b"]")]
     bad = [b'{"id": "Q1", "labels": ', b"not json at all", b'{"id": 5}']
@@ -411,7 +411,7 @@ def test_resume_with_another_chunk_size_reads_every_line_once(
     dump.write_bytes(b"\n".join(lines) + b"\n")
     assert dump.stat().st_size > 4 << 20  # several 1 MB tasks
     reference = build(tmp_path / "ref", dump, max_bad_lines=10)
-    expected = (reference / "rejects.jsonl").read_text(encoding="utf-8")
+    expected = (reference / "_rejects.jsonl").read_text(encoding="utf-8")
     assert len(expected.splitlines()) == len(bad)
 
     name = "map_task" if killed_in == "map" else "shard_task"
@@ -421,6 +421,6 @@ def test_resume_with_another_chunk_size_reads_every_line_once(
     monkeypatch.setattr(tasks, name, original)
     resumed = build(tmp_path / "out", dump, max_bad_lines=10, chunk_mb=3)
     assert shard_hashes(resumed) == shard_hashes(reference)
-    assert (resumed / "rejects.jsonl").read_text(encoding="utf-8") == expected
+    assert (resumed / "_rejects.jsonl").read_text(encoding="utf-8") == expected
     entities = load_manifest(resumed)["outputs"]["entities"]["rows"]
     assert entities == len(good)

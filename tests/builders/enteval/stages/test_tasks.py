@@ -58,7 +58,7 @@ def test_every_task_is_built_and_its_files_exist(built: dict[str, Path]) -> None
             lines += text.count("\n")
         assert lines == task["lines"]
     listed = json.loads((built["enteval_tasks"] / "_MANIFEST.json").read_text(encoding="utf-8"))["files"]
-    assert sorted(listed) == sorted(f"enteval/{n}" for t in tasks.values() for n in t["files"])
+    assert sorted(listed) == sorted(f"_enteval/{n}" for t in tasks.values() for n in t["files"])
 
 
 def test_kore_scores_and_descriptions(built: dict[str, Path]) -> None:
@@ -204,7 +204,7 @@ def test_source_content_is_fingerprinted(built: dict[str, Path], tmp_path: Path,
     copy = tmp_path / "kore.txt"
     shutil.copyfile(fixtures_dir / "enteval" / "kore.txt", copy)
     same = build("enteval-tasks", out=out, params=[f"enteval_kore.source={copy}"], progress=False, log=quiet)
-    before = (same["enteval_tasks"] / "enteval/KORE/all.txt").read_bytes()
+    before = (same["enteval_tasks"] / "_enteval/KORE/all.txt").read_bytes()
     assert before == (task_dir(built) / "KORE/all.txt").read_bytes()
     copy.write_text(
         copy.read_text(encoding="utf-8").replace("\tAltruism\n\tAnarchism", "\tAnarchism\n\tAltruism")
@@ -213,7 +213,7 @@ def test_source_content_is_fingerprinted(built: dict[str, Path], tmp_path: Path,
         "enteval-tasks", out=out, params=[f"enteval_kore.source={copy}"], progress=False, log=quiet
     )
     assert edited["enteval_kore"] != same["enteval_kore"]  # new content, new fingerprint: rebuilt
-    _, groups, _ = loaders.read_kore(edited["enteval_tasks"] / "enteval/KORE/all.txt")
+    _, groups, _ = loaders.read_kore(edited["enteval_tasks"] / "_enteval/KORE/all.txt")
     _, old_groups, _ = loaders.read_kore(task_dir(built) / "KORE/all.txt")
     assert groups[0][1:3] == [old_groups[0][2], old_groups[0][1]]
 
@@ -258,7 +258,7 @@ def test_ned_with_alias_table_candidates(
     lines: dict[tuple[str, str], list[list[Any]]] = {}
     for split in ned.SPLITS:
         contexts, descs = loaders.read_conll_yago(
-            dirs["enteval_tasks"] / f"enteval/conll-yago/{split}.final.txt"
+            dirs["enteval_tasks"] / f"_enteval/conll-yago/{split}.final.txt"
         )
         for (words, s, e), candidates in zip(contexts, descs, strict=True):
             lines[(split, " ".join(words[s:e]))] = candidates

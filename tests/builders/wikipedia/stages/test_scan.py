@@ -68,7 +68,7 @@ def test_pages_flags_and_redirects(en_build: Path) -> None:
     stats = json.loads((en_build / "_MANIFEST.json").read_text())["stats"]
     assert stats["pages_seen"] == stats["pages_written"] == 84
     assert stats["links_article"] == stats["links_written"]
-    assert (en_build / "siteinfo.json").is_file()
+    assert (en_build / "_siteinfo.json").is_file()
 
 
 def test_every_link_anchor_matches_the_text(en_build: Path) -> None:

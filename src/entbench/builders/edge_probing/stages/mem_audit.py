@@ -2,7 +2,7 @@
 its training split, with the heuristics `entbench filter mem` runs (`builders.edge_probing.filter_mem`).
 
 It writes one decision row per evaluation row, the counts in its stats and the percentages in its
-manifest stats and `report.json`. WikiReading and Hansel register one per audited pair.
+manifest stats and `_report.json`. WikiReading and Hansel register one per audited pair.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ from entbench.filters.memorization import (
 )
 from entbench.filters.memorization_reasons import NULL_SPAN_OR_LABEL, UNSEEN_LABEL
 from entbench.schemas import edge_probing as schema
+
+#: The audit's report (`filter mem`'s `report.json`), a sidecar: `_` keeps Parquet readers off it.
+REPORT_FILE = "_report.json"
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class MemAuditStage(Stage):
     which tables or columns a registered audit reads rebuilds it.
     """
 
-    version = 2  # 2: a reason on every decision, kept ones too
+    version = 3  # 2: a reason on every decision, kept ones too; 3: `_report.json`
     layer = "benchmarks"
     params_type = MemAuditParams
     default_num_shards = 1
@@ -211,7 +214,7 @@ class MemAuditStage(Stage):
                     yield {c: data[c][r] for c in id_columns}, item
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `report.json` (the `filter mem` report) and add the three percentages to the stats."""
+        """Write `_report.json` (the `filter mem` report) and add the three percentages to the stats."""
         params = ctx.params
         assert isinstance(params, MemAuditParams)
         n_test = stats.get("test_items", 0)
@@ -219,5 +222,5 @@ class MemAuditStage(Stage):
         for heuristic in HEURISTICS:
             report[heuristic] = percent(stats.get(f"removed_{heuristic}", 0), n_test)
         report["mode"] = params.mode
-        atomic_write_text(directory / "report.json", json.dumps(report, indent=2) + "\n")
-        return {"files": ["report.json"], **{f"{h}_pct": report[h] for h in HEURISTICS}}
+        atomic_write_text(directory / REPORT_FILE, json.dumps(report, indent=2) + "\n")
+        return {"files": [REPORT_FILE], **{f"{h}_pct": report[h] for h in HEURISTICS}}

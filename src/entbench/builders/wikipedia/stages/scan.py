@@ -11,7 +11,7 @@ rows of `links`; `links_file`, `links_category`, … are not article links).
 Parameters: `namespaces` (default `[0]`: articles and their redirects), `language` (default: the
 dump's `xml:lang`; it picks the namespace aliases, the link trail and whether `-{…}-` conversion
 markup is read), `zh_variants` (which variant `-{zh-cn:…;zh-tw:…}-` shows; Simplified first),
-`disambiguation_templates`. `siteinfo.json` (namespaces, dbname, language) is written next to
+`disambiguation_templates`. `_siteinfo.json` (namespaces, dbname, language) is written next to
 the shards for downstream stages (`title_qid` resolves namespaces with it).
 """
 
@@ -78,7 +78,7 @@ EXPANSION = {"none": 1, "gzip": 4, "bz2": 5}
 #: Target decompressed XML bytes per output shard when `num_shards` is 0 (auto).
 AUTO_SHARD_INPUT_BYTES = 512 << 20
 SEQ_COLUMN = "_seq"  # (block offset, page index) of a row: breaks ties between duplicate page ids
-SITEINFO_FILE = "siteinfo.json"
+SITEINFO_FILE = "_siteinfo.json"  # a sidecar: `_` keeps Parquet readers of the directory off it
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class WikipediaScan(Stage):
     # 2: a removed template takes the quote marks enclosing it (no stray apostrophes); 3: inline
     # templates keep their text, no link trail crosses a template, image captions over lines and
     # external links around wikilinks leave no markup (issue 21)
-    version = 3
+    version = 4  # 4: `_siteinfo.json` (sidecars start with `_`)
     layer = "normalized"
     params_type = WikipediaScanParams
     default_num_shards = 1
@@ -280,7 +280,7 @@ class WikipediaScan(Stage):
         return {"pages": pages, "links": links}, stats
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `siteinfo.json` (namespaces, dbname, language) for downstream stages."""
+        """Write `_siteinfo.json` (namespaces, dbname, language) for downstream stages."""
         params = ctx.params
         assert isinstance(params, WikipediaScanParams)
         src = ctx.sources[self.sources[0]]
