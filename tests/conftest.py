@@ -37,3 +37,11 @@ def run_cli() -> Callable[..., Result]:
         return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def world_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo world's build directory, every target built once per session (read it, never write)."""
+    from tests.world_support import shared_world
+
+    return shared_world(tmp_path_factory)

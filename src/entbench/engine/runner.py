@@ -350,7 +350,9 @@ class Builder:
     def _check_sources(self, target: str, order: Sequence[Stage]) -> None:
         """Every source the target reads is given, every `--source` is one it reads; then each is
         identified (size, sha256) and named on stderr before any work starts."""
-        check_sources(target, order, self.config)
+        known = {name for stage in registry.stages().values() for name in stage.sources}
+        for name in check_sources(target, order, self.config, known):
+            self._log(f"source {name}: not read by target {target} (given with --source, left alone)")
         for name in dict.fromkeys(name for stage in order for name in stage.sources):
             info = self._source(name)
             self._log(f"source {name}: {info.path} ({human_bytes(info.size)})")

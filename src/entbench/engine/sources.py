@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,18 +79,29 @@ def _sha256_with_progress(path: Path, size: int, name: str, progress: bool) -> s
     return h.hexdigest()
 
 
-def check_sources(target: str, order: Sequence[Stage], config: BuildConfig) -> None:
-    """A `UserError` naming every source `target` needs and was not given, or a `--source` name it
-    does not read (with the closest one it does)."""
+def check_sources(
+    target: str, order: Sequence[Stage], config: BuildConfig, known: Iterable[str]
+) -> list[str]:
+    """The `--source` names given that `target` does not read (but another target does); a
+    `UserError` for a name no target reads (with the closest of the target's, a likely typo) or for
+    every source the target needs and was not given."""
     needed = list(dict.fromkeys(name for stage in order for name in stage.sources))
     reads = ", ".join(needed) or "no source"
+    known_names = set(known)
+    unused = []
     for name in config.given_sources:
-        if name not in needed:
-            close = difflib.get_close_matches(name, needed, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise UserError(
-                f"--source {name}: target {target} reads no source of that name{hint}; it reads {reads}"
-            )
+        if name in needed:
+            continue
+        if name in known_names:
+            unused.append(name)
+            continue
+        close = difflib.get_close_matches(name, needed, n=1) or difflib.get_close_matches(
+            name, known_names, n=1
+        )
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UserError(
+            f"--source {name}: no target reads a source of that name{hint}; {target} reads {reads}"
+        )
     missing = [name for name in needed if name not in config.sources]
     if missing:
         flags = " ".join(f"--source {name}=PATH" for name in missing)
@@ -100,6 +111,7 @@ def check_sources(target: str, order: Sequence[Stage], config: BuildConfig) -> N
             f"(or name {'it' if len(missing) == 1 else 'them'} in [sources] of a --config file); "
             f"it reads {reads}"
         )
+    return unused
 
 
 def human_bytes(size: int) -> str:
