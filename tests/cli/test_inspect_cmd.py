@@ -26,7 +26,7 @@ def test_inspect_build_dir_shows_an_overview_then_each_stage(out: Path, run_cli:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split() == ["stage", "version", "fingerprint", "rows"]
-    assert lines[2].startswith("normalized/wikidata  v2") and lines[2].endswith("sitelinks 75")
+    assert lines[2].startswith("normalized/wikidata  v3") and lines[2].endswith("sitelinks 75")
     assert "  table sitelinks: 75 rows in 4 shards, sorted by id, site" in result.output
     assert "table entities" not in result.output
 

@@ -71,7 +71,7 @@ def test_verify_checks_target_listings_and_reports_incomplete_stages(out: Path, 
     # a stage listed by targets/*.json whose manifest is gone is named, not silently skipped
     (stage(copy) / "_MANIFEST.json").unlink()
     report = verify_build(copy)
-    assert report.problem.startswith("stage wikidata listed in wikidata.json: normalized/wikidata/v2-")
+    assert report.problem.startswith("stage wikidata listed in wikidata.json: normalized/wikidata/v3-")
     assert report.problem.endswith("has no manifest")
     # an unfinished stage is listed (the next build resumes it), not failed
     shutil.rmtree(copy)

@@ -35,10 +35,10 @@ WIKIDATA_POINTS = [
     "before:_MANIFEST.json:1",  # every shard done, no manifest
     "after:_MANIFEST.json:1",  # manifest written, not yet renamed into place
     "after:_shards:1",  # half-way through promotion (work files moved aside)
-    "after:v2-:1",  # stage in place, target listing not written, trash not deleted
+    "after:v3-:1",  # stage in place, target listing not written, trash not deleted
 ]
 KB_POINTS = [
-    "after:v2-:1",  # the first of the two scans finished
+    "after:v3-:1",  # the first of the two scans finished
     "after:.parquet:30",  # inside the second scan's shards (4 shards x 6 tables each)
     "before:_MANIFEST.json:4",  # the first DuckDB stage's shards written
 ]

@@ -206,7 +206,7 @@ def test_killed_build_resumes_to_identical_bytes(tmp_path: Path, monkeypatch: py
     incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
     done = sorted(p.name for p in (incomplete / "_shards").iterdir())
     assert done == ["part-00000.json", "part-00001.json"]
-    assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v2-*"))
+    assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v*-*"))
     monkeypatch.setattr(tasks, "shard_task", original)
     resumed = build(tmp_path / "out", source)
     assert shard_hashes(resumed) == reference
@@ -220,7 +220,7 @@ def test_parquet_files_carry_stage_fingerprint_and_schema(tmp_path: Path) -> Non
     assert meta[b"entbench.fingerprint"].decode() == manifest["fingerprint"]
     assert meta[b"entbench.table"] == b"entities"
     assert json.loads(meta[b"entbench.schema"])[0] == {"name": "id", "type": "string", "nullable": False}
-    assert stage.name == f"v2-{manifest['fingerprint'][:12]}"
+    assert stage.name == f"v3-{manifest['fingerprint'][:12]}"
 
 
 def test_params_change_the_fingerprint_and_the_schema(tmp_path: Path) -> None:
@@ -347,7 +347,7 @@ def test_out_as_a_file_url_is_a_local_directory(
     built = run_cli(["build", "wikidata", "--no-progress", "--source", f"wikidata={source}", "--out", url])
     assert built.exit_code == 0, built.stderr
     assert (
-        load_manifest(next((tmp_path / "via url" / "normalized" / "wikidata").glob("v2-*")))["stage"]
+        load_manifest(next((tmp_path / "via url" / "normalized" / "wikidata").glob("v*-*")))["stage"]
         == "wikidata"
     )
 

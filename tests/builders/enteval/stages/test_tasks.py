@@ -44,7 +44,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def task_dir(built: dict[str, Path]) -> Path:
-    return built["enteval_tasks"] / "enteval"
+    return built["enteval_tasks"] / "_enteval"
 
 
 def test_every_task_is_built_and_its_files_exist(built: dict[str, Path]) -> None:
@@ -156,7 +156,7 @@ def test_unconfigured_tasks_are_skipped_and_listed(built: dict[str, Path], tmp_p
     assert tasks["kore"]["files"] == [] and tasks["ert"]["status"] == "built"
     s = stats(dirs["enteval_tasks"])
     assert (s["tasks_built"], s["tasks_skipped"], s["skipped:kore"], s["skipped:cap"]) == (5, 2, 1, 1)
-    assert not (dirs["enteval_tasks"] / "enteval" / "KORE").exists()
+    assert not (dirs["enteval_tasks"] / "_enteval" / "KORE").exists()
     assert stats(dirs["enteval_kore"]) == {"skipped_no_source": 1}
 
 
@@ -228,7 +228,7 @@ def test_seeds_are_parameters(built: dict[str, Path]) -> None:
         log=quiet,
     )
     for name in ("ERT/train.txt", "CERP/train.txt"):
-        assert (other["enteval_tasks"] / "enteval" / name).read_bytes() != (
+        assert (other["enteval_tasks"] / "_enteval" / name).read_bytes() != (
             task_dir(built) / name
         ).read_bytes()
     # Same seed, same bytes: the default build again is up to date and identical.
