@@ -104,6 +104,12 @@ class RenderConfig:
     variants: tuple[str, ...] = DEFAULT_ZH_VARIANTS
     #: Classified targets by their raw text: titles repeat across pages, classifying is not free.
     targets: dict[str, _Classified] = field(default_factory=dict, compare=False, repr=False)
+    #: Template names as written -> folded (`_template_key`): pages repeat the same few hundred.
+    template_keys: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def is_disambiguation(self, wikitext: str, wanted: frozenset[str]) -> bool:
+        """`is_disambiguation` with casefolded `wanted` names and a per-config cache of folded names."""
+        return _disambiguation(wikitext, wanted, self.table, self.template_keys)
 
     def classify(self, raw: str) -> _Classified:
         """`classify_target` with a per-config cache (bounded: cleared past 500k entries)."""
@@ -439,14 +445,29 @@ def redirect_target(wikitext: str) -> str | None:
 
 def is_disambiguation(wikitext: str, templates: Iterable[str], table: NamespaceTable | None = None) -> bool:
     """Whether a page is a disambiguation page: `__DISAMBIG__` or one of `templates` (spec §3)."""
+    return _disambiguation(wikitext, frozenset(t.casefold() for t in templates), table, {})
+
+
+def _disambiguation(
+    wikitext: str, wanted: frozenset[str], table: NamespaceTable | None, folded_names: dict[str, str]
+) -> bool:
     if "__DISAMBIG__" in wikitext:
         return True
-    wanted = {t.casefold() for t in templates}
     for name in template_names(wikitext):
-        folded = fold_prefix(name)
-        sep = folded.find(":")
-        if sep > 0 and table is not None and table.names.get(folded[:sep]) == 10:
-            folded = folded[sep + 1 :].strip()
+        folded = folded_names.get(name)
+        if folded is None:
+            if len(folded_names) > 500_000:
+                folded_names.clear()
+            folded = folded_names[name] = _template_key(name, table)
         if folded in wanted:
             return True
     return False
+
+
+def _template_key(name: str, table: NamespaceTable | None) -> str:
+    """A template name as the disambiguation list spells it: folded, without a `Template:` prefix."""
+    folded = fold_prefix(name)
+    sep = folded.find(":")
+    if sep > 0 and table is not None and table.names.get(folded[:sep]) == 10:
+        folded = folded[sep + 1 :].strip()
+    return folded

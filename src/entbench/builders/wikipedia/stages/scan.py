@@ -65,7 +65,6 @@ from entbench.readers.wikitext import (
     DEFAULT_DISAMBIGUATION_TEMPLATES,
     Link,
     RenderConfig,
-    is_disambiguation,
     redirect_target,
     render,
 )
@@ -350,6 +349,7 @@ class PageRows:
         self.num_shards = num_shards
         self.config = render_config(params, site)
         self.namespaces = frozenset(params.namespaces)
+        self.disambiguation = frozenset(t.casefold() for t in params.disambiguation_templates)
         self.shards = [_ShardRows() for _ in range(num_shards)]
         self.stats = Stats()
 
@@ -371,7 +371,7 @@ class PageRows:
             rows.page(page, True, normalize_title(target, table), False, "", [], seq)
             return
         rendered = render(text, self.config)
-        disambiguation = is_disambiguation(text, self.params.disambiguation_templates, table)
+        disambiguation = self.config.is_disambiguation(text, self.disambiguation)
         stats.add("pages_article")
         if disambiguation:
             stats.add("pages_disambiguation")
