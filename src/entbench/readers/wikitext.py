@@ -30,9 +30,10 @@ import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess, template_names
+from entbench.readers.wikitext_native import native_enabled, new_inline, trail_mode
 from entbench.readers.wikitext_templates import MARK
 from entbench.readers.wikitext_titles import (
     LinkKind,
@@ -221,12 +222,28 @@ class _Builder:
 
 
 class _Renderer:
-    def __init__(self, config: RenderConfig) -> None:
+    def __init__(self, config: RenderConfig, native: bool) -> None:
         self.table = config.table
         self.config = config
         self.out = _Builder()
         self.spans: list[tuple[str, str, int, int, int]] = []
         self.counts: dict[str, int] = {}
+        # The C inline renderer (wikitext_native): the same work as `_paragraph` below, calling back
+        # into this module's functions for what is rare.
+        self.native: Any = None
+        if native:
+            table = self.table
+            self.native = new_inline(
+                config.targets,
+                config.classify,
+                clean_plain,
+                lambda label: flatten(label, table),
+                _around_links,
+                trail_mode(table.linktrail),
+                table.trail_at,
+                self.counts,
+                Link,
+            )
 
     def count(self, key: str) -> None:
         self.counts[key] = self.counts.get(key, 0) + 1
@@ -262,6 +279,9 @@ class _Renderer:
                 continue
             block.append(line)
         self._flush(block)
+        if self.native is not None:
+            full, starts, found = self.native.result()
+            return Rendered(full, starts, found, self.counts)
         full = self.out.text()
         links = [
             Link(target, normalized, full[start:end], start, end, paragraph)
@@ -299,6 +319,9 @@ class _Renderer:
             block.clear()
 
     def _paragraph(self, raw: str) -> None:
+        if self.native is not None:
+            self.native.paragraph(raw)
+            return
         self.out.new_paragraph()
         self.inline(raw)
         self.out.new_paragraph()
@@ -309,7 +332,7 @@ class _Renderer:
             # MediaWiki parses wikilinks before external links, so `[http://… text [[Link]] text]`
             # shows its text with the link in it; without the URL and brackets here, the wikilink
             # is parsed as any other (it stays a link: MediaWiki's page shows it as one).
-            s = _EXTLINK_AROUND_LINKS.sub(_external_link_text, s)
+            s = _around_links(s)
         pos = 0
         find = s.find
         add = self.out.add
@@ -361,6 +384,10 @@ class _Renderer:
             (target_raw.strip(), found.target.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
         )
         return trail_end
+
+
+def _around_links(s: str) -> str:
+    return _EXTLINK_AROUND_LINKS.sub(_external_link_text, s)
 
 
 def _external_link_text(m: re.Match[str]) -> str:
@@ -432,9 +459,12 @@ def flatten(label: str, table: NamespaceTable) -> str:
     return "".join(parts)
 
 
-def render(wikitext: str, config: RenderConfig) -> Rendered:
-    """Render one page's wikitext to plain text, paragraph starts and article links."""
-    return _Renderer(config).render(wikitext)
+def render(wikitext: str, config: RenderConfig, native: bool | None = None) -> Rendered:
+    """Render one page's wikitext to plain text, paragraph starts and article links.
+
+    `native`: whether the C inline renderer does the inline pass (the same output); by default
+    when it is built and `ENTBENCH_NATIVE` is not 0 (`wikitext_native`)."""
+    return _Renderer(config, native_enabled() if native is None else native).render(wikitext)
 
 
 def redirect_target(wikitext: str) -> str | None:

@@ -1,0 +1,551 @@
+/* Native inline rendering of wikitext paragraphs: the hot loop of readers/wikitext.py.
+ *
+ * `Inline` does what `_Renderer.inline`, `_Renderer.link` and `_Builder` do in Python, for one
+ * page: it finds `[[…]]` links, classifies their targets through the config's cache (calling
+ * Python's `RenderConfig.classify` on a miss), places anchors in the text it builds with whitespace
+ * collapsed, and counts links by kind. Everything rare or intricate is handed back to the same
+ * Python functions the reference path uses: `clean_plain` for a segment holding `[`, `''`, `&` or
+ * MARK, `flatten` for a label holding a nested link, the external-link rewrite of a paragraph
+ * holding `[[` and `:`, and any link-trail rule other than `[a-z]+` or none. So both paths give
+ * identical output by construction (tests/readers/test_wikitext_native.py checks they do).
+ *
+ * Strings are read as UCS-4 copies; offsets are code points, as in Python.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#define ABI 1
+#define MARK 0x01
+
+enum { TRAIL_NONE = 0, TRAIL_ASCII_LOWER = 1, TRAIL_CALL = 2 };
+
+typedef struct {
+    PyObject *target;  /* the target as written, stripped */
+    PyObject *title;   /* normalised title */
+    Py_ssize_t start, end, paragraph;
+} Span;
+
+typedef struct {
+    PyObject_HEAD
+    /* configuration (borrowed from the constructor's arguments, kept alive by references) */
+    PyObject *targets;     /* dict: raw target -> _Classified */
+    PyObject *classify;    /* RenderConfig.classify */
+    PyObject *clean_plain; /* wikitext.clean_plain */
+    PyObject *flatten;     /* callable(label) -> text: wikitext.flatten with the table bound */
+    PyObject *around;      /* callable(s) -> s: external links around wikilinks rewritten */
+    PyObject *trail;       /* callable(s, pos) -> end, for TRAIL_CALL */
+    int trail_mode;
+    PyObject *counts;      /* dict: count key -> int (the renderer's) */
+    PyTypeObject *link_type;
+    /* the text being built */
+    Py_UCS4 *buf;
+    Py_ssize_t len, cap;
+    Py_UCS4 pending; /* 0, ' ' or '\n' */
+    int open;
+    Py_ssize_t *starts;
+    Py_ssize_t nstarts, capstarts;
+    Span *spans;
+    Py_ssize_t nspans, capspans;
+    Py_UCS4 *scratch;
+    Py_ssize_t capscratch;
+} Inline;
+
+static PyObject *EMPTY_ANCHOR_KEY; /* "links_empty_anchor" */
+static PyObject *TITLE_ATTR;       /* "title" */
+
+static inline int is_ws(Py_UCS4 c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+static int grow(void **p, Py_ssize_t *cap, Py_ssize_t need, size_t item) {
+    if (need <= *cap) return 0;
+    Py_ssize_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *q = PyMem_Realloc(*p, (size_t)n * item);
+    if (!q) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static int count_key(Inline *self, PyObject *key) {
+    PyObject *old = PyDict_GetItemWithError(self->counts, key);
+    if (!old && PyErr_Occurred()) return -1;
+    long n = old ? PyLong_AsLong(old) : 0;
+    if (n == -1 && PyErr_Occurred()) return -1;
+    PyObject *v = PyLong_FromLong(n + 1);
+    if (!v) return -1;
+    int rc = PyDict_SetItem(self->counts, key, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* _Builder._space: whitespace owed before the next text, if the paragraph has text. */
+static inline void space(Inline *self, int newline) {
+    if (self->open) self->pending = (newline || self->pending == '\n') ? '\n' : ' ';
+}
+
+/* _Builder.add on p[0:n]: collapse ASCII whitespace runs (one "\n" if the run holds a line break,
+ * else one space), strip them at both ends into the pending space. Returns 1 and the core's span,
+ * 0 if there was no core, -1 on error. */
+static int add(Inline *self, const Py_UCS4 *p, Py_ssize_t n, Py_ssize_t *start, Py_ssize_t *end) {
+    if (n == 0) return 0;
+    Py_ssize_t a = 0, b = n;
+    int nl = 0;
+    while (a < n && is_ws(p[a])) nl |= p[a++] == '\n';
+    if (a == n) {
+        space(self, nl);
+        return 0;
+    }
+    if (a > 0) space(self, nl);
+    int tnl = 0;
+    while (b > a && is_ws(p[b - 1])) tnl |= p[--b] == '\n';
+    /* _emit */
+    if (grow((void **)&self->buf, &self->cap, self->len + 3 + (b - a), sizeof(Py_UCS4)) < 0) return -1;
+    if (!self->open) {
+        if (self->len) {
+            self->buf[self->len++] = '\n';
+            self->buf[self->len++] = '\n';
+        }
+        if (grow((void **)&self->starts, &self->capstarts, self->nstarts + 1, sizeof(Py_ssize_t)) < 0) return -1;
+        self->starts[self->nstarts++] = self->len;
+        self->open = 1;
+    } else if (self->pending) {
+        self->buf[self->len++] = self->pending;
+    }
+    self->pending = 0;
+    *start = self->len;
+    Py_UCS4 *out = self->buf + self->len;
+    Py_ssize_t i = a;
+    while (i < b) {
+        Py_UCS4 c = p[i];
+        if (!is_ws(c)) {
+            *out++ = c;
+            i++;
+            continue;
+        }
+        int rnl = 0;
+        while (is_ws(p[i])) rnl |= p[i++] == '\n'; /* the core ends in a non-space: stops before b */
+        *out++ = rnl ? '\n' : ' ';
+    }
+    self->len = out - self->buf;
+    *end = self->len;
+    if (b < n) space(self, tnl);
+    return 1;
+}
+
+/* A Python string as a UCS-4 copy (PyMem_Free it). */
+static Py_UCS4 *ucs4(PyObject *s, Py_ssize_t *n) {
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "expected str");
+        return NULL;
+    }
+    *n = PyUnicode_GET_LENGTH(s);
+    return PyUnicode_AsUCS4Copy(s);
+}
+
+static int add_object(Inline *self, PyObject *s, Py_ssize_t *start, Py_ssize_t *end) {
+    Py_ssize_t n;
+    Py_UCS4 *p = ucs4(s, &n);
+    if (!p) return -1;
+    int rc = add(self, p, n, start, end);
+    PyMem_Free(p);
+    return rc;
+}
+
+static PyObject *str_of(const Py_UCS4 *p, Py_ssize_t n) {
+    return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, p, n);
+}
+
+/* Whether clean_plain would change p[0:n] (it holds `[`, `''`, MARK or `&`). */
+static int needs_clean(const Py_UCS4 *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = p[i];
+        if (c == '[' || c == '&' || c == MARK || (c == '\'' && i + 1 < n && p[i + 1] == '\'')) return 1;
+    }
+    return 0;
+}
+
+/* add(clean_plain(p[0:n])) */
+static int add_plain(Inline *self, const Py_UCS4 *p, Py_ssize_t n) {
+    Py_ssize_t s, e;
+    if (!needs_clean(p, n)) return add(self, p, n, &s, &e) < 0 ? -1 : 0;
+    PyObject *seg = str_of(p, n);
+    if (!seg) return -1;
+    PyObject *clean = PyObject_CallOneArg(self->clean_plain, seg);
+    Py_DECREF(seg);
+    if (!clean) return -1;
+    int rc = add_object(self, clean, &s, &e);
+    Py_DECREF(clean);
+    return rc < 0 ? -1 : 0;
+}
+
+static Py_ssize_t find2(const Py_UCS4 *p, Py_ssize_t from, Py_ssize_t to, Py_UCS4 c) {
+    for (Py_ssize_t k = from; k + 1 < to; k++)
+        if (p[k] == c && p[k + 1] == c) return k;
+    return -1;
+}
+
+/* _matching_close: the `]]` closing the `[[` at i, nested links counted; -1 if none. */
+static Py_ssize_t matching_close(const Py_UCS4 *p, Py_ssize_t n, Py_ssize_t i) {
+    Py_ssize_t depth = 0, k = i;
+    while (k + 1 < n) {
+        if (p[k] == '[' && p[k + 1] == '[') {
+            depth++;
+            k += 2;
+        } else if (p[k] == ']' && p[k + 1] == ']') {
+            depth--;
+            if (depth == 0) return k;
+            k += 2;
+        } else {
+            k++;
+        }
+    }
+    return -1;
+}
+
+static int inline_object(Inline *self, PyObject *s);
+
+static Py_ssize_t trail_at(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py_ssize_t n, Py_ssize_t after) {
+    if (self->trail_mode == TRAIL_NONE) return after;
+    if (self->trail_mode == TRAIL_ASCII_LOWER) {
+        Py_ssize_t k = after;
+        while (k < n && p[k] >= 'a' && p[k] <= 'z') k++;
+        return k;
+    }
+    PyObject *r = PyObject_CallFunction(self->trail, "On", sobj, after);
+    if (!r) return -1;
+    Py_ssize_t k = PyLong_AsSsize_t(r);
+    Py_DECREF(r);
+    return k;
+}
+
+/* _Renderer.link: render `[[p[a:j]]]`; returns where the text after it continues, or -1. */
+static Py_ssize_t render_link(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py_ssize_t n, Py_ssize_t a, Py_ssize_t j) {
+    Py_ssize_t after = j + 2, pipe = -1;
+    for (Py_ssize_t k = a; k < j; k++)
+        if (p[k] == '|') {
+            pipe = k;
+            break;
+        }
+    Py_ssize_t tend = pipe < 0 ? j : pipe;
+    /* the target as written, MARK removed */
+    Py_UCS4 *raw = NULL;
+    Py_ssize_t rawn = 0;
+    int marked = 0;
+    for (Py_ssize_t k = a; k < tend; k++)
+        if (p[k] == MARK) {
+            marked = 1;
+            break;
+        }
+    const Py_UCS4 *t = p + a;
+    Py_ssize_t tn = tend - a;
+    if (marked) {
+        raw = PyMem_Malloc(sizeof(Py_UCS4) * (size_t)(tn ? tn : 1));
+        if (!raw) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t k = 0; k < tn; k++)
+            if (t[k] != MARK) raw[rawn++] = t[k];
+        t = raw;
+        tn = rawn;
+    }
+    Py_ssize_t result = -1;
+    PyObject *target_raw = str_of(t, tn), *found = NULL, *target_stripped = NULL, *title = NULL;
+    if (!target_raw) goto done;
+    found = PyDict_GetItemWithError(self->targets, target_raw);
+    if (found) {
+        Py_INCREF(found);
+    } else {
+        if (PyErr_Occurred()) goto done;
+        found = PyObject_CallOneArg(self->classify, target_raw);
+        if (!found) goto done;
+    }
+    if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) < 5) {
+        PyErr_SetString(PyExc_TypeError, "classify must return a _Classified");
+        goto done;
+    }
+    if (count_key(self, PyTuple_GET_ITEM(found, 1)) < 0) goto done;
+    int hidden = PyObject_IsTrue(PyTuple_GET_ITEM(found, 2));
+    int article = PyObject_IsTrue(PyTuple_GET_ITEM(found, 3));
+    int invalid = PyObject_IsTrue(PyTuple_GET_ITEM(found, 4));
+    if (hidden < 0 || article < 0 || invalid < 0) goto done;
+    if (hidden) {
+        result = after;
+        goto done;
+    }
+    Py_ssize_t s0, e0;
+    if (invalid) {
+        static const Py_UCS4 open2[2] = {'[', '['}, close2[2] = {']', ']'};
+        PyObject *inner = str_of(p + a, j - a);
+        if (!inner) goto done;
+        int rc = add(self, open2, 2, &s0, &e0) < 0 ? -1 : inline_object(self, inner);
+        Py_DECREF(inner);
+        if (rc < 0 || add(self, close2, 2, &s0, &e0) < 0) goto done;
+        result = after;
+        goto done;
+    }
+    /* the label: the stripped target without leading colons, or what follows the pipe */
+    const Py_UCS4 *lp;
+    Py_ssize_t ln;
+    Py_ssize_t ts = 0, te = tn;
+    while (ts < te && Py_UNICODE_ISSPACE(t[ts])) ts++;
+    while (te > ts && Py_UNICODE_ISSPACE(t[te - 1])) te--;
+    if (pipe < 0) {
+        Py_ssize_t ls = ts;
+        while (ls < te && t[ls] == ':') ls++;
+        lp = t + ls;
+        ln = te - ls;
+    } else {
+        lp = p + pipe + 1;
+        ln = j - pipe - 1;
+    }
+    Py_ssize_t tr = trail_at(self, sobj, p, n, after);
+    if (tr < 0) goto done;
+    /* shown = flatten(label) + trail */
+    PyObject *flat = NULL;
+    const Py_UCS4 *fp = lp;
+    Py_ssize_t fn = ln;
+    Py_UCS4 *fcopy = NULL;
+    if (needs_clean(lp, ln)) {
+        PyObject *label = str_of(lp, ln);
+        if (!label) goto done;
+        flat = PyObject_CallOneArg(find2(lp, 0, ln, '[') >= 0 ? self->flatten : self->clean_plain, label);
+        Py_DECREF(label);
+        if (!flat) goto done;
+        fcopy = ucs4(flat, &fn);
+        Py_DECREF(flat);
+        if (!fcopy) goto done;
+        fp = fcopy;
+    }
+    Py_ssize_t trn = tr - after;
+    if (grow((void **)&self->scratch, &self->capscratch, fn + trn + 1, sizeof(Py_UCS4)) < 0) {
+        PyMem_Free(fcopy);
+        goto done;
+    }
+    memcpy(self->scratch, fp, sizeof(Py_UCS4) * (size_t)fn);
+    memcpy(self->scratch + fn, p + after, sizeof(Py_UCS4) * (size_t)trn);
+    PyMem_Free(fcopy);
+    int got = add(self, self->scratch, fn + trn, &s0, &e0);
+    if (got < 0) goto done;
+    if (!article) {
+        result = tr;
+        goto done;
+    }
+    if (!got) {
+        if (count_key(self, EMPTY_ANCHOR_KEY) < 0) goto done;
+        result = tr;
+        goto done;
+    }
+    target_stripped = str_of(t + ts, te - ts);
+    if (!target_stripped) goto done;
+    title = PyObject_GetAttr(PyTuple_GET_ITEM(found, 0), TITLE_ATTR);
+    if (!title) goto done;
+    if (grow((void **)&self->spans, &self->capspans, self->nspans + 1, sizeof(Span)) < 0) goto done;
+    Span *sp = &self->spans[self->nspans++];
+    sp->target = target_stripped;
+    sp->title = title;
+    target_stripped = title = NULL; /* owned by the span now */
+    sp->start = s0;
+    sp->end = e0;
+    sp->paragraph = self->nstarts - 1;
+    result = tr;
+done:
+    Py_XDECREF(target_stripped);
+    Py_XDECREF(title);
+    Py_XDECREF(found);
+    Py_XDECREF(target_raw);
+    PyMem_Free(raw);
+    return result;
+}
+
+/* _Renderer.inline on p[0:n] (sobj: the same text as a str, for callbacks). */
+static int inline_ucs4(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py_ssize_t n) {
+    Py_ssize_t pos = 0;
+    for (;;) {
+        Py_ssize_t i = find2(p, pos, n, '[');
+        if (i < 0) break;
+        Py_ssize_t j = find2(p, i + 2, n, ']');
+        if (j >= 0 && find2(p, i + 2, j, '[') >= 0) j = matching_close(p, n, i);
+        if (j < 0) { /* an unclosed `[[` is literal text */
+            if (add_plain(self, p + pos, i + 2 - pos) < 0) return -1;
+            pos = i + 2;
+            continue;
+        }
+        if (i > pos && add_plain(self, p + pos, i - pos) < 0) return -1;
+        pos = render_link(self, sobj, p, n, i + 2, j);
+        if (pos < 0) return -1;
+    }
+    return add_plain(self, p + pos, n - pos);
+}
+
+static int inline_object(Inline *self, PyObject *s) {
+    Py_INCREF(s);
+    Py_ssize_t n;
+    Py_UCS4 *p = ucs4(s, &n);
+    if (!p) {
+        Py_DECREF(s);
+        return -1;
+    }
+    if (find2(p, 0, n, '[') >= 0) {
+        int colon = 0;
+        for (Py_ssize_t k = 0; k < n; k++)
+            if (p[k] == ':') {
+                colon = 1;
+                break;
+            }
+        if (colon) { /* external links around wikilinks: rewritten by the Python regex */
+            PyObject *t = PyObject_CallOneArg(self->around, s);
+            Py_DECREF(s);
+            PyMem_Free(p);
+            if (!t) return -1;
+            s = t;
+            p = ucs4(s, &n);
+            if (!p) {
+                Py_DECREF(s);
+                return -1;
+            }
+        }
+    }
+    int rc = inline_ucs4(self, s, p, n);
+    PyMem_Free(p);
+    Py_DECREF(s);
+    return rc;
+}
+
+/* --- the Python type -------------------------------------------------------------------------- */
+
+static int Inline_init(Inline *self, PyObject *args, PyObject *kwds) {
+    PyObject *targets, *classify, *clean_plain, *flatten, *around, *trail, *counts, *link_type;
+    int mode;
+    if (!PyArg_ParseTuple(args, "O!OOOOiOO!O!", &PyDict_Type, &targets, &classify, &clean_plain, &flatten, &around,
+                          &mode, &trail, &PyDict_Type, &counts, &PyType_Type, &link_type))
+        return -1;
+    if (mode < TRAIL_NONE || mode > TRAIL_CALL) {
+        PyErr_SetString(PyExc_ValueError, "unknown trail mode");
+        return -1;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)link_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "link_type must be a tuple subclass");
+        return -1;
+    }
+    PyObject **slots[] = {&self->targets, &self->classify, &self->clean_plain, &self->flatten,
+                          &self->around, &self->trail, &self->counts};
+    PyObject *values[] = {targets, classify, clean_plain, flatten, around, trail, counts};
+    for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+        Py_INCREF(values[k]);
+        Py_XSETREF(*slots[k], values[k]);
+    }
+    Py_INCREF(link_type);
+    Py_XSETREF(self->link_type, (PyTypeObject *)link_type);
+    self->trail_mode = mode;
+    return 0;
+}
+
+static void clear_spans(Inline *self) {
+    for (Py_ssize_t k = 0; k < self->nspans; k++) {
+        Py_DECREF(self->spans[k].target);
+        Py_DECREF(self->spans[k].title);
+    }
+    self->nspans = 0;
+}
+
+static void Inline_dealloc(Inline *self) {
+    clear_spans(self);
+    Py_XDECREF(self->targets);
+    Py_XDECREF(self->classify);
+    Py_XDECREF(self->clean_plain);
+    Py_XDECREF(self->flatten);
+    Py_XDECREF(self->around);
+    Py_XDECREF(self->trail);
+    Py_XDECREF(self->counts);
+    Py_XDECREF(self->link_type);
+    PyMem_Free(self->buf);
+    PyMem_Free(self->starts);
+    PyMem_Free(self->spans);
+    PyMem_Free(self->scratch);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+PyDoc_STRVAR(paragraph_doc, "paragraph(text): render one paragraph's inline markup (a paragraph of its own).");
+
+static PyObject *Inline_paragraph(Inline *self, PyObject *text) {
+    self->open = 0;
+    self->pending = 0;
+    if (inline_object(self, text) < 0) return NULL;
+    self->open = 0;
+    self->pending = 0;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(result_doc, "result() -> (text, paragraph_starts, links): the page rendered so far.");
+
+static PyObject *Inline_result(Inline *self, PyObject *Py_UNUSED(ignored)) {
+    PyObject *text = str_of(self->buf, self->len), *starts = NULL, *links = NULL;
+    if (!text) return NULL;
+    starts = PyList_New(self->nstarts);
+    if (!starts) goto fail;
+    for (Py_ssize_t k = 0; k < self->nstarts; k++) {
+        PyObject *v = PyLong_FromSsize_t(self->starts[k]);
+        if (!v) goto fail;
+        PyList_SET_ITEM(starts, k, v);
+    }
+    links = PyList_New(self->nspans);
+    if (!links) goto fail;
+    for (Py_ssize_t k = 0; k < self->nspans; k++) {
+        Span *sp = &self->spans[k];
+        PyObject *anchor = PyUnicode_Substring(text, sp->start, sp->end);
+        if (!anchor) goto fail;
+        PyObject *fields = Py_BuildValue("((OONnnn))", sp->target, sp->title, anchor, sp->start, sp->end, sp->paragraph);
+        if (!fields) goto fail;
+        /* Link(...): NamedTuple.__new__ is tuple.__new__(cls, (fields,)) */
+        PyObject *item = PyTuple_Type.tp_new(self->link_type, fields, NULL);
+        Py_DECREF(fields);
+        if (!item) goto fail;
+        PyList_SET_ITEM(links, k, item);
+    }
+    return Py_BuildValue("(NNN)", text, starts, links);
+fail:
+    Py_XDECREF(text);
+    Py_XDECREF(starts);
+    Py_XDECREF(links);
+    return NULL;
+}
+
+static PyMethodDef Inline_methods[] = {
+    {"paragraph", (PyCFunction)Inline_paragraph, METH_O, paragraph_doc},
+    {"result", (PyCFunction)Inline_result, METH_NOARGS, result_doc},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject InlineType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "entbench._wtrender.Inline",
+    .tp_basicsize = sizeof(Inline),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Inline(targets, classify, clean_plain, flatten, around, trail_mode, trail, counts, link_type): "
+              "one page's inline renderer (see wtrender.c).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Inline_init,
+    .tp_dealloc = (destructor)Inline_dealloc,
+    .tp_methods = Inline_methods,
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wtrender",
+                                    "Native inline rendering of wikitext (see wtrender.c).", -1, NULL, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__wtrender(void) {
+    if (PyType_Ready(&InlineType) < 0) return NULL;
+    EMPTY_ANCHOR_KEY = PyUnicode_InternFromString("links_empty_anchor");
+    TITLE_ATTR = PyUnicode_InternFromString("title");
+    if (!EMPTY_ANCHOR_KEY || !TITLE_ATTR) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&InlineType);
+    if (PyModule_AddObject(m, "Inline", (PyObject *)&InlineType) < 0 || PyModule_AddIntConstant(m, "ABI", ABI) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

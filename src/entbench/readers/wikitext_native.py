@@ -1,0 +1,52 @@
+"""The native inline renderer (`entbench._wtrender`, src/entbench/_native/wtrender.c), if built.
+
+`readers.wikitext` renders each paragraph's inline markup (links, anchors, whitespace) either in
+Python (`_Renderer.inline`, the reference) or with `_wtrender.Inline`, which does the same work in C
+and calls back into the same Python functions for everything rare (entities, quotes, external links,
+nested labels, unusual link-trail rules), so the two give identical output
+(tests/readers/test_wikitext_native.py). The extension is compiled when the package is installed
+(hatch_build.py); without a C compiler the install still succeeds and rendering takes the Python
+path. `ENTBENCH_NATIVE=0` forces that path, as it does for the Wikidata scan.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+#: The interface of `_wtrender.Inline` this package calls; wtrender.c's `ABI` must match, so a stale
+#: build (an old .so next to newer sources) is ignored rather than misused.
+NATIVE_ABI = 1
+#: Link-trail rules the C code applies itself (`NamespaceTable.linktrail`); any other is called back.
+TRAIL_NONE, TRAIL_ASCII_LOWER, TRAIL_CALL = 0, 1, 2
+
+try:
+    from entbench import _wtrender  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler: the Python path does all the work
+    _wtrender = None
+if _wtrender is not None and getattr(_wtrender, "ABI", None) != NATIVE_ABI:
+    _wtrender = None
+
+
+def native_available() -> bool:
+    """Whether the compiled renderer is installed (regardless of `ENTBENCH_NATIVE`)."""
+    return _wtrender is not None
+
+
+def native_enabled() -> bool:
+    """Whether rendering takes the native path: built, and not switched off by `ENTBENCH_NATIVE=0`."""
+    return _wtrender is not None and os.environ.get("ENTBENCH_NATIVE", "1") != "0"
+
+
+def trail_mode(linktrail: str | None) -> int:
+    """How the C code finds a link trail under the wiki's rule (`[a-z]+` on enwiki, none on zhwiki)."""
+    if not linktrail:
+        return TRAIL_NONE
+    return TRAIL_ASCII_LOWER if linktrail == "[a-z]+" else TRAIL_CALL
+
+
+def new_inline(*args: Any) -> Any:
+    """A `_wtrender.Inline` for one page (arguments as wtrender.c's `Inline_init` takes them)."""
+    if _wtrender is None:
+        raise RuntimeError("the native wikitext renderer is not built")
+    return _wtrender.Inline(*args)

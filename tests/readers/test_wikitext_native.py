@@ -1,0 +1,107 @@
+"""The native inline renderer (`entbench._wtrender`) against the Python one: identical output.
+
+Both paths render every page of every fixture dump and hypothesis-generated wikitext (the markup
+pieces of the property tests, arbitrary Unicode, whitespace runs), under the enwiki rules, the
+zhwiki ones (no link trail, conversion markup) and a link-trail rule the C code calls back for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
+from entbench.readers import wikitext_native
+from entbench.readers.mediawiki_xml import read_dump
+from entbench.readers.wikitext import Link, RenderConfig, Rendered, render
+from tests.readers.test_wikitext_properties import EN, TOKENS, ZH, check
+
+pytestmark = pytest.mark.skipif(
+    not wikitext_native.native_available(), reason="the native renderer is not built (no C compiler)"
+)
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+#: Every MediaWiki dump among the fixtures (plain XML or .bz2).
+DUMPS = sorted(
+    p.relative_to(FIXTURES).as_posix() for pattern in ("*.xml", "*.xml.bz2") for p in FIXTURES.rglob(pattern)
+)
+#: A link-trail rule other than enwiki's `[a-z]+`: the C code calls `NamespaceTable.trail_at` back.
+DE = RenderConfig(dataclasses.replace(EN.table, linktrail="[a-zäöüß]+"))
+
+
+def both(source: str, config: RenderConfig) -> Rendered:
+    """Render both ways; they must agree in every field. Returns the native result."""
+    python = render(source, config, native=False)
+    native = render(source, config, native=True)
+    assert native.text == python.text
+    assert native.paragraph_starts == python.paragraph_starts
+    assert native.links == python.links
+    assert all(type(link) is Link for link in native.links)
+    assert native.counts == python.counts
+    assert list(native.counts) == list(python.counts)  # the same order of first counts too
+    return native
+
+
+def test_the_fixture_dumps_are_all_here() -> None:
+    assert len(DUMPS) >= 8
+    assert "world/enwiki.xml.bz2" in DUMPS and "hansel/zhwiki-fixture.xml.bz2" in DUMPS
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_every_fixture_page_renders_the_same_both_ways(name: str) -> None:
+    site, pages = read_dump(str(FIXTURES / name))
+    config = render_config(WikipediaScanParams(), site)
+    # also under the other wiki's rules: the zh rules read conversion markup and have no trail
+    other = ZH if site.language.startswith("en") else EN
+    links = chars = 0
+    for page in pages:
+        rendered = both(page.text, config)
+        both(page.text, other)
+        links += len(rendered.links)
+        chars += len(rendered.text)
+    assert chars > 0 and links > 0
+
+
+wikitext = st.lists(
+    st.one_of(
+        st.sampled_from(TOKENS),
+        st.sampled_from([" ", "  ", "\t", "\r\n", "\n \n", "\x0b", "\x0c", "\u3000", "\xa0", "a", "s", "ä"]),
+        st.text(max_size=4),
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wikitext)
+def test_markup_renders_the_same_both_ways(source: str) -> None:
+    for config in (EN, ZH, DE):
+        check(both(source, config))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200))
+def test_arbitrary_unicode_renders_the_same_both_ways(source: str) -> None:
+    for config in (EN, ZH, DE):
+        check(both(source, config))
+
+
+def test_entbench_native_0_selects_the_python_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENTBENCH_NATIVE", "0")
+    assert not wikitext_native.native_enabled()
+    monkeypatch.setenv("ENTBENCH_NATIVE", "1")
+    assert wikitext_native.native_enabled()
+
+
+def test_trail_modes() -> None:
+    assert wikitext_native.trail_mode(None) == wikitext_native.TRAIL_NONE
+    assert wikitext_native.trail_mode("[a-z]+") == wikitext_native.TRAIL_ASCII_LOWER
+    assert wikitext_native.trail_mode("[a-zäöüß]+") == wikitext_native.TRAIL_CALL
+    # each mode gives the Python trail: "[[bus]]es" -> "buses" (en), "bus" (zh), "[[Bär]]ä" (de)
+    assert both("[[bus]]es", EN).links[0].anchor == "buses"
+    assert both("[[bus]]es", ZH).links[0].anchor == "bus"
+    assert both("[[Bus]]ßä x", DE).links[0].anchor == "Busßä"
