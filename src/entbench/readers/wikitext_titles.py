@@ -109,8 +109,18 @@ class LinkTarget:
     leading_colon: bool = False
 
 
+#: A target that normalisation leaves as it is, with no colon or `#`: an article title as written
+#: (words separated by single spaces). Most targets are; they skip the general path below.
+_PLAIN_TARGET = re.compile(
+    r"(?:[^\s&%_:#<>\[\]{}|\ufffd\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f\u3000]+ )*"
+    r"[^\s&%_:#<>\[\]{}|\ufffd\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f\u3000]+"
+)
+
+
 def classify_target(raw: str, table: NamespaceTable) -> LinkTarget:
     """Classify and normalise the target part of `[[target|…]]`."""
+    if _PLAIN_TARGET.fullmatch(raw):
+        return LinkTarget(LinkKind.ARTICLE, 0, ucfirst(raw) if table.first_letter(0) else raw, False)
     text = clean_title_text(raw)
     colon = text.startswith(":")
     if colon:

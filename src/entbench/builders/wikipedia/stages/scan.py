@@ -119,6 +119,23 @@ def render_config(params: WikipediaScanParams, site: SiteInfo) -> RenderConfig:
     )
 
 
+#: Render configs kept across the map tasks a process runs: their caches of classified link targets
+#: and folded template names pay off over a whole dump (a new config per task classified every
+#: target again, half the classifications of a 64 MB scan). The caches are bounded (`RenderConfig`).
+_RENDER_CONFIGS: dict[tuple[WikipediaScanParams, SiteInfo], RenderConfig] = {}
+
+
+def shared_render_config(params: WikipediaScanParams, site: SiteInfo) -> RenderConfig:
+    """`render_config`, one per (params, site) in this process."""
+    key = (params, site)
+    config = _RENDER_CONFIGS.get(key)
+    if config is None:
+        if len(_RENDER_CONFIGS) >= 4:
+            _RENDER_CONFIGS.clear()
+        config = _RENDER_CONFIGS[key] = render_config(params, site)
+    return config
+
+
 class WikipediaScan(Stage):
     """Scan one MediaWiki XML dump into `pages` and `links`."""
 
@@ -347,7 +364,7 @@ class PageRows:
     def __init__(self, params: WikipediaScanParams, site: SiteInfo, num_shards: int) -> None:
         self.params = params
         self.num_shards = num_shards
-        self.config = render_config(params, site)
+        self.config = shared_render_config(params, site)
         self.namespaces = frozenset(params.namespaces)
         self.disambiguation = frozenset(t.casefold() for t in params.disambiguation_templates)
         self.shards = [_ShardRows() for _ in range(num_shards)]
