@@ -8,6 +8,7 @@ zhwiki ones (no link trail, conversion markup) and a link-trail rule the C code 
 from __future__ import annotations
 
 import dataclasses
+import html
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,13 @@ def test_trail_modes() -> None:
     assert both("[[bus]]es", EN).links[0].anchor == "buses"
     assert both("[[bus]]es", ZH).links[0].anchor == "bus"
     assert both("[[Bus]]ßä x", DE).links[0].anchor == "Busßä"
+
+
+def test_the_c_entity_table_decodes_as_html_unescape() -> None:
+    from entbench import _wtrender  # type: ignore[attr-defined]
+
+    assert len(_wtrender.ENTITIES) >= 10
+    for name, char in _wtrender.ENTITIES.items():
+        assert html.unescape(f"&{name};") == char, name
+        # in a segment, next to quotes and marks, both paths agree
+        both(f"a ''&{name};'' [[b|&{name};\x01x]]&{name}", EN)

@@ -15,7 +15,7 @@
 #include <Python.h>
 #include <string.h>
 
-#define ABI 1
+#define ABI 2
 #define MARK 0x01
 
 enum { TRAIL_NONE = 0, TRAIL_ASCII_LOWER = 1, TRAIL_CALL = 2 };
@@ -49,6 +49,8 @@ typedef struct {
     Py_ssize_t nspans, capspans;
     Py_UCS4 *scratch;
     Py_ssize_t capscratch;
+    Py_UCS4 *clean; /* clean_plain's output (clean_c) */
+    Py_ssize_t capclean;
 } Inline;
 
 static PyObject *EMPTY_ANCHOR_KEY; /* "links_empty_anchor" */
@@ -168,10 +170,79 @@ static int needs_clean(const Py_UCS4 *p, Py_ssize_t n) {
     return 0;
 }
 
+/* The named and numeric character references clean_plain meets most (templates write dashes and
+ * spaces as entities), each as html.unescape decodes `&NAME;` (the tests check the table with it). */
+static const struct {
+    const char *name;
+    Py_UCS4 ch;
+} ENTITIES[] = {{"nbsp", 0xa0},    {"amp", '&'},      {"lt", '<'},      {"gt", '>'},      {"quot", '"'},
+                {"ndash", 0x2013}, {"mdash", 0x2014}, {"middot", 0xb7}, {"bull", 0x2022}, {"apos", '\''},
+                {"#39", '\''},     {"minus", 0x2212}, {"times", 0xd7},  {"hellip", 0x2026}};
+#define N_ENTITIES (sizeof(ENTITIES) / sizeof(ENTITIES[0]))
+
+/* The entity `&NAME;` at p[i] (p[i] == '&'): its length with the `&` and `;` (its character in
+ * *ch), or 0 if it is not in the table. */
+static Py_ssize_t entity_at(const Py_UCS4 *p, Py_ssize_t n, Py_ssize_t i, Py_UCS4 *ch) {
+    for (size_t k = 0; k < N_ENTITIES; k++) {
+        const char *name = ENTITIES[k].name;
+        Py_ssize_t m = (Py_ssize_t)strlen(name), j = 0;
+        if (i + 1 + m >= n) continue; /* no room for the name and its ';' */
+        while (j < m && p[i + 1 + j] == (Py_UCS4)(unsigned char)name[j]) j++;
+        if (j == m && p[i + 1 + m] == ';') {
+            *ch = ENTITIES[k].ch;
+            return m + 2;
+        }
+    }
+    return 0;
+}
+
+/* clean_plain(p[0:n]) in C when the segment has no `[` (no external link) and each `&` starts an
+ * entity of the table: quote runs, then MARK, then entities, in clean_plain's order, into
+ * self->clean. Returns the length, -2 when Python must do it, -1 on error. */
+static Py_ssize_t clean_c(Inline *self, const Py_UCS4 *p, Py_ssize_t n) {
+    if (grow((void **)&self->clean, &self->capclean, n + 1, sizeof(Py_UCS4)) < 0) return -1;
+    Py_UCS4 *out = self->clean;
+    Py_ssize_t o = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_UCS4 c = p[i];
+        if (c == '[') return -2;
+        if (c != '\'') {
+            out[o++] = c;
+            i++;
+            continue;
+        }
+        Py_ssize_t r = 0;
+        while (i < n && p[i] == '\'') r++, i++;
+        /* _quote: 2 italic, 3 bold, 5 both: nothing; 4: an apostrophe then bold; more: the extra
+         * apostrophes, then both */
+        Py_ssize_t keep = r == 1 ? 1 : r == 4 ? 1 : r > 5 ? r - 5 : 0;
+        while (keep-- > 0) out[o++] = '\'';
+    }
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < o; i++)
+        if (out[i] != MARK) out[m++] = out[i];
+    Py_ssize_t w = 0;
+    for (Py_ssize_t i = 0; i < m;) {
+        if (out[i] != '&') {
+            out[w++] = out[i++];
+            continue;
+        }
+        Py_UCS4 ch;
+        Py_ssize_t len = entity_at(out, m, i, &ch);
+        if (!len) return -2;
+        out[w++] = ch;
+        i += len;
+    }
+    return w;
+}
+
 /* add(clean_plain(p[0:n])) */
 static int add_plain(Inline *self, const Py_UCS4 *p, Py_ssize_t n) {
     Py_ssize_t s, e;
     if (!needs_clean(p, n)) return add(self, p, n, &s, &e) < 0 ? -1 : 0;
+    Py_ssize_t c = clean_c(self, p, n);
+    if (c == -1) return -1;
+    if (c >= 0) return add(self, self->clean, c, &s, &e) < 0 ? -1 : 0;
     PyObject *seg = str_of(p, n);
     if (!seg) return -1;
     PyObject *clean = PyObject_CallOneArg(self->clean_plain, seg);
@@ -310,7 +381,16 @@ static Py_ssize_t render_link(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py
     const Py_UCS4 *fp = lp;
     Py_ssize_t fn = ln;
     Py_UCS4 *fcopy = NULL;
-    if (needs_clean(lp, ln)) {
+    Py_ssize_t cn = -2;
+    if (needs_clean(lp, ln) && find2(lp, 0, ln, '[') < 0) {
+        cn = clean_c(self, lp, ln);
+        if (cn == -1) goto done;
+        if (cn >= 0) {
+            fp = self->clean;
+            fn = cn;
+        }
+    }
+    if (cn == -2 && needs_clean(lp, ln)) {
         PyObject *label = str_of(lp, ln);
         if (!label) goto done;
         flat = PyObject_CallOneArg(find2(lp, 0, ln, '[') >= 0 ? self->flatten : self->clean_plain, label);
@@ -467,6 +547,7 @@ static void Inline_dealloc(Inline *self) {
     PyMem_Free(self->starts);
     PyMem_Free(self->spans);
     PyMem_Free(self->scratch);
+    PyMem_Free(self->clean);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -542,6 +623,17 @@ PyMODINIT_FUNC PyInit__wtrender(void) {
     if (!EMPTY_ANCHOR_KEY || !TITLE_ATTR) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
+    PyObject *entities = PyDict_New();
+    for (size_t k = 0; entities && k < N_ENTITIES; k++) {
+        PyObject *ch = PyUnicode_FromOrdinal((int)ENTITIES[k].ch);
+        if (!ch || PyDict_SetItemString(entities, ENTITIES[k].name, ch) < 0) Py_CLEAR(entities);
+        Py_XDECREF(ch);
+    }
+    if (!entities || PyModule_AddObject(m, "ENTITIES", entities) < 0) {
+        Py_XDECREF(entities);
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&InlineType);
     if (PyModule_AddObject(m, "Inline", (PyObject *)&InlineType) < 0 || PyModule_AddIntConstant(m, "ABI", ABI) < 0) {
         Py_DECREF(m);
