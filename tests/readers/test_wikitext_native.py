@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import os
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_
 from entbench.readers import wikitext_native
 from entbench.readers.mediawiki_xml import read_dump
 from entbench.readers.wikitext import Link, RenderConfig, Rendered, render
+from entbench.readers.wikitext_markup import template_spans_python
 from tests.readers.test_wikitext_properties import EN, TOKENS, ZH, check
 
 pytestmark = pytest.mark.skipif(
@@ -34,9 +36,22 @@ DUMPS = sorted(
 DE = RenderConfig(dataclasses.replace(EN.table, linktrail="[a-zäöüß]+"))
 
 
+def _python_render(source: str, config: RenderConfig) -> Rendered:
+    """The page rendered by the Python path alone, as `ENTBENCH_NATIVE=0` selects it."""
+    saved = os.environ.get("ENTBENCH_NATIVE")
+    os.environ["ENTBENCH_NATIVE"] = "0"
+    try:
+        return render(source, config)
+    finally:
+        if saved is None:
+            del os.environ["ENTBENCH_NATIVE"]
+        else:
+            os.environ["ENTBENCH_NATIVE"] = saved
+
+
 def both(source: str, config: RenderConfig) -> Rendered:
     """Render both ways; they must agree in every field. Returns the native result."""
-    python = render(source, config, native=False)
+    python = _python_render(source, config)
     native = render(source, config, native=True)
     assert native.text == python.text
     assert native.paragraph_starts == python.paragraph_starts
@@ -116,3 +131,19 @@ def test_the_c_entity_table_decodes_as_html_unescape() -> None:
         assert html.unescape(f"&{name};") == char, name
         # in a segment, next to quotes and marks, both paths agree
         both(f"a ''&{name};'' [[b|&{name};\x01x]]&{name}", EN)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(wikitext, st.text(alphabet="{}|a\n", max_size=60)))
+def test_template_spans_are_the_same_both_ways(source: str) -> None:
+    assert wikitext_native.native_template_spans(source) == template_spans_python(source)
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_template_spans_of_every_fixture_page_are_the_same_both_ways(name: str) -> None:
+    spans = 0
+    for page in read_dump(str(FIXTURES / name))[1]:
+        found = wikitext_native.native_template_spans(page.text)
+        assert found == template_spans_python(page.text)
+        spans += len(found)
+    assert spans > 0

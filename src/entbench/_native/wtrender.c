@@ -15,7 +15,7 @@
 #include <Python.h>
 #include <string.h>
 
-#define ABI 2
+#define ABI 3
 #define MARK 0x01
 
 enum { TRAIL_NONE = 0, TRAIL_ASCII_LOWER = 1, TRAIL_CALL = 2 };
@@ -613,8 +613,96 @@ static PyTypeObject InlineType = {
     .tp_methods = Inline_methods,
 };
 
+/* --- template_spans (wikitext_markup.template_spans) ------------------------------------------ */
+
+typedef struct {
+    Py_ssize_t start, end;
+} Pair;
+
+static int pair_cmp(const void *a, const void *b) {
+    const Pair *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+PyDoc_STRVAR(template_spans_doc, "template_spans(text) -> [(start, end)]: wikitext_markup.template_spans in C.");
+
+static PyObject *py_template_spans(PyObject *Py_UNUSED(module), PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "expected str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Pair *stack = NULL, *spans = NULL; /* stack: (first still-open brace, open braces left) */
+    Py_ssize_t nstack = 0, capstack = 0, nspans = 0, capspans = 0;
+    PyObject *result = NULL;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c != '{' && c != '}') {
+            i++;
+            continue;
+        }
+        Py_ssize_t run_start = i;
+        while (i < n && PyUnicode_READ(kind, data, i) == c) i++;
+        Py_ssize_t run_end = i, len = run_end - run_start;
+        if (len < 2) continue; /* a single brace is text */
+        if (c == '{') {
+            if (grow((void **)&stack, &capstack, nstack + 1, sizeof(Pair)) < 0) goto fail;
+            stack[nstack].start = run_start;
+            stack[nstack].end = len;
+            nstack++;
+            continue;
+        }
+        while (len >= 2 && nstack) {
+            Pair *top = &stack[nstack - 1];
+            if (top->end < 2) { /* a single leftover brace is literal */
+                nstack--;
+                continue;
+            }
+            Py_ssize_t k = (top->end >= 3 && len >= 3) ? 3 : 2;
+            top->end -= k;
+            len -= k;
+            if (grow((void **)&spans, &capspans, nspans + 1, sizeof(Pair)) < 0) goto fail;
+            spans[nspans].start = top->start + top->end;
+            spans[nspans].end = run_end - len;
+            nspans++;
+            if (top->end < 2) nstack--;
+        }
+    }
+    /* _merge: sorted, nested spans folded into the outermost (adjacent ones stay apart) */
+    if (nspans) qsort(spans, (size_t)nspans, sizeof(Pair), pair_cmp);
+    Py_ssize_t m = 0;
+    for (Py_ssize_t k = 0; k < nspans; k++) {
+        if (m && spans[k].start < spans[m - 1].end) {
+            if (spans[k].end > spans[m - 1].end) spans[m - 1].end = spans[k].end;
+        } else {
+            spans[m++] = spans[k];
+        }
+    }
+    result = PyList_New(m);
+    if (!result) goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *t = Py_BuildValue("(nn)", spans[k].start, spans[k].end);
+        if (!t) {
+            Py_CLEAR(result);
+            goto fail;
+        }
+        PyList_SET_ITEM(result, k, t);
+    }
+fail:
+    PyMem_Free(stack);
+    PyMem_Free(spans);
+    return result;
+}
+
+static PyMethodDef module_methods[] = {
+    {"template_spans", (PyCFunction)py_template_spans, METH_O, template_spans_doc},
+    {NULL, NULL, 0, NULL}};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wtrender",
-                                    "Native inline rendering of wikitext (see wtrender.c).", -1, NULL, NULL, NULL, NULL, NULL};
+                                    "Native inline rendering of wikitext (see wtrender.c).", -1, module_methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__wtrender(void) {
     if (PyType_Ready(&InlineType) < 0) return NULL;

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from entbench.readers.wikitext_native import native_enabled, native_template_spans
 from entbench.readers.wikitext_templates import MARK, is_inline, visible_wikitext
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
@@ -170,11 +171,18 @@ def escape_nowiki(text: str) -> str:
 
 def strip_tags(text: str) -> str:
     """Drop non-prose tags with their content; `<br>` becomes a newline; keep other tags' content."""
+    # Each pass needs a `<`; most pages have none left once their refs are gone, so the passes after
+    # are skipped (each scans the whole page, and the kept-tag one tries sixty names at every `<`).
     if "<" not in text:
         return text
     text = _DROPPED_PAIRED.sub("", text)
-    text = _DROPPED_SELF_CLOSING.sub("", text)
+    if "<" not in text:
+        return text
+    if "/>" in text:
+        text = _DROPPED_SELF_CLOSING.sub("", text)
     text = _DROPPED_STRAY.sub("", text)
+    if "<" not in text:
+        return text
     text = _BR.sub("\n", text)
     return _KEPT_TAG.sub("", text)
 
@@ -184,8 +192,15 @@ def template_spans(text: str) -> list[tuple[int, int]]:
 
     A closing run is paired with the innermost open run: three braces each side make a template
     parameter, otherwise two make a template. Unmatched braces are literal text, so an unclosed
-    `{{` never swallows the rest of the page.
+    `{{` never swallows the rest of the page. The C version (`wikitext_native`) when enabled.
     """
+    if native_enabled():
+        return native_template_spans(text)
+    return template_spans_python(text)
+
+
+def template_spans_python(text: str) -> list[tuple[int, int]]:
+    """`template_spans` in Python: the reference the C version is tested against."""
     stack: list[list[int]] = []  # [position of the first still-open brace, open braces left]
     spans: list[tuple[int, int]] = []
     for m in _BRACE_RUN.finditer(text):

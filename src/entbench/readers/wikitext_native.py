@@ -16,7 +16,7 @@ from typing import Any
 
 #: The interface of `_wtrender.Inline` this package calls; wtrender.c's `ABI` must match, so a stale
 #: build (an old .so next to newer sources) is ignored rather than misused.
-NATIVE_ABI = 2
+NATIVE_ABI = 3
 #: Link-trail rules the C code applies itself (`NamespaceTable.linktrail`); any other is called back.
 TRAIL_NONE, TRAIL_ASCII_LOWER, TRAIL_CALL = 0, 1, 2
 
@@ -50,3 +50,11 @@ def new_inline(*args: Any) -> Any:
     if _wtrender is None:
         raise RuntimeError("the native wikitext renderer is not built")
     return _wtrender.Inline(*args)
+
+
+def native_template_spans(text: str) -> list[tuple[int, int]]:
+    """`wikitext_markup.template_spans` in C (only when `native_available()`)."""
+    if _wtrender is None:
+        raise RuntimeError("the native wikitext renderer is not built")
+    spans: list[tuple[int, int]] = _wtrender.template_spans(text)
+    return spans
