@@ -63,8 +63,10 @@ DROPPED_TAGS = (
     "charinsert",
     "indicator",
 )
+#: The content runs to the first closing tag of the same name: a possessive scan of `<`-free runs
+#: that stops at it (what a lazy `.*?` finds, without trying the closing tag after every character).
 _DROPPED_PAIRED = re.compile(
-    r"<(" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?(?<!/)>.*?</\1\s*>", re.S | re.I
+    r"<(" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?(?<!/)>(?:[^<]++|<(?!/\1\s*>))*+</\1\s*>", re.S | re.I
 )
 _DROPPED_SELF_CLOSING = re.compile(r"<(?:" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?/>", re.I)
 #: An opening or closing marker left without its partner: MediaWiki shows it literally, which would
