@@ -95,8 +95,11 @@ def test_plain_titles_classify_as_the_general_path_does(raw: str) -> None:
 
 
 def test_the_shortcut_takes_plain_titles() -> None:
-    assert wikitext_titles._PLAIN_TARGET.fullmatch("Berlin Wall")
-    assert wikitext_titles._PLAIN_TARGET.fullmatch("北京")
-    for raw in ("Berlin  Wall", " Berlin", "Berlin_Wall", "Category:X", "A#b", "A&amp;B", "%41", "A\u00a0B"):
+    for raw in ("Berlin Wall", "北京", "Berlin_Wall", "Berlin Wall#History", "A #b: c", "A#"):
+        assert wikitext_titles._PLAIN_TARGET.fullmatch(raw), raw
+        assert wikitext_titles.classify_target(raw, TABLE) == _general(raw)
+    general = ("Berlin  Wall", " Berlin", "Berlin__Wall", "Category:X", "#b", "A#&amp;", "%41", "A\u00a0B")
+    general += ("A_#b",)
+    for raw in general:
         assert not wikitext_titles._PLAIN_TARGET.fullmatch(raw), raw
         assert wikitext_titles.classify_target(raw, TABLE) == _general(raw)
