@@ -147,3 +147,12 @@ def test_template_spans_of_every_fixture_page_are_the_same_both_ways(name: str) 
         assert found == template_spans_python(page.text)
         spans += len(found)
     assert spans > 0
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="=*#:;- a\n\t\u3000\x85[]|", max_size=40))
+def test_block_structure_renders_the_same_both_ways(source: str) -> None:
+    # headings (`=` runs of every length on either side), list markers, `----` rules, blank lines
+    # of Unicode spaces: the C block loop against the Python one
+    for config in (EN, ZH):
+        check(both(source, config))

@@ -15,7 +15,7 @@
 #include <Python.h>
 #include <string.h>
 
-#define ABI 3
+#define ABI 4
 #define MARK 0x01
 
 enum { TRAIL_NONE = 0, TRAIL_ASCII_LOWER = 1, TRAIL_CALL = 2 };
@@ -462,37 +462,132 @@ static int inline_ucs4(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py_ssize_
     return add_plain(self, p + pos, n - pos);
 }
 
-static int inline_object(Inline *self, PyObject *s) {
-    Py_INCREF(s);
-    Py_ssize_t n;
-    Py_UCS4 *p = ucs4(s, &n);
-    if (!p) {
+static int has_link_and_colon(const Py_UCS4 *p, Py_ssize_t n) {
+    if (find2(p, 0, n, '[') < 0) return 0;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (p[k] == ':') return 1;
+    return 0;
+}
+
+/* _Renderer.inline on p[0:n]: external links around wikilinks rewritten first (by the Python
+ * regex, when the text holds `[[` and `:`); the text as a str only where a callback needs it. */
+static int inline_buf(Inline *self, const Py_UCS4 *p, Py_ssize_t n) {
+    if (!has_link_and_colon(p, n) && self->trail_mode != TRAIL_CALL) return inline_ucs4(self, NULL, p, n);
+    PyObject *s = str_of(p, n);
+    if (!s) return -1;
+    if (has_link_and_colon(p, n)) {
+        PyObject *t = PyObject_CallOneArg(self->around, s);
         Py_DECREF(s);
-        return -1;
-    }
-    if (find2(p, 0, n, '[') >= 0) {
-        int colon = 0;
-        for (Py_ssize_t k = 0; k < n; k++)
-            if (p[k] == ':') {
-                colon = 1;
-                break;
-            }
-        if (colon) { /* external links around wikilinks: rewritten by the Python regex */
-            PyObject *t = PyObject_CallOneArg(self->around, s);
+        if (!t) return -1;
+        s = t;
+        Py_ssize_t m;
+        Py_UCS4 *q = ucs4(s, &m);
+        if (!q) {
             Py_DECREF(s);
-            PyMem_Free(p);
-            if (!t) return -1;
-            s = t;
-            p = ucs4(s, &n);
-            if (!p) {
-                Py_DECREF(s);
-                return -1;
-            }
+            return -1;
         }
+        int rc = inline_ucs4(self, s, q, m);
+        PyMem_Free(q);
+        Py_DECREF(s);
+        return rc;
     }
     int rc = inline_ucs4(self, s, p, n);
-    PyMem_Free(p);
     Py_DECREF(s);
+    return rc;
+}
+
+static int inline_object(Inline *self, PyObject *s) {
+    Py_ssize_t n;
+    Py_UCS4 *p = ucs4(s, &n);
+    if (!p) return -1;
+    int rc = inline_buf(self, p, n);
+    PyMem_Free(p);
+    return rc;
+}
+
+/* _Renderer._paragraph: p[0:n] as a paragraph of its own. */
+static int paragraph_buf(Inline *self, const Py_UCS4 *p, Py_ssize_t n) {
+    self->open = 0;
+    self->pending = 0;
+    int rc = inline_buf(self, p, n);
+    self->open = 0;
+    self->pending = 0;
+    return rc;
+}
+
+/* str.strip() bounds of p[*a:*b] (Unicode whitespace, as Python strips). */
+static inline void strip_ws(const Py_UCS4 *p, Py_ssize_t *a, Py_ssize_t *b) {
+    while (*a < *b && Py_UNICODE_ISSPACE(p[*a])) (*a)++;
+    while (*b > *a && Py_UNICODE_ISSPACE(p[*b - 1])) (*b)--;
+}
+
+typedef struct {
+    Py_UCS4 *buf;
+    Py_ssize_t len, cap, lines;
+} Block;
+
+static int block_append(Block *blk, const Py_UCS4 *p, Py_ssize_t n) {
+    if (grow((void **)&blk->buf, &blk->cap, blk->len + n + 1, sizeof(Py_UCS4)) < 0) return -1;
+    if (blk->lines++) blk->buf[blk->len++] = '\n'; /* "\n".join(block) */
+    memcpy(blk->buf + blk->len, p, sizeof(Py_UCS4) * (size_t)n);
+    blk->len += n;
+    return 0;
+}
+
+static int block_flush(Inline *self, Block *blk) {
+    if (!blk->lines) return 0;
+    int rc = paragraph_buf(self, blk->buf, blk->len);
+    blk->len = blk->lines = 0;
+    return rc;
+}
+
+/* The block loop of _Renderer.render on p[0:n]: a heading, a list item, or a run of consecutive
+ * plain lines is a paragraph; `----` rules end a run and keep what follows them. */
+static int blocks(Inline *self, const Py_UCS4 *p, Py_ssize_t n) {
+    Block blk = {NULL, 0, 0, 0};
+    int rc = 0;
+    for (Py_ssize_t ls = 0; ls <= n && rc == 0;) {
+        Py_ssize_t le = ls;
+        while (le < n && p[le] != '\n') le++;
+        Py_ssize_t a = ls, b = le, next = le + 1;
+        strip_ws(p, &a, &b);
+        if (a == b) {
+            rc = block_flush(self, &blk);
+        } else if (p[a] == '=') {
+            /* _HEADING `^(=+)(.+?)(=+)$` on the stripped line: the leading run takes as many `=`
+             * as leave a character for the title, the lazy title leaves the trailing run */
+            Py_ssize_t len = b - a, lead = 0, trail = 0;
+            while (lead < len && p[a + lead] == '=') lead++;
+            while (trail < len && p[b - 1 - trail] == '=') trail++;
+            if (len >= 3 && trail >= 1) {
+                Py_ssize_t g1 = lead < len - 2 ? lead : len - 2;
+                Py_ssize_t g3 = len - g1 - 1 < trail ? len - g1 - 1 : trail;
+                Py_ssize_t k = g1 < g3 ? g1 : g3, ha = a + k, hb = b - k;
+                strip_ws(p, &ha, &hb);
+                rc = block_flush(self, &blk);
+                if (rc == 0) rc = paragraph_buf(self, p + ha, hb - ha);
+            } else {
+                rc = block_append(&blk, p + ls, le - ls);
+            }
+        } else if (p[a] == '*' || p[a] == '#' || p[a] == ':' || p[a] == ';') {
+            Py_ssize_t ia = a, ib = b;
+            while (ia < ib && (p[ia] == '*' || p[ia] == '#' || p[ia] == ':' || p[ia] == ';')) ia++;
+            strip_ws(p, &ia, &ib);
+            rc = block_flush(self, &blk);
+            if (rc == 0) rc = paragraph_buf(self, p + ia, ib - ia);
+        } else if (b - a >= 4 && p[a] == '-' && p[a + 1] == '-' && p[a + 2] == '-' && p[a + 3] == '-') {
+            Py_ssize_t ra = a, rb = b;
+            while (ra < rb && p[ra] == '-') ra++;
+            strip_ws(p, &ra, &rb);
+            rc = block_flush(self, &blk);
+            if (rc == 0 && rb > ra) rc = block_append(&blk, p + ra, rb - ra);
+        } else {
+            rc = block_append(&blk, p + ls, le - ls);
+        }
+        ls = next;
+    }
+    if (rc == 0) rc = block_flush(self, &blk);
+    PyMem_Free(blk.buf);
     return rc;
 }
 
@@ -554,11 +649,24 @@ static void Inline_dealloc(Inline *self) {
 PyDoc_STRVAR(paragraph_doc, "paragraph(text): render one paragraph's inline markup (a paragraph of its own).");
 
 static PyObject *Inline_paragraph(Inline *self, PyObject *text) {
-    self->open = 0;
-    self->pending = 0;
-    if (inline_object(self, text) < 0) return NULL;
-    self->open = 0;
-    self->pending = 0;
+    Py_ssize_t n;
+    Py_UCS4 *p = ucs4(text, &n);
+    if (!p) return NULL;
+    int rc = paragraph_buf(self, p, n);
+    PyMem_Free(p);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(blocks_doc, "blocks(text): render a page's preprocessed text, block by block (_Renderer.render's loop).");
+
+static PyObject *Inline_blocks(Inline *self, PyObject *text) {
+    Py_ssize_t n;
+    Py_UCS4 *p = ucs4(text, &n);
+    if (!p) return NULL;
+    int rc = blocks(self, p, n);
+    PyMem_Free(p);
+    if (rc < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -598,6 +706,7 @@ fail:
 
 static PyMethodDef Inline_methods[] = {
     {"paragraph", (PyCFunction)Inline_paragraph, METH_O, paragraph_doc},
+    {"blocks", (PyCFunction)Inline_blocks, METH_O, blocks_doc},
     {"result", (PyCFunction)Inline_result, METH_NOARGS, result_doc},
     {NULL, NULL, 0, NULL}};
 

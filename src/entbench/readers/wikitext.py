@@ -253,6 +253,10 @@ class _Renderer:
         text = preprocess(wikitext, conversion=self.config.conversion, variants=self.config.variants)
         if "[[" in text and ":" in text:
             text = self._drop_hidden_links(text)
+        if self.native is not None:  # the same loop in C, and the inline pass of each paragraph
+            self.native.blocks(text)
+            full, starts, found = self.native.result()
+            return Rendered(full, starts, found, self.counts)
         block: list[str] = []
         for line in text.split("\n"):
             s = line.strip()
@@ -279,9 +283,6 @@ class _Renderer:
                 continue
             block.append(line)
         self._flush(block)
-        if self.native is not None:
-            full, starts, found = self.native.result()
-            return Rendered(full, starts, found, self.counts)
         full = self.out.text()
         links = [
             Link(target, normalized, full[start:end], start, end, paragraph)
