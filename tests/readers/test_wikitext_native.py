@@ -49,10 +49,15 @@ def _python_render(source: str, config: RenderConfig) -> Rendered:
             os.environ["ENTBENCH_NATIVE"] = saved
 
 
+def _fresh(config: RenderConfig) -> RenderConfig:
+    """The config with empty caches: each path classifies every target itself."""
+    return dataclasses.replace(config, targets={}, template_keys={})
+
+
 def both(source: str, config: RenderConfig) -> Rendered:
     """Render both ways; they must agree in every field. Returns the native result."""
-    python = _python_render(source, config)
-    native = render(source, config, native=True)
+    python = _python_render(source, _fresh(config))
+    native = render(source, _fresh(config), native=True)
     assert native.text == python.text
     assert native.paragraph_starts == python.paragraph_starts
     assert native.links == python.links
@@ -156,3 +161,28 @@ def test_block_structure_renders_the_same_both_ways(source: str) -> None:
     # of Unicode spaces: the C block loop against the Python one
     for config in (EN, ZH):
         check(both(source, config))
+
+
+#: A wiki whose main-namespace titles keep their first letter as written.
+CASE_SENSITIVE = RenderConfig(dataclasses.replace(EN.table, case={**EN.table.case, 0: "case-sensitive"}))
+titles = st.text(alphabet="aAzé ßǆ_#ıİ:&x\u00a0\u3000\u200e北", min_size=1, max_size=8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(titles, titles)
+def test_plain_titles_are_classified_the_same_both_ways(first: str, second: str) -> None:
+    # the C shortcut for plain titles (first letter upper-cased, `_` as a space, `#section` cut)
+    for config in (EN, ZH, CASE_SENSITIVE):
+        rendered = both(f"[[{first}]] and [[{second}|x]], [[{first}]]s", config)
+        check(rendered)
+
+
+def test_first_letters_beyond_ascii() -> None:
+    # "ß".upper() is "SS": MediaWiki's ucfirst then leaves the title as written; others upper-case
+    assert [link.target_normalized for link in both("[[ßa]] [[ǆb]] [[éc]] [[ıd]]", EN).links] == [
+        "ßa",
+        "Ǆb",
+        "Éc",
+        "Id",
+    ]
+    assert both("[[ab]]", CASE_SENSITIVE).links[0].target_normalized == "ab"

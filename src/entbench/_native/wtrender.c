@@ -15,7 +15,7 @@
 #include <Python.h>
 #include <string.h>
 
-#define ABI 4
+#define ABI 6
 #define MARK 0x01
 
 enum { TRAIL_NONE = 0, TRAIL_ASCII_LOWER = 1, TRAIL_CALL = 2 };
@@ -38,6 +38,10 @@ typedef struct {
     int trail_mode;
     PyObject *counts;      /* dict: count key -> int (the renderer's) */
     PyTypeObject *link_type;
+    PyTypeObject *classified_type; /* wikitext._Classified */
+    PyObject *article_key;         /* "links_article" */
+    int first_letter;              /* whether main-namespace titles get their first letter upper-cased */
+    Py_ssize_t cache_limit;        /* RenderConfig's: the target cache is cleared past it */
     /* the text being built */
     Py_UCS4 *buf;
     Py_ssize_t len, cap;
@@ -54,7 +58,6 @@ typedef struct {
 } Inline;
 
 static PyObject *EMPTY_ANCHOR_KEY; /* "links_empty_anchor" */
-static PyObject *TITLE_ATTR;       /* "title" */
 
 static inline int is_ws(Py_UCS4 c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
@@ -293,6 +296,101 @@ static Py_ssize_t trail_at(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py_ss
     return k;
 }
 
+/* A character of a title that normalisation leaves as it is (wikitext_titles._PLAIN_CHAR). */
+static inline int plain_char(Py_UCS4 c) {
+    if (Py_UNICODE_ISSPACE(c)) return 0;
+    switch (c) {
+    case '&': case '%': case '_': case ':': case '#': case '<': case '>': case '[': case ']': case '{': case '}':
+    case '|': case 0xfffd: case 0xa0: case 0x1680: case 0x180e: case 0x205f: case 0x3000:
+        return 0;
+    }
+    return !((c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f));
+}
+
+/* A character of a `#section` the shortcut accepts (wikitext_titles._PLAIN_TARGET). */
+static inline int fragment_char(Py_UCS4 c) {
+    switch (c) {
+    case '&': case '%': case '<': case '>': case '[': case ']': case '{': case '}': case '|': case '\n': case '\r':
+    case '\t': case 0xfffd:
+        return 0;
+    }
+    return 1;
+}
+
+/* classify_target's shortcut (wikitext_titles._PLAIN_TARGET) for t[0:n]: words of plain characters
+ * separated by single spaces or underscores, then maybe ` #section`. The _Classified of the article
+ * it links to (a new reference); NULL without an error when the target is not that plain. */
+static PyObject *classify_plain(Inline *self, const Py_UCS4 *t, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    if (n == 0 || !plain_char(t[0])) return NULL;
+    for (;;) {
+        while (i < n && plain_char(t[i])) i++;
+        if (i + 1 < n && (t[i] == ' ' || t[i] == '_') && plain_char(t[i + 1])) {
+            i++;
+            continue;
+        }
+        break;
+    }
+    Py_ssize_t title_end = i;
+    if (i < n) {
+        if (t[i] == ' ') i++;
+        if (i >= n || t[i] != '#') return NULL;
+        for (i++; i < n; i++)
+            if (!fragment_char(t[i])) return NULL;
+    }
+    if (grow((void **)&self->clean, &self->capclean, title_end + 1, sizeof(Py_UCS4)) < 0) return NULL;
+    Py_UCS4 *title = self->clean;
+    for (Py_ssize_t k = 0; k < title_end; k++) title[k] = t[k] == '_' ? ' ' : t[k];
+    if (self->first_letter) { /* ucfirst: the first character upper-cased when that keeps it one */
+        Py_UCS4 c = title[0];
+        if (c >= 'a' && c <= 'z') {
+            title[0] = c - 'a' + 'A';
+        } else if (c >= 0x80) {
+            PyObject *ch = PyUnicode_FromOrdinal((int)c), *up = ch ? PyObject_CallMethod(ch, "upper", NULL) : NULL;
+            Py_XDECREF(ch);
+            if (!up) return NULL;
+            if (PyUnicode_GET_LENGTH(up) == 1) title[0] = PyUnicode_READ_CHAR(up, 0);
+            Py_DECREF(up);
+        }
+    }
+    PyObject *text = str_of(title, title_end);
+    if (!text) return NULL;
+    PyObject *fields = Py_BuildValue("((NOOOO))", text, self->article_key, Py_False, Py_True, Py_False);
+    if (!fields) return NULL;
+    PyObject *found = PyTuple_Type.tp_new(self->classified_type, fields, NULL);
+    Py_DECREF(fields);
+    return found;
+}
+
+/* RenderConfig.classify(raw): the cached _Classified of a target (a new reference), or NULL. A plain
+ * title is classified here and cached as RenderConfig.classify caches (cleared past its limit). */
+static PyObject *classified(Inline *self, PyObject *raw, const Py_UCS4 *t, Py_ssize_t n) {
+    PyObject *found = PyDict_GetItemWithError(self->targets, raw);
+    if (found) {
+        Py_INCREF(found);
+    } else {
+        if (PyErr_Occurred()) return NULL;
+        found = t ? classify_plain(self, t, n) : NULL;
+        if (found) {
+            if (PyDict_GET_SIZE(self->targets) > self->cache_limit) PyDict_Clear(self->targets);
+            if (PyDict_SetItem(self->targets, raw, found) < 0) {
+                Py_DECREF(found);
+                return NULL;
+            }
+        } else {
+            if (PyErr_Occurred()) return NULL;
+            found = PyObject_CallOneArg(self->classify, raw);
+            if (!found) return NULL;
+        }
+    }
+    if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) < 5 || !PyUnicode_Check(PyTuple_GET_ITEM(found, 0))) {
+        PyErr_SetString(PyExc_TypeError, "classify must return a _Classified");
+        Py_DECREF(found);
+        return NULL;
+    }
+    return found;
+}
+
 /* _Renderer.link: render `[[p[a:j]]]`; returns where the text after it continues, or -1. */
 static Py_ssize_t render_link(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py_ssize_t n, Py_ssize_t a, Py_ssize_t j) {
     Py_ssize_t after = j + 2, pipe = -1;
@@ -327,18 +425,8 @@ static Py_ssize_t render_link(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py
     Py_ssize_t result = -1;
     PyObject *target_raw = str_of(t, tn), *found = NULL, *target_stripped = NULL, *title = NULL;
     if (!target_raw) goto done;
-    found = PyDict_GetItemWithError(self->targets, target_raw);
-    if (found) {
-        Py_INCREF(found);
-    } else {
-        if (PyErr_Occurred()) goto done;
-        found = PyObject_CallOneArg(self->classify, target_raw);
-        if (!found) goto done;
-    }
-    if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) < 5) {
-        PyErr_SetString(PyExc_TypeError, "classify must return a _Classified");
-        goto done;
-    }
+    found = classified(self, target_raw, t, tn);
+    if (!found) goto done;
     if (count_key(self, PyTuple_GET_ITEM(found, 1)) < 0) goto done;
     int hidden = PyObject_IsTrue(PyTuple_GET_ITEM(found, 2));
     int article = PyObject_IsTrue(PyTuple_GET_ITEM(found, 3));
@@ -422,8 +510,8 @@ static Py_ssize_t render_link(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py
     }
     target_stripped = str_of(t + ts, te - ts);
     if (!target_stripped) goto done;
-    title = PyObject_GetAttr(PyTuple_GET_ITEM(found, 0), TITLE_ATTR);
-    if (!title) goto done;
+    title = PyTuple_GET_ITEM(found, 0);
+    Py_INCREF(title);
     if (grow((void **)&self->spans, &self->capspans, self->nspans + 1, sizeof(Span)) < 0) goto done;
     Span *sp = &self->spans[self->nspans++];
     sp->target = target_stripped;
@@ -541,6 +629,65 @@ static int block_flush(Inline *self, Block *blk) {
     return rc;
 }
 
+/* wikitext._PREFIXED_LINK `\[\[([^\[\]{}|\n]*:[^\[\]{}|\n]*)(?:\||\]\])` searched from `from`:
+ * the start of the leftmost match (its group in *gs, *ge), or -1. The group can only be the whole
+ * run of allowed characters after `[[`, so a match is that run holding a colon and ending at `|`
+ * or `]]`. */
+static Py_ssize_t search_prefixed(const Py_UCS4 *p, Py_ssize_t n, Py_ssize_t from, Py_ssize_t *gs, Py_ssize_t *ge) {
+    for (Py_ssize_t k = from; k + 1 < n; k++) {
+        if (p[k] != '[' || p[k + 1] != '[') continue;
+        Py_ssize_t e = k + 2;
+        int colon = 0;
+        for (; e < n; e++) {
+            Py_UCS4 c = p[e];
+            if (c == '[' || c == ']' || c == '{' || c == '}' || c == '|' || c == '\n') break;
+            colon |= c == ':';
+        }
+        if (colon && e < n && (p[e] == '|' || (p[e] == ']' && e + 1 < n && p[e + 1] == ']'))) {
+            *gs = k + 2;
+            *ge = e;
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* _Renderer._drop_hidden_links on p[0:n] into blk->buf: files, categories and interlanguage links
+ * cut out whole (nested brackets counted), each leaving MARK. */
+static int drop_hidden(Inline *self, const Py_UCS4 *p, Py_ssize_t n, Block *blk) {
+    Py_ssize_t pos = 0, gs, ge;
+    blk->len = 0;
+    Py_ssize_t k = search_prefixed(p, n, 0, &gs, &ge);
+    while (k >= 0) {
+        PyObject *raw = str_of(p + gs, ge - gs);
+        if (!raw) return -1;
+        PyObject *found = classified(self, raw, NULL, 0); /* a colon: never plain */
+        Py_DECREF(raw);
+        if (!found) return -1;
+        int hidden = PyObject_IsTrue(PyTuple_GET_ITEM(found, 2));
+        Py_ssize_t end = hidden > 0 ? matching_close(p, n, k) : -1;
+        if (hidden < 0 || (end >= 0 && count_key(self, PyTuple_GET_ITEM(found, 1)) < 0)) {
+            Py_DECREF(found);
+            return -1;
+        }
+        Py_DECREF(found);
+        if (end < 0) { /* not hidden, or never closed (then MediaWiki shows it as text) */
+            k = search_prefixed(p, n, k + 2, &gs, &ge);
+            continue;
+        }
+        if (grow((void **)&blk->buf, &blk->cap, blk->len + (k - pos) + 1, sizeof(Py_UCS4)) < 0) return -1;
+        memcpy(blk->buf + blk->len, p + pos, sizeof(Py_UCS4) * (size_t)(k - pos));
+        blk->len += k - pos;
+        blk->buf[blk->len++] = MARK;
+        pos = end + 2;
+        k = search_prefixed(p, n, pos, &gs, &ge);
+    }
+    if (grow((void **)&blk->buf, &blk->cap, blk->len + (n - pos) + 1, sizeof(Py_UCS4)) < 0) return -1;
+    memcpy(blk->buf + blk->len, p + pos, sizeof(Py_UCS4) * (size_t)(n - pos));
+    blk->len += n - pos;
+    return 0;
+}
+
 /* The block loop of _Renderer.render on p[0:n]: a heading, a list item, or a run of consecutive
  * plain lines is a paragraph; `----` rules end a run and keep what follows them. */
 static int blocks(Inline *self, const Py_UCS4 *p, Py_ssize_t n) {
@@ -594,29 +741,37 @@ static int blocks(Inline *self, const Py_UCS4 *p, Py_ssize_t n) {
 /* --- the Python type -------------------------------------------------------------------------- */
 
 static int Inline_init(Inline *self, PyObject *args, PyObject *kwds) {
-    PyObject *targets, *classify, *clean_plain, *flatten, *around, *trail, *counts, *link_type;
-    int mode;
-    if (!PyArg_ParseTuple(args, "O!OOOOiOO!O!", &PyDict_Type, &targets, &classify, &clean_plain, &flatten, &around,
-                          &mode, &trail, &PyDict_Type, &counts, &PyType_Type, &link_type))
+    PyObject *targets, *classify, *clean_plain, *flatten, *around, *trail, *counts, *link_type, *classified_type;
+    PyObject *article_key;
+    int mode, first_letter;
+    Py_ssize_t cache_limit;
+    if (!PyArg_ParseTuple(args, "O!OOOOiOO!O!O!Upn", &PyDict_Type, &targets, &classify, &clean_plain, &flatten, &around,
+                          &mode, &trail, &PyDict_Type, &counts, &PyType_Type, &link_type, &PyType_Type,
+                          &classified_type, &article_key, &first_letter, &cache_limit))
         return -1;
     if (mode < TRAIL_NONE || mode > TRAIL_CALL) {
         PyErr_SetString(PyExc_ValueError, "unknown trail mode");
         return -1;
     }
-    if (!PyType_IsSubtype((PyTypeObject *)link_type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "link_type must be a tuple subclass");
+    if (!PyType_IsSubtype((PyTypeObject *)link_type, &PyTuple_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)classified_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "link_type and classified_type must be tuple subclasses");
         return -1;
     }
     PyObject **slots[] = {&self->targets, &self->classify, &self->clean_plain, &self->flatten,
-                          &self->around, &self->trail, &self->counts};
-    PyObject *values[] = {targets, classify, clean_plain, flatten, around, trail, counts};
+                          &self->around,  &self->trail,    &self->counts,      &self->article_key};
+    PyObject *values[] = {targets, classify, clean_plain, flatten, around, trail, counts, article_key};
     for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
         Py_INCREF(values[k]);
         Py_XSETREF(*slots[k], values[k]);
     }
     Py_INCREF(link_type);
     Py_XSETREF(self->link_type, (PyTypeObject *)link_type);
+    Py_INCREF(classified_type);
+    Py_XSETREF(self->classified_type, (PyTypeObject *)classified_type);
     self->trail_mode = mode;
+    self->first_letter = first_letter;
+    self->cache_limit = cache_limit;
     return 0;
 }
 
@@ -638,6 +793,8 @@ static void Inline_dealloc(Inline *self) {
     Py_XDECREF(self->trail);
     Py_XDECREF(self->counts);
     Py_XDECREF(self->link_type);
+    Py_XDECREF(self->classified_type);
+    Py_XDECREF(self->article_key);
     PyMem_Free(self->buf);
     PyMem_Free(self->starts);
     PyMem_Free(self->spans);
@@ -658,14 +815,18 @@ static PyObject *Inline_paragraph(Inline *self, PyObject *text) {
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(blocks_doc, "blocks(text): render a page's preprocessed text, block by block (_Renderer.render's loop).");
+PyDoc_STRVAR(blocks_doc, "blocks(text): render a page's preprocessed text: hidden links dropped, then "
+                         "block by block (_Renderer.render after preprocess).");
 
 static PyObject *Inline_blocks(Inline *self, PyObject *text) {
     Py_ssize_t n;
     Py_UCS4 *p = ucs4(text, &n);
     if (!p) return NULL;
-    int rc = blocks(self, p, n);
+    Block dropped = {NULL, 0, 0, 0};
+    int rc = drop_hidden(self, p, n, &dropped);
     PyMem_Free(p);
+    if (rc == 0) rc = blocks(self, dropped.buf, dropped.len);
+    PyMem_Free(dropped.buf);
     if (rc < 0) return NULL;
     Py_RETURN_NONE;
 }
@@ -714,7 +875,8 @@ static PyTypeObject InlineType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "entbench._wtrender.Inline",
     .tp_basicsize = sizeof(Inline),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Inline(targets, classify, clean_plain, flatten, around, trail_mode, trail, counts, link_type): "
+    .tp_doc = "Inline(targets, classify, clean_plain, flatten, around, trail_mode, trail, counts, link_type, "
+              "classified_type, article_key, first_letter, cache_limit): "
               "one page's inline renderer (see wtrender.c).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Inline_init,
@@ -816,8 +978,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wtrender",
 PyMODINIT_FUNC PyInit__wtrender(void) {
     if (PyType_Ready(&InlineType) < 0) return NULL;
     EMPTY_ANCHOR_KEY = PyUnicode_InternFromString("links_empty_anchor");
-    TITLE_ATTR = PyUnicode_InternFromString("title");
-    if (!EMPTY_ANCHOR_KEY || !TITLE_ATTR) return NULL;
+    if (!EMPTY_ANCHOR_KEY) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *entities = PyDict_New();

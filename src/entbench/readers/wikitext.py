@@ -37,13 +37,14 @@ from entbench.readers.wikitext_native import native_enabled, new_inline, trail_m
 from entbench.readers.wikitext_templates import MARK
 from entbench.readers.wikitext_titles import (
     LinkKind,
-    LinkTarget,
     NamespaceTable,
     classify_target,
     fold_prefix,
 )
 
 _LINK_TOKEN = re.compile(r"\[\[|\]\]")
+#: Entries of a config's cache of classified targets: past it the cache is cleared.
+TARGET_CACHE_LIMIT = 500_000
 #: Links that leave no text: images, categorisation, interlanguage links.
 _HIDDEN = frozenset({LinkKind.FILE, LinkKind.CATEGORY, LinkKind.INTERLANGUAGE})
 _EXTLINK = re.compile(
@@ -113,15 +114,15 @@ class RenderConfig:
         return _disambiguation(wikitext, wanted, self.table, self.template_keys)
 
     def classify(self, raw: str) -> _Classified:
-        """`classify_target` with a per-config cache (bounded: cleared past 500k entries)."""
+        """`classify_target` with a per-config cache (bounded: cleared past `TARGET_CACHE_LIMIT`)."""
         found = self.targets.get(raw)
         if found is None:
-            if len(self.targets) > 500_000:
+            if len(self.targets) > TARGET_CACHE_LIMIT:
                 self.targets.clear()
             target = classify_target(raw, self.table)
             kind = target.kind
             found = self.targets[raw] = _Classified(
-                target,
+                target.title,
                 f"links_{kind.value}",
                 kind in _HIDDEN,
                 kind is LinkKind.ARTICLE,
@@ -131,7 +132,8 @@ class RenderConfig:
 
 
 class _Classified(NamedTuple):
-    target: LinkTarget
+    # the C renderer builds these too, for plain titles (wtrender.c: classify_plain)
+    title: str  # the normalised title (`LinkTarget.title`)
     count_key: str
     hidden: bool
     article: bool
@@ -243,6 +245,10 @@ class _Renderer:
                 table.trail_at,
                 self.counts,
                 Link,
+                _Classified,
+                f"links_{LinkKind.ARTICLE.value}",
+                table.first_letter(0),
+                TARGET_CACHE_LIMIT,
             )
 
     def count(self, key: str) -> None:
@@ -251,12 +257,12 @@ class _Renderer:
     # --- blocks ------------------------------------------------------------------------------
     def render(self, wikitext: str) -> Rendered:
         text = preprocess(wikitext, conversion=self.config.conversion, variants=self.config.variants)
-        if "[[" in text and ":" in text:
-            text = self._drop_hidden_links(text)
-        if self.native is not None:  # the same loop in C, and the inline pass of each paragraph
+        if self.native is not None:  # all that follows in C, the inline pass of each paragraph too
             self.native.blocks(text)
             full, starts, found = self.native.result()
             return Rendered(full, starts, found, self.counts)
+        if "[[" in text and ":" in text:
+            text = self._drop_hidden_links(text)
         block: list[str] = []
         for line in text.split("\n"):
             s = line.strip()
@@ -382,7 +388,7 @@ class _Renderer:
             self.count("links_empty_anchor")
             return trail_end
         self.spans.append(
-            (target_raw.strip(), found.target.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
+            (target_raw.strip(), found.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
         )
         return trail_end
 

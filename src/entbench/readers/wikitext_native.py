@@ -16,7 +16,7 @@ from typing import Any
 
 #: The interface of `_wtrender.Inline` this package calls; wtrender.c's `ABI` must match, so a stale
 #: build (an old .so next to newer sources) is ignored rather than misused.
-NATIVE_ABI = 4
+NATIVE_ABI = 6
 #: Link-trail rules the C code applies itself (`NamespaceTable.linktrail`); any other is called back.
 TRAIL_NONE, TRAIL_ASCII_LOWER, TRAIL_CALL = 0, 1, 2
 
