@@ -28,19 +28,36 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess, template_names
+from entbench.readers.wikitext_flags import (
+    DEFAULT_DISAMBIGUATION_TEMPLATES,
+    disambiguation,
+    is_disambiguation,
+    redirect_target,
+)
+from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess
 from entbench.readers.wikitext_native import native_enabled, new_inline, trail_mode
 from entbench.readers.wikitext_templates import MARK
 from entbench.readers.wikitext_titles import (
     LinkKind,
     NamespaceTable,
     classify_target,
-    fold_prefix,
 )
+
+__all__ = [
+    "DEFAULT_DISAMBIGUATION_TEMPLATES",  # with the two below, from wikitext_flags, as they always were here
+    "TARGET_CACHE_LIMIT",
+    "Link",
+    "RenderConfig",
+    "Rendered",
+    "clean_plain",
+    "flatten",
+    "is_disambiguation",
+    "redirect_target",
+    "render",
+]
 
 _LINK_TOKEN = re.compile(r"\[\[|\]\]")
 #: Entries of a config's cache of classified targets: past it the cache is cleared.
@@ -65,36 +82,6 @@ _QUOTES = re.compile(r"'{2,}")
 _HEADING = re.compile(r"^(=+)(.+?)(=+)$")
 _NL_RUN = re.compile(r"[ \t\r\f\v]*\n[ \t\r\n\f\v]*")
 _SP_RUN = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
-_REDIRECT = re.compile(
-    r"^\s*#\s*(?:REDIRECT|重定向|重新导向|重新導向|転送|RINVIA|WEITERLEITUNG|REDIRECTION)\s*:?\s*"
-    r"\[\[([^\]|\n]+)",
-    re.I,
-)
-
-#: Templates marking a disambiguation page (spec §3), compared casefolded; `__DISAMBIG__` too.
-DEFAULT_DISAMBIGUATION_TEMPLATES = (
-    "disambiguation",
-    "disambig",
-    "disamb",
-    "dab",
-    "hndis",
-    "geodis",
-    "numberdis",
-    "letter-numbercombdisambig",
-    "letter disambiguation",
-    "hospital disambiguation",
-    "school disambiguation",
-    "mil-unit-dis",
-    "species latin name disambiguation",
-    "disambiguation cleanup",
-    "消歧义",
-    "消歧義",
-    "disambig-cleanup",
-    "地名消歧义",
-    "地名消歧義",
-    "人名消歧义",
-    "人名消歧義",
-)
 
 
 @dataclass(frozen=True)
@@ -111,7 +98,7 @@ class RenderConfig:
 
     def is_disambiguation(self, wikitext: str, wanted: frozenset[str]) -> bool:
         """`is_disambiguation` with casefolded `wanted` names and a per-config cache of folded names."""
-        return _disambiguation(wikitext, wanted, self.table, self.template_keys)
+        return disambiguation(wikitext, wanted, self.table, self.template_keys)
 
     def classify(self, raw: str) -> _Classified:
         """`classify_target` with a per-config cache (bounded: cleared past `TARGET_CACHE_LIMIT`)."""
@@ -472,39 +459,3 @@ def render(wikitext: str, config: RenderConfig, native: bool | None = None) -> R
     `native`: whether the C inline renderer does the inline pass (the same output); by default
     when it is built and `ENTBENCH_NATIVE` is not 0 (`wikitext_native`)."""
     return _Renderer(config, native_enabled() if native is None else native).render(wikitext)
-
-
-def redirect_target(wikitext: str) -> str | None:
-    """The target of `#REDIRECT [[Target]]` (English and zh spellings), for dumps without `<redirect>`."""
-    m = _REDIRECT.match(wikitext)
-    return m.group(1).strip() if m else None
-
-
-def is_disambiguation(wikitext: str, templates: Iterable[str], table: NamespaceTable | None = None) -> bool:
-    """Whether a page is a disambiguation page: `__DISAMBIG__` or one of `templates` (spec §3)."""
-    return _disambiguation(wikitext, frozenset(t.casefold() for t in templates), table, {})
-
-
-def _disambiguation(
-    wikitext: str, wanted: frozenset[str], table: NamespaceTable | None, folded_names: dict[str, str]
-) -> bool:
-    if "__DISAMBIG__" in wikitext:
-        return True
-    for name in template_names(wikitext):
-        folded = folded_names.get(name)
-        if folded is None:
-            if len(folded_names) > 500_000:
-                folded_names.clear()
-            folded = folded_names[name] = _template_key(name, table)
-        if folded in wanted:
-            return True
-    return False
-
-
-def _template_key(name: str, table: NamespaceTable | None) -> str:
-    """A template name as the disambiguation list spells it: folded, without a `Template:` prefix."""
-    folded = fold_prefix(name)
-    sep = folded.find(":")
-    if sep > 0 and table is not None and table.names.get(folded[:sep]) == 10:
-        folded = folded[sep + 1 :].strip()
-    return folded
