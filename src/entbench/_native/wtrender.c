@@ -141,6 +141,21 @@ static int add(Inline *self, const Py_UCS4 *p, Py_ssize_t n, Py_ssize_t *start, 
     return 1;
 }
 
+/* An instance of a tuple subclass (a NamedTuple: what its __new__, tuple.__new__, builds) holding
+ * items[0:n]; the references are stolen, also on error (an item may be NULL: an error already set). */
+static PyObject *tuple_of(PyTypeObject *type, PyObject **items, Py_ssize_t n) {
+    PyObject *t = NULL;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (!items[k]) goto fail;
+    t = type->tp_alloc(type, n);
+    if (!t) goto fail;
+    for (Py_ssize_t k = 0; k < n; k++) PyTuple_SET_ITEM(t, k, items[k]);
+    return t;
+fail:
+    for (Py_ssize_t k = 0; k < n; k++) Py_XDECREF(items[k]);
+    return NULL;
+}
+
 /* A Python string as a UCS-4 copy (PyMem_Free it). */
 static Py_UCS4 *ucs4(PyObject *s, Py_ssize_t *n) {
     if (!PyUnicode_Check(s)) {
@@ -355,11 +370,12 @@ static PyObject *classify_plain(Inline *self, const Py_UCS4 *t, Py_ssize_t n) {
     }
     PyObject *text = str_of(title, title_end);
     if (!text) return NULL;
-    PyObject *fields = Py_BuildValue("((NOOOO))", text, self->article_key, Py_False, Py_True, Py_False);
-    if (!fields) return NULL;
-    PyObject *found = PyTuple_Type.tp_new(self->classified_type, fields, NULL);
-    Py_DECREF(fields);
-    return found;
+    Py_INCREF(self->article_key);
+    Py_INCREF(Py_False);
+    Py_INCREF(Py_True);
+    Py_INCREF(Py_False);
+    PyObject *items[5] = {text, self->article_key, Py_False, Py_True, Py_False};
+    return tuple_of(self->classified_type, items, 5);
 }
 
 /* RenderConfig.classify(raw): the cached _Classified of a target (a new reference), or NULL. A plain
@@ -847,13 +863,12 @@ static PyObject *Inline_result(Inline *self, PyObject *Py_UNUSED(ignored)) {
     if (!links) goto fail;
     for (Py_ssize_t k = 0; k < self->nspans; k++) {
         Span *sp = &self->spans[k];
-        PyObject *anchor = PyUnicode_Substring(text, sp->start, sp->end);
-        if (!anchor) goto fail;
-        PyObject *fields = Py_BuildValue("((OONnnn))", sp->target, sp->title, anchor, sp->start, sp->end, sp->paragraph);
-        if (!fields) goto fail;
-        /* Link(...): NamedTuple.__new__ is tuple.__new__(cls, (fields,)) */
-        PyObject *item = PyTuple_Type.tp_new(self->link_type, fields, NULL);
-        Py_DECREF(fields);
+        Py_INCREF(sp->target);
+        Py_INCREF(sp->title);
+        PyObject *items[6] = {sp->target, sp->title, PyUnicode_Substring(text, sp->start, sp->end),
+                              PyLong_FromSsize_t(sp->start), PyLong_FromSsize_t(sp->end),
+                              PyLong_FromSsize_t(sp->paragraph)};
+        PyObject *item = tuple_of(self->link_type, items, 6); /* Link(target, …, paragraph) */
         if (!item) goto fail;
         PyList_SET_ITEM(links, k, item);
     }

@@ -404,9 +404,10 @@ def preprocess(text: str, *, conversion: bool, variants: Sequence[str] = DEFAULT
     input is dropped first."""
     if MARK in text:
         text = text.replace(MARK, "")
-    text = strip_comments(text)
-    text = escape_nowiki(text)
-    text = strip_tags(text)
+    if "<" in text:  # the three steps that read tags; a page without any skips their searches
+        text = strip_comments(text)
+        text = escape_nowiki(text)
+        text = strip_tags(text)
     text = strip_templates(text)
     text = strip_tables(text)
     if conversion:
