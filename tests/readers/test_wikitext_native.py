@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
-from entbench.readers import wikitext_native
+from entbench.readers import wikitext_markup, wikitext_native
 from entbench.readers.mediawiki_xml import read_dump
 from entbench.readers.wikitext import Link, RenderConfig, Rendered, render
 from entbench.readers.wikitext_markup import template_spans_python
@@ -186,3 +186,18 @@ def test_first_letters_beyond_ascii() -> None:
         "Id",
     ]
     assert both("[[ab]]", CASE_SENSITIVE).links[0].target_normalized == "ab"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(wikitext, st.text(alphabet="{}| \n\ta\u3000x\x1c", max_size=40)))
+def test_template_names_are_the_same_both_ways(source: str) -> None:
+    # the C scan against the regex it replaces, spaces and line breaks around names included
+    assert wikitext_native.native_template_names(source) == wikitext_markup._TEMPLATE_NAME.findall(source)
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_template_names_of_every_fixture_page_are_the_same_both_ways(name: str) -> None:
+    for page in read_dump(str(FIXTURES / name))[1]:
+        assert wikitext_native.native_template_names(page.text) == wikitext_markup._TEMPLATE_NAME.findall(
+            page.text
+        )

@@ -15,7 +15,7 @@
 #include <Python.h>
 #include <string.h>
 
-#define ABI 6
+#define ABI 7
 #define MARK 0x01
 
 enum { TRAIL_NONE = 0, TRAIL_ASCII_LOWER = 1, TRAIL_CALL = 2 };
@@ -983,8 +983,86 @@ fail:
     return result;
 }
 
+/* --- template_names (wikitext_markup.template_names) ------------------------------------------ */
+
+static inline int name_char(Py_UCS4 c) { return c != '{' && c != '}' && c != '|' && c != '\n'; }
+
+/* The end of a `|` or `}}` at q, or -1. */
+static inline Py_ssize_t terminator(int kind, const void *data, Py_ssize_t n, Py_ssize_t q) {
+    if (q < n && PyUnicode_READ(kind, data, q) == '|') return q + 1;
+    if (q + 1 < n && PyUnicode_READ(kind, data, q) == '}' && PyUnicode_READ(kind, data, q + 1) == '}') return q + 2;
+    return -1;
+}
+
+PyDoc_STRVAR(template_names_doc, "template_names(text) -> [name]: wikitext_markup.template_names in C.");
+
+/* findall of `\{\{\s*([^{}|\n]+?)\s*(?:\||\}\})`, worked out: after `{{` and its spaces, the name is
+ * the run of name characters up to its last non-space (the lazy group stops there, as the spaces
+ * after it and a terminator must follow); when a terminator comes right after the spaces, the
+ * regex backtracks into them and the name is the last space before it that is not a line break. */
+static PyObject *py_template_names(PyObject *Py_UNUSED(module), PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "expected str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *names = PyList_New(0);
+    if (!names) return NULL;
+    Py_ssize_t pos = 0;
+    while (pos + 1 < n) {
+        pos = PyUnicode_FindChar(text, '{', pos, n - 1, 1); /* memchr-fast to the next candidate */
+        if (pos == -2) {
+            Py_DECREF(names);
+            return NULL;
+        }
+        if (pos < 0) break;
+        if (PyUnicode_READ(kind, data, pos + 1) != '{') {
+            pos++;
+            continue;
+        }
+        Py_ssize_t a = pos + 2;
+        while (a < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, a))) a++;
+        Py_ssize_t gs = -1, ge = -1, end = -1;
+        if (a < n && name_char(PyUnicode_READ(kind, data, a))) {
+            Py_ssize_t r = a, last = a;
+            while (r < n && name_char(PyUnicode_READ(kind, data, r))) {
+                if (!Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, r))) last = r;
+                r++;
+            }
+            Py_ssize_t q = last + 1;
+            while (q < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, q))) q++;
+            end = terminator(kind, data, n, q);
+            gs = a;
+            ge = last + 1;
+        } else {
+            end = terminator(kind, data, n, a);
+            Py_ssize_t s = a - 1;
+            while (s >= pos + 2 && PyUnicode_READ(kind, data, s) == '\n') s--;
+            if (s < pos + 2) end = -1;
+            gs = s;
+            ge = s + 1;
+        }
+        if (end < 0) {
+            pos++;
+            continue;
+        }
+        PyObject *name = PyUnicode_Substring(text, gs, ge);
+        if (!name || PyList_Append(names, name) < 0) {
+            Py_XDECREF(name);
+            Py_DECREF(names);
+            return NULL;
+        }
+        Py_DECREF(name);
+        pos = end;
+    }
+    return names;
+}
+
 static PyMethodDef module_methods[] = {
     {"template_spans", (PyCFunction)py_template_spans, METH_O, template_spans_doc},
+    {"template_names", (PyCFunction)py_template_names, METH_O, template_names_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wtrender",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from entbench.readers.wikitext_native import native_enabled, native_template_spans
+from entbench.readers.wikitext_native import native_enabled, native_template_names, native_template_spans
 from entbench.readers.wikitext_templates import MARK, is_inline, visible_wikitext
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
@@ -305,10 +305,15 @@ def _runs(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, s
 
 
 def template_names(text: str) -> list[str]:
-    """Names of the templates invoked in `text` (as written, trimmed), for flag detection."""
+    """Names of the templates invoked in `text` (as written, trimmed), for flag detection.
+
+    `_TEMPLATE_NAME.findall`, or the same in C (`wikitext_native`) when enabled."""
     if "{{" not in text:
         return []
-    return _TEMPLATE_NAME.findall(text)
+    if native_enabled():
+        return native_template_names(text)
+    names: list[str] = _TEMPLATE_NAME.findall(text)
+    return names
 
 
 def strip_tables(text: str) -> str:

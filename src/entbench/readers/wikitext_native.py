@@ -16,7 +16,7 @@ from typing import Any
 
 #: The interface of `_wtrender.Inline` this package calls; wtrender.c's `ABI` must match, so a stale
 #: build (an old .so next to newer sources) is ignored rather than misused.
-NATIVE_ABI = 6
+NATIVE_ABI = 7
 #: Link-trail rules the C code applies itself (`NamespaceTable.linktrail`); any other is called back.
 TRAIL_NONE, TRAIL_ASCII_LOWER, TRAIL_CALL = 0, 1, 2
 
@@ -58,3 +58,11 @@ def native_template_spans(text: str) -> list[tuple[int, int]]:
         raise RuntimeError("the native wikitext renderer is not built")
     spans: list[tuple[int, int]] = _wtrender.template_spans(text)
     return spans
+
+
+def native_template_names(text: str) -> list[str]:
+    """`wikitext_markup.template_names` in C (only when `native_available()`)."""
+    if _wtrender is None:
+        raise RuntimeError("the native wikitext renderer is not built")
+    names: list[str] = _wtrender.template_names(text)
+    return names
