@@ -1,15 +1,19 @@
-/* Native inline rendering of wikitext paragraphs: the hot loop of readers/wikitext.py.
+/* Native rendering of wikitext: the hot loops of readers/wikitext.py and wikitext_markup.py.
  *
- * `Inline` does what `_Renderer.inline`, `_Renderer.link` and `_Builder` do in Python, for one
- * page: it finds `[[…]]` links, classifies their targets through the config's cache (calling
- * Python's `RenderConfig.classify` on a miss), places anchors in the text it builds with whitespace
- * collapsed, and counts links by kind. Everything rare or intricate is handed back to the same
- * Python functions the reference path uses: `clean_plain` for a segment holding `[`, `''`, `&` or
- * MARK, `flatten` for a label holding a nested link, the external-link rewrite of a paragraph
- * holding `[[` and `:`, and any link-trail rule other than `[a-z]+` or none. So both paths give
- * identical output by construction (tests/readers/test_wikitext_native.py checks they do).
+ * `Inline.blocks(text)` does, for one page's preprocessed text, what `_Renderer.render` does after
+ * `preprocess` in Python: it cuts out hidden links (files, categories, interlanguage links), splits
+ * the text into paragraphs (headings, list items, runs of lines), finds `[[…]]` links, classifies
+ * their targets through the config's cache (plain titles here, any other through Python's
+ * `RenderConfig.classify`), places anchors in the text it builds with whitespace collapsed, and
+ * counts links by kind. Everything rare or intricate is handed back to the same Python functions
+ * the reference path uses: `clean_plain` for a segment with an external link or an entity outside
+ * a short table, `flatten` for a label holding a nested link, the external-link rewrite of a
+ * paragraph holding `[[` and `:`, and any link-trail rule other than `[a-z]+` or none. So both
+ * paths give identical output by construction (tests/readers/test_wikitext_native.py checks they
+ * do). `template_spans` and `template_names` are wikitext_markup's functions of the same names.
  *
- * Strings are read as UCS-4 copies; offsets are code points, as in Python.
+ * Strings are read as UCS-4 copies (or in place, for the two module functions); offsets are code
+ * points, as in Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,13 +1,14 @@
-"""The native inline renderer (`entbench._wtrender`, src/entbench/_native/wtrender.c), if built.
+"""The native wikitext renderer (`entbench._wtrender`, src/entbench/_native/wtrender.c), if built.
 
-`readers.wikitext` renders each paragraph's inline markup (links, anchors, whitespace) either in
-Python (`_Renderer.inline`, the reference) or with `_wtrender.Inline`, which does the same work in C
-and calls back into the same Python functions for everything rare (entities, quotes, external links,
-nested labels, unusual link-trail rules), so the two give identical output
-(tests/readers/test_wikitext_native.py). The extension is compiled when the package is installed
-(hatch_build.py); without a C compiler the install still succeeds and rendering takes the Python
-path. `ENTBENCH_NATIVE=0` forces that path, as it does for the Wikidata scan.
-"""
+`readers.wikitext` renders a page after `preprocess` either in Python (`_Renderer`, the reference)
+or with `_wtrender.Inline`, which does the same work in C (hidden links, the block loop, links,
+anchors, whitespace, plain titles) and calls back into the same Python functions for everything
+rare (other entities, external links, nested labels, titles that are not plain, unusual link-trail
+rules), so the two give identical output (tests/readers/test_wikitext_native.py);
+`wikitext_markup.template_spans` and `template_names` have C versions too. The extension is
+compiled when the package is installed (hatch_build.py); without a C compiler the install still
+succeeds and rendering takes the Python path. `ENTBENCH_NATIVE=0` forces that path, as it does for
+the Wikidata scan."""
 
 from __future__ import annotations
 
