@@ -12,13 +12,13 @@ RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb alias-table-kb wikire
 install: $(VENV)/.installed
 
 # The native scanner is compiled by the install (hatch_build.py); editing it reinstalls.
-$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_native/wdscan.c
+$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_native/wdscan.c src/entbench/_native/wtrender.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,dask]'
 	touch $@
 
-# Recompile the native scanner in place after editing src/entbench/_native/wdscan.c.
+# Recompile the native extensions in place after editing src/entbench/_native/*.c.
 native: install
 	$(BIN)/python hatch_build.py
 
