@@ -18,7 +18,6 @@ the shards for downstream stages (`title_qid` resolves namespaces with it).
 from __future__ import annotations
 
 import dataclasses
-import gc
 import itertools
 import json
 import math
@@ -30,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from entbench.engine.process import gc_paused
 from entbench.engine.shards import atomic_write_text, shard_of
 from entbench.engine.stage import (
     BucketSink,
@@ -230,7 +230,8 @@ class WikipediaScan(Stage):
             yield MapTask(f"b{task_no:08d}", meta, b"")
         except StreamTruncated as exc:
             raise DataError(
-                f"cannot decompress the dump past this decompressed byte ({exc.detail})",
+                f"compressed stream ends early ({exc.detail}): the dump is truncated or damaged; "
+                "download it again",
                 path=src.label,
                 offset=exc.offset,
             ) from exc
@@ -244,16 +245,8 @@ class WikipediaScan(Stage):
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Parse and render the task's pages; route `pages` and `links` rows to shard buckets."""
-        # A task holds its rows (strings, ints, `Link` tuples: nothing cyclic) until it emits them;
-        # the cyclic GC would re-traverse all of them at every collection and free none (~10% of
-        # the scan's time). Paused for the task, re-enabled after.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():  # the task's rows are acyclic: nothing for the GC to free
             return self._map(ctx, task, sink, progress)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
 
     def _map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         params = ctx.params
