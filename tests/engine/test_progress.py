@@ -3,6 +3,9 @@ bar once counted ~290k entities for a 60k dump, with a 22 h ETA)."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from entbench.engine.executors.local import ProcessPoolTaskExecutor
@@ -39,3 +42,42 @@ def test_every_message_of_a_phase_lands_on_its_bar_before_the_next_phase() -> No
             bar.close()
     finally:
         executor.close()
+
+
+def hold_the_progress_lock(*, progress: Any) -> None:
+    """A task that reports once, then keeps the progress queue's shared write lock: what a worker
+    terminated halfway through a `put` leaves behind."""
+    from entbench.engine.executors import local
+
+    progress(1, 0)
+    local._worker_queue._wlock.acquire()
+    time.sleep(600)
+
+
+def test_an_interrupt_stops_the_pool_even_when_a_dead_worker_held_the_progress_lock() -> None:
+    """Ctrl-C in the map once hung the build for good (issue 19's CI run): the coordinator, after
+    terminating the workers, waited to put the drain's end marker behind the lock a killed worker
+    held. Now it abandons the drain and the interrupt reaches the caller."""
+    executor = ProcessPoolTaskExecutor(2)
+    bar = StageBar("map", total=None, unit="task", items="rows", enabled=False)
+    raised: list[BaseException] = []
+
+    def tasks() -> Iterator[tuple[Any, ...]]:
+        yield ()
+        while bar.units < 1:
+            time.sleep(0.01)
+        time.sleep(0.5)  # the task now holds the lock
+        raise KeyboardInterrupt
+
+    def run() -> None:
+        try:
+            list(executor.run(hold_the_progress_lock, tasks(), bar))
+        except BaseException as exc:  # the interrupt is what the test waits for
+            raised.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout=120)
+    executor.close()
+    assert not thread.is_alive(), "the executor hung after an interrupt"
+    assert len(raised) == 1 and isinstance(raised[0], KeyboardInterrupt)

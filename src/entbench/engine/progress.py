@@ -92,7 +92,13 @@ class QueueDrain:
                 return
             self._bar.update(*msg)
 
-    def stop(self) -> None:
-        """Stop draining (after all senders finished)."""
+    def stop(self, *, abandon: bool = False) -> None:
+        """Stop draining (after all senders finished).
+
+        `abandon` leaves the (daemon) thread to die with the process instead: after workers were
+        terminated, one may have died holding the queue's shared write lock (or halfway through a
+        message), and a `put` of the end marker would then wait forever."""
+        if abandon:
+            return
         self._queue.put(None)
         self._thread.join(timeout=5)

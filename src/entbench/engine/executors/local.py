@@ -132,7 +132,7 @@ class ProcessPoolTaskExecutor:
                 future.cancel()
             if not self._aborted:
                 wait(pending)
-            drain.stop()
+            drain.stop(abandon=self._aborted)
 
     def prepare(self, modules: Sequence[str]) -> None:
         """Queue one import task per worker, behind its start-up: otherwise each worker imported
