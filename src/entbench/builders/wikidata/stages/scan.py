@@ -51,18 +51,16 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
+from entbench.readers.compressed_blocks import iter_decompressed_blocks
 from entbench.readers.dumps import (
     StreamTruncated,
     byte_ranges,
     detect_compression,
-    iter_decompressed_blocks,
     iter_lines,
-    load_gzip_index,
-    read_indexed_range,
     read_range,
     sniff_json_dump,
-    worth_indexing,
 )
+from entbench.readers.gzip_index import load_gzip_index, read_indexed_range, worth_indexing
 from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema

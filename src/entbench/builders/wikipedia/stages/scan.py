@@ -43,7 +43,8 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
-from entbench.readers.dumps import StreamTruncated, detect_compression, iter_decompressed_blocks
+from entbench.readers.compressed_blocks import iter_decompressed_blocks
+from entbench.readers.dumps import StreamTruncated, detect_compression
 from entbench.readers.mediawiki_xml import (
     RawPage,
     SiteInfo,
@@ -205,9 +206,9 @@ class WikipediaScan(Stage):
             return
         # One stream, decompressed here: `.bz2` by rapidgzip's bz2 reader with a thread per worker
         # (falling back to the stdlib's for the exact end of a damaged stream), `.gz` by isal, as
-        # the Wikidata scan reads them (`readers.dumps`); a couple of blocks ahead in a thread (the
-        # decoders release the GIL), so even `--workers 1` parses one block while the next is
-        # decompressed.
+        # the Wikidata scan reads them (`readers.compressed_blocks`); a couple of blocks ahead in a
+        # thread (the decoders release the GIL), so even `--workers 1` parses one block while the
+        # next is decompressed.
         decompressed = iter_decompressed_blocks(
             src.path, compression, chunk, threads=max(1, ctx.options.workers)
         )
