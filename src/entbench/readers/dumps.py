@@ -45,6 +45,16 @@ class StreamTruncated(Exception):
         self.offset = offset
         self.detail = detail
 
+    def data_error(self, path: str) -> DataError:
+        """The user's error: a missing tail is not a bad line (`--max-bad-lines` counts malformed
+        lines and pages), and a dump cut short must never look like a smaller complete one."""
+        return DataError(
+            f"compressed stream ends early ({self.detail}): the dump is truncated or damaged; "
+            "download it again",
+            path=path,
+            offset=self.offset,
+        )
+
 
 def detect_compression(path: str) -> str:
     """Compression from the magic bytes, checked against the suffix (a mismatch is a clear error)."""

@@ -140,9 +140,7 @@ class HanselCorpus(Stage):
                 yield MapTask(f"b{index:08d}", {"offset": offset, "line": line}, block)
                 line += block.count(b"\n")
         except StreamTruncated as exc:
-            raise DataError(
-                f"compressed stream ends early ({exc.detail})", path=src.label, offset=exc.offset
-            ) from exc
+            raise exc.data_error(src.label) from exc
         finally:
             stream.close()
 

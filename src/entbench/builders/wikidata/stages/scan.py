@@ -223,14 +223,7 @@ class WikidataScan(Stage):
                     yield pending
                 yield MapTask(f"b{index:08d}", {"offset": end, "compressed_delta": src.size - consumed}, b"")
             except StreamTruncated as exc:
-                # A missing tail is not a bad line: `--max-bad-lines` counts malformed lines, and a
-                # dump cut short must never look like a smaller complete one.
-                raise DataError(
-                    f"compressed stream ends early ({exc.detail}): the dump is truncated or damaged; "
-                    "download it again",
-                    path=src.label,
-                    offset=exc.offset,
-                ) from exc
+                raise exc.data_error(src.label) from exc
         finally:
             blocks.close()
 

@@ -42,7 +42,6 @@ from entbench.engine.stage import (
     StageContext,
 )
 from entbench.engine.stats import Stats
-from entbench.errors import DataError
 from entbench.readers.compressed_blocks import iter_decompressed_blocks
 from entbench.readers.dumps import StreamTruncated, detect_compression
 from entbench.readers.mediawiki_xml import (
@@ -230,12 +229,7 @@ class WikipediaScan(Stage):
             meta = {**head, "offset": end, "compressed_delta": src.size - consumed}
             yield MapTask(f"b{task_no:08d}", meta, b"")
         except StreamTruncated as exc:
-            raise DataError(
-                f"compressed stream ends early ({exc.detail}): the dump is truncated or damaged; "
-                "download it again",
-                path=src.label,
-                offset=exc.offset,
-            ) from exc
+            raise exc.data_error(src.label) from exc
         finally:
             blocks.close()
 
