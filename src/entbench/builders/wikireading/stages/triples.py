@@ -1,7 +1,7 @@
 """Stage `wikireading_triples`: truthy statements -> one answer set per (item, property) (spec §6).
 
-One map task per span of row groups of a `wikidata` shard's truthy claims (`engine.inputs`: a
-subject range, so a task holds a few MB whatever the dump). Each reads those claims, the
+One map task per row group of a `wikidata` shard's truthy claims (`engine.inputs`: a subject
+range, so a task holds at most 65,536 statements whatever the dump). Each reads those claims, the
 sitelinks and entity types of the same subjects, looks up the labels its values and properties
 need in *every* entity shard (DuckDB reads only the id, label and datatype columns, filtered to
 the ids wanted), consolidates the statements with
@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from entbench.builders.wikireading.answers import PartialPolicy, consolidate
 from entbench.builders.wikireading.values import DEFAULT_DATATYPES, CoarseTime, RenderOptions
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import SPAN_BYTES, Span, row_group_spans
+from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -116,7 +116,9 @@ class WikiReadingTriples(Stage):
                 f"wikireading_triples.language={params.language} but the wikidata scan kept only "
                 f"labels in {scan_params.get('languages')}; add it with --param wikidata.languages=..."
             )
-        spans = row_group_spans(upstream.files("truthy_claims"), SPAN_BYTES, key="subject")
+        # One row group (65,536 statements) a task: the statements become Python dicts, ~2 KB each,
+        # so their count, not their few bytes of Parquet, is what a task holds.
+        spans = row_group_spans(upstream.files("truthy_claims"), 1, key="subject")
         for span in spans:
             yield MapTask(span.task_id, {**span.meta(), "tasks": len(spans)})
 
