@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from entbench.builders.edge_probing.draws import Replay, write_draws
+from entbench.builders.edge_probing.draws import Replay, item_sql, write_draws
 from entbench.builders.edge_probing.filter_mem import check_mode
 from entbench.engine.duck import stage_connection
 from entbench.engine.inputs import SPAN_BYTES, Span, iter_span, row_group_spans
@@ -212,8 +213,8 @@ class MemAuditStage(Stage):
                 evaluation=(eval_files, *self.columns("eval")),
                 seed=params.seed,
             )
-        for span in row_group_spans(train_files, SPAN_BYTES):
-            yield MapTask(f"t{span.task_id}", {**span.meta(), "side": TRAIN})
+        for i in range(len(train_files)):  # one upstream shard each: counted by DuckDB
+            yield MapTask(f"t{i:05d}", {"file": i, "side": TRAIN, "tasks": len(train_files)})
         offsets = _row_offsets(eval_files)
         for span in row_group_spans(eval_files, SPAN_BYTES):
             yield MapTask(
@@ -228,24 +229,11 @@ class MemAuditStage(Stage):
             sink.emit("decisions", 0, tables["decisions"])
             progress(1, tables["decisions"].num_rows)
             return stats
-        span = Span.from_meta(task.meta)
         stats = Stats()
         if task.meta["side"] == TRAIN:
-            path = ctx.inputs[self.train[0]].files(self.train[1])[span.file]
-            counts: dict[Item, int] = {}
-            for _, item in self._read(path, span.row_groups, (), stats, "train"):
-                if item is not None:
-                    counts[item] = counts.get(item, 0) + 1
-            rows = pa.table(
-                {
-                    "_key": [_key(item) for item in counts],
-                    "_spans": [list(item.spans) for item in counts],
-                    "_labels": [list(item.labels) for item in counts],
-                    "_count": list(counts.values()),
-                },
-                schema=TRAIN_ROWS,
-            )
+            rows = self._count_train(ctx, int(task.meta["file"]), int(task.meta["tasks"]), stats)
         else:
+            span = Span.from_meta(task.meta)
             path = ctx.inputs[self.evaluation[0]].files(self.evaluation[1])[span.file]
             ids = [f.name for f in self.id_fields]
             columns: dict[str, list[Any]] = {name: [] for name in (*EVAL_ROWS.names, *ids)}
@@ -273,15 +261,19 @@ class MemAuditStage(Stage):
         if params.mode == "eptest":
             return {}, Stats()  # the one task's decisions, as mapped
         stats = Stats()
-        index = StrictIndex()
+        rows = tables[EVAL].sort_by("_eval_index")
+        # Only the keys this shard's evaluation rows have need their train counts.
         train = tables[TRAIN]
+        train_items = int(pc.sum(train.column("_count")).as_py() or 0)
+        wanted = pc.unique(rows.filter(rows.column("_valid")).column("_key"))
+        train = train.filter(pc.is_in(train.column("_key"), value_set=wanted))
+        index = StrictIndex()
         with paused_gc():
             for spans, labels, count in zip(
                 *(train.column(c).to_pylist() for c in ("_spans", "_labels", "_count")), strict=True
             ):
                 index.add(checked(Item(tuple(spans), tuple(labels))), count)
         del train
-        rows = tables[EVAL].sort_by("_eval_index")
         draws = pa.ipc.open_file(pa.memory_map(str(ctx.scratch / DRAWS_FILE))).read_all()
         at = pa.array(rows.column("_eval_index").to_numpy())
         kept = draws.column("kept").take(at).to_pylist()
@@ -316,12 +308,32 @@ class MemAuditStage(Stage):
             decisions,
             stats,
         )
-        stats.add("train_items", index.n_items)
+        stats.add("train_items", train_items)
         stats.add("test_items", len(tested))
         stats.add(f"dropped_{UNSEEN_LABEL}", sum(len(labels) for labels in unseen))
         for heuristic in HEURISTICS:
             stats.add(f"removed_{heuristic}", sum(1 for d in decisions[heuristic] if d.solved))
         return {"decisions": table}, stats
+
+    def _count_train(self, ctx: StageContext, file: int, tasks: int, stats: Stats) -> pa.Table:
+        """One train shard's items counted by (span texts, sorted labels), keyed for routing.
+
+        Which rows are items is `draws.item_sql`'s rule, the one `_read` applies row by row."""
+        path = ctx.inputs[self.train[0]].files(self.train[1])[file]
+        spans, labels, valid = item_sql([path], *self.columns("train"))
+        with stage_connection(ctx, tasks=tasks, ordered=False) as con:
+            null_rows = con.execute(
+                f"SELECT count(*) FROM read_parquet($file) WHERE NOT {valid}", {"file": path}
+            ).fetchall()[0][0]
+            counted = con.sql(
+                "SELECT array_to_string(s, chr(31)) AS _key, s AS _spans, l AS _labels, count(*) AS _count "
+                f"FROM (SELECT {spans} AS s, list_sort({labels}) AS l FROM read_parquet($file) "
+                f"WHERE {valid}) GROUP BY s, l",
+                params={"file": path},
+            ).to_arrow_table()
+        if null_rows:
+            stats.add("train_rows_null", int(null_rows))
+        return counted.cast(TRAIN_ROWS)
 
     def _audit_whole(self, ctx: StageContext) -> tuple[dict[str, pa.Table], Stats]:
         """Index train, read the evaluation split, run the heuristics, emit a decision per row."""
