@@ -90,10 +90,13 @@ class Span:
         return filters
 
 
-def row_group_spans(files: Sequence[str], max_bytes: int, key: str | None = None) -> list[Span]:
-    """The row groups of `files`, in order, cut into spans of at most `max_bytes` uncompressed (a
-    larger row group is a span of its own); files without rows give no span. With `key`, a column
-    the files are sorted by and carry statistics for, each span records its key range."""
+def row_group_spans(files: Sequence[str], max_bytes: int | None = None, key: str | None = None) -> list[Span]:
+    """The row groups of `files`, in order, cut into spans of at most `max_bytes` uncompressed
+    (default `SPAN_BYTES`; a larger row group is a span of its own); files without rows give no
+    span. With `key`, a column the files are sorted by and carry statistics for, each span records
+    its key range."""
+    if max_bytes is None:
+        max_bytes = SPAN_BYTES
     spans: list[Span] = []
     for index, path in enumerate(files):
         current: list[tuple[int, int, int, Any, Any]] = []  # (group, rows, bytes, min, max)

@@ -38,7 +38,7 @@ from entbench.builders.alias.stages.alias_table import normalizer_for
 from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.duck import stage_connection
 from entbench.engine.executors.base import on_release
-from entbench.engine.inputs import SPAN_BYTES, Span, iter_span, row_group_spans
+from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -184,7 +184,7 @@ class MentionStats(Stage):
             # In a function of its own: this generator's frame lives while the tasks run (in this
             # process, with one worker), and must not keep the mentions and the automaton alive.
             self._save_automaton(ctx, scratch)
-        for span in row_group_spans(ctx.inputs[self.wikipedia].files("pages"), SPAN_BYTES, key="page_id"):
+        for span in row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id"):
             yield MapTask(span.task_id, span.meta())
 
     def _save_automaton(self, ctx: StageContext, scratch: Path) -> None:

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from entbench.builders.edge_probing.draws import Replay, item_sql, write_draws
 from entbench.builders.edge_probing.filter_mem import check_mode
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import SPAN_BYTES, Span, iter_span, row_group_spans
+from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
@@ -216,7 +216,7 @@ class MemAuditStage(Stage):
         for i in range(len(train_files)):  # one upstream shard each: counted by DuckDB
             yield MapTask(f"t{i:05d}", {"file": i, "side": TRAIN, "tasks": len(train_files)})
         offsets = _row_offsets(eval_files)
-        for span in row_group_spans(eval_files, SPAN_BYTES):
+        for span in row_group_spans(eval_files):
             yield MapTask(
                 f"e{span.task_id}",
                 {**span.meta(), "side": EVAL, "base": offsets[span.file][span.row_groups[0]]},

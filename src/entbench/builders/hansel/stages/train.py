@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
 from entbench.builders.hansel.splits import SPLITS, first_indices, record_id, validation_documents
 from entbench.builders.hansel.stages.links import page_shards
-from entbench.engine.inputs import SPAN_BYTES, Span, iter_span, row_group_spans
+from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -158,7 +158,7 @@ class HanselTrain(Stage):
             writer.write_table(table)
         os.replace(tmp, path)
         for side, upstream, table_name in ((PAGES, self.wikipedia, "pages"), (LINKS, self.links, "links")):
-            for span in row_group_spans(ctx.inputs[upstream].files(table_name), SPAN_BYTES):
+            for span in row_group_spans(ctx.inputs[upstream].files(table_name)):
                 yield MapTask(f"{side[1]}{span.task_id}", {**span.meta(), "side": side})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:

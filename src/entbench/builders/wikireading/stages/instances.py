@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from entbench.builders.wikireading.documents import normalize_title, truncate_words
-from entbench.engine.inputs import SPAN_BYTES, Span, read_span, row_group_spans
+from entbench.engine.inputs import Span, read_span, row_group_spans
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -100,7 +100,7 @@ class WikiReadingInstances(Stage):
             ("triples", "wikireading_triples", "triples"),
             ("pages", "wikipedia", "pages"),
         ):
-            for span in row_group_spans(ctx.inputs[stage].files(table), SPAN_BYTES):
+            for span in row_group_spans(ctx.inputs[stage].files(table)):
                 yield MapTask(f"{side[0]}{span.task_id}", {**span.meta(), "side": side})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:

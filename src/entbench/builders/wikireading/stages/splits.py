@@ -31,7 +31,7 @@ from entbench.builders.wikireading.splits import (
     check_ratios,
     held_out_properties,
 )
-from entbench.engine.inputs import SPAN_BYTES, Span, row_group_spans
+from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import atomic_write_text, shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -130,7 +130,7 @@ class WikiReadingSplit(Stage):
         params = cast(SplitParams, ctx.params)
         instances = ctx.inputs["wikireading_instances"]
         held_out = sorted(choose_held_out(params, instances))
-        for span in row_group_spans(instances.files("instances"), SPAN_BYTES, key="document_id"):
+        for span in row_group_spans(instances.files("instances"), key="document_id"):
             yield MapTask(span.task_id, {**span.meta(), "held_out": held_out})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
