@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from entbench.builders.edge_probing.decisions import decision_table
 from entbench.builders.edge_probing.draws import Replay, item_sql, write_draws
 from entbench.builders.edge_probing.filter_mem import check_mode
 from entbench.engine.duck import stage_connection
@@ -47,7 +48,6 @@ from entbench.filters.memorization import (
     DEFAULT_SEED,
     HEURISTICS,
     MODES,
-    Decision,
     Item,
     StrictIndex,
     audit_with_index,
@@ -58,7 +58,7 @@ from entbench.filters.memorization import (
     percent,
 )
 from entbench.filters.memorization_index import checked, paused_gc
-from entbench.filters.memorization_reasons import NULL_SPAN_OR_LABEL, UNSEEN_LABEL
+from entbench.filters.memorization_reasons import UNSEEN_LABEL
 from entbench.schemas import edge_probing as schema
 
 #: The map tables of a strict audit: train items with their count in a task, evaluation rows.
@@ -299,7 +299,8 @@ class MemAuditStage(Stage):
         uniform.check_consumed(f"{ctx.stage} shard {shard} mem_uniform")
         position = {row: k for k, row in enumerate(tested)}
         ids = {f.name: rows.column(f.name).to_pylist() for f in self.id_fields}
-        table = self._decision_table(
+        table = decision_table(
+            self.id_fields,
             [{name: ids[name][r] for name in ids} for r in range(rows.num_rows)],
             rows.column("_eval_index").to_pylist(),
             evaluation,
@@ -362,8 +363,15 @@ class MemAuditStage(Stage):
         unseen: dict[int, list[str]] = {}
         for k, label in result.selection.dropped:
             unseen.setdefault(present[k], []).append(label)
-        table = self._decision_table(
-            ids, list(range(len(evaluation))), evaluation, copies, unseen, result.decisions, stats
+        table = decision_table(
+            self.id_fields,
+            ids,
+            list(range(len(evaluation))),
+            evaluation,
+            copies,
+            unseen,
+            result.decisions,
+            stats,
         )
         stats.add("train_items", index.n_items)
         stats.add("eval_rows", len(evaluation))
@@ -372,46 +380,6 @@ class MemAuditStage(Stage):
         for heuristic in HEURISTICS:
             stats.add(f"removed_{heuristic}", result.removed(heuristic))
         return {"decisions": table}, stats
-
-    def _decision_table(
-        self,
-        ids: Sequence[Mapping[str, Any]],
-        eval_indices: Sequence[int],
-        evaluation: Sequence[Item | None],
-        copies: Mapping[int, list[int]],
-        unseen: Mapping[int, list[str]],
-        decisions: Mapping[str, Sequence[Decision]],
-        stats: Stats,
-    ) -> pa.Table:
-        """One row per evaluation row (per copy): `copies[row]` lists its positions among the tested
-        items (none: not tested, for the reason `unseen[row]` gives or a null span or label)."""
-        out_schema = schema.mem_decisions_schema(self.id_fields)
-        columns: dict[str, list[Any]] = {name: [] for name in out_schema.names}
-        for row, item in enumerate(evaluation):
-            positions: list[int | None] = [*copies.get(row, ())] or [None]
-            unseen_labels = unseen.get(row, [])
-            for copy, position in enumerate(positions):
-                for name, value in ids[row].items():
-                    columns[name].append(value)
-                columns["eval_index"].append(eval_indices[row])
-                columns["copy"].append(copy)
-                columns["spans"].append([] if item is None else list(item.spans))
-                columns["labels"].append([] if item is None else list(item.labels))
-                columns["in_test"].append(position is not None)
-                columns["unseen_labels"].append(unseen_labels)
-                for heuristic in HEURISTICS:
-                    solved: bool | None = None
-                    if position is None:  # not audited: say why
-                        reason = NULL_SPAN_OR_LABEL if item is None else UNSEEN_LABEL
-                        detail = ", ".join(unseen_labels)
-                    else:
-                        decision = decisions[heuristic][position]
-                        solved, reason, detail = decision.solved, decision.reason, decision.detail
-                        stats.add(f"{heuristic}_{reason}")
-                    columns[heuristic].append(solved)
-                    columns[f"{heuristic}_reason"].append(reason)
-                    columns[f"{heuristic}_detail"].append(detail)
-        return pa.table({f.name: pa.array(columns[f.name], f.type) for f in out_schema}, schema=out_schema)
 
     def _check_columns(self, ctx: StageContext) -> None:
         """UserError naming the first table that lacks a column the audit reads."""
