@@ -5,10 +5,7 @@ its kind (`tasks`: a stage's map tasks, or its shards), a share of the machine: 
 `min(workers, tasks)` such connections run at once, so each gets `workers // that many` threads
 (a stage's single global query uses every worker's core; a task running beside others, one) and
 that share of DuckDB's own default memory limit (80% of the memory it sees), so N connections
-spill before they overcommit; and never more than `MEMORY_PER_THREAD` per thread (at least
-`MEMORY_FLOOR`): DuckDB holds a query's tables up to its limit before it spills, so without a
-bound a global query's memory grew with the dump (a title -> QID resolution of a full wiki) until
-it took most of the machine. Spill files go to a `duckdb/` directory the caller names: inside the
+spill before they overcommit. Spill files go to a `duckdb/` directory the caller names: inside the
 stage's scratch directory for a stage (removed when the stage completes), a temporary directory
 for a card.
 
@@ -33,9 +30,6 @@ from entbench.engine.stage import StageContext
 
 #: The sub-directory of a stage's (or a card's) scratch directory DuckDB spills into.
 SPILL_DIR = "duckdb"
-#: A connection's memory limit: at most this much per thread it runs, and at least `MEMORY_FLOOR`.
-MEMORY_PER_THREAD = 1 << 30
-MEMORY_FLOOR = 2 << 30
 _UNITS = {
     "bytes": 1,
     "b": 1,
@@ -54,16 +48,19 @@ def connect(*, scratch: Path, workers: int, tasks: int, ordered: bool = True) ->
     """An in-memory connection with its share of `workers` (see the module docstring), spilling
     into `scratch/duckdb/`."""
     running = max(1, min(workers, tasks))
-    threads = max(1, workers // running)
     spill = scratch / SPILL_DIR
     spill.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(
         ":memory:",
-        config={"threads": threads, "temp_directory": str(spill), "preserve_insertion_order": ordered},
+        config={
+            "threads": max(1, workers // running),
+            "temp_directory": str(spill),
+            "preserve_insertion_order": ordered,
+        },
     )
-    share = _bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])) // running
-    limit = min(share, max(MEMORY_FLOOR, threads * MEMORY_PER_THREAD))
-    con.execute(f"SET memory_limit = '{max(1, limit // (1 << 20))}MiB'")
+    if running > 1:
+        limit = _bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]))
+        con.execute(f"SET memory_limit = '{max(1, limit // running // (1 << 20))}MiB'")
     return con
 
 
