@@ -83,21 +83,39 @@ def item_sql(files: Sequence[str], span_columns: Sequence[str], label_column: st
 
 
 def _index_train(
-    con: duckdb.DuckDBPyConnection, files: Sequence[str], span_columns: Sequence[str], label_column: str
+    con: duckdb.DuckDBPyConnection,
+    train: tuple[Sequence[str], Sequence[str], str],
+    evaluation: tuple[Sequence[str], Sequence[str], str],
 ) -> None:
-    """`keys`: every train span key with how many labels tie for its most frequent; `seen`: every
-    label train has."""
+    """`keys`: the train span keys the evaluation split has, with how many labels tie for each
+    one's most frequent; `seen`: the evaluation split's labels that train has. Only what the
+    evaluation split asks about is kept (train streams past it), so memory follows that split."""
+    files, span_columns, label_column = evaluation
+    spans, labels, valid = item_sql(files, span_columns, label_column)
+    con.execute(
+        f"CREATE TEMP TABLE wanted AS SELECT DISTINCT {spans} AS spans FROM read_parquet($files) "
+        f"WHERE {valid}",
+        {"files": list(files)},
+    )
+    con.execute(
+        f"CREATE TEMP TABLE asked AS SELECT DISTINCT unnest({labels}) AS label FROM read_parquet($files) "
+        f"WHERE {valid}",
+        {"files": list(files)},
+    )
+    files, span_columns, label_column = train
     spans, labels, valid = item_sql(files, span_columns, label_column)
     con.execute(
         f"CREATE TEMP TABLE keys AS SELECT spans, count(*) FILTER (WHERE n = top) AS tied FROM ("
         f"  SELECT spans, n, max(n) OVER (PARTITION BY spans) AS top FROM ("
         f"    SELECT {spans} AS spans, list_sort({labels}) AS label, count(*) AS n "
-        f"    FROM read_parquet($files) WHERE {valid} GROUP BY ALL)) GROUP BY spans",
+        f"    FROM read_parquet($files) WHERE {valid} AND {spans} IN (SELECT spans FROM wanted) "
+        f"    GROUP BY ALL)) GROUP BY spans",
         {"files": list(files)},
     )
     con.execute(
-        f"CREATE TEMP TABLE seen AS SELECT DISTINCT unnest({labels}) AS label FROM read_parquet($files) "
-        f"WHERE {valid}",
+        f"CREATE TEMP TABLE seen AS SELECT DISTINCT label FROM ("
+        f"  SELECT unnest({labels}) AS label FROM read_parquet($files) WHERE {valid}"
+        f") WHERE label IN (SELECT label FROM asked)",
         {"files": list(files)},
     )
 
@@ -113,12 +131,11 @@ def write_draws(
     """Write the draws of every evaluation row (see the module docstring); returns the row count.
 
     `train` and `evaluation` are (shard files in order, span columns, label column)."""
-    train_files, train_spans, train_label = train
-    if not train_files:  # no train table at all: nothing is seen, nothing is in train
+    if not train[0] or not evaluation[0]:  # nothing is seen, nothing is in train
         con.execute("CREATE TEMP TABLE keys (spans VARCHAR[], tied BIGINT)")
         con.execute("CREATE TEMP TABLE seen (label VARCHAR)")
     else:
-        _index_train(con, train_files, train_spans, train_label)
+        _index_train(con, train, evaluation)
     eval_files, eval_spans, eval_label = evaluation
     spans, labels, valid = item_sql(eval_files, eval_spans, eval_label) if eval_files else ("", "", "")
     freq, uniform = random.Random(seed), random.Random(seed)
