@@ -1,30 +1,33 @@
-# Two commands on a fresh machine: `make run` (build the bundled fixture dumps) and `make test`.
+# Two commands on a fresh machine: `make run` (every target on the bundled demo world) and `make test`.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= entbench-out
-# Targets `make run` builds on the bundled fixture dumps.
-RUN_TARGETS ?= wikidata kb alias-table wikireading
+# Every target of the bundled demo world, in an order where each reuses the stages of those before.
+RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb alias-table-kb wikireading wikient \
+	enteval-tasks hansel-train hansel-fewshot hansel-zeroshot
 
 .PHONY: install native run test lint typecheck pytest fixtures fixtures-check bench hansel wikireading clean
 
 install: $(VENV)/.installed
 
 # The native scanner is compiled by the install (hatch_build.py); editing it reinstalls.
-$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_native/wdscan.c
+$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_native/wdscan.c src/entbench/_native/wtrender.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,dask]'
 	touch $@
 
-# Recompile the native scanner in place after editing src/entbench/_native/wdscan.c.
+# Recompile the native extensions in place after editing src/entbench/_native/*.c.
 native: install
 	$(BIN)/python hatch_build.py
 
+# Every target on the demo world (no --config, no --source), then one screen of what was made.
 run: install
 	@for target in $(RUN_TARGETS); do \
 		$(BIN)/entbench build $$target --out $(OUT) || exit 1; \
 	done
+	@$(BIN)/entbench summary --from $(OUT)
 
 test: install lint typecheck pytest fixtures-check
 
@@ -52,14 +55,12 @@ bench: install
 wikireading: install
 	$(BIN)/entbench build wikireading --out $(OUT)
 
-# The three Hansel targets on the zhwiki fixture world (fixtures/hansel/PROVENANCE.md: a Wikidata
-# pair giving QIDs to its pages' titles and link targets), then the training set as official jsonl.
-HANSEL_SOURCES := --source wikidata_old=fixtures/hansel/wikidata-old.json.gz \
-	--source wikidata_new=fixtures/hansel/wikidata-new.json.gz
+# The three Hansel targets on the demo world (its zhwiki dump, corpus and Wikidata pair), then the
+# training set as official jsonl.
 hansel: install
-	$(BIN)/entbench build hansel-train $(HANSEL_SOURCES) --out $(OUT)
-	$(BIN)/entbench build hansel-fewshot $(HANSEL_SOURCES) --out $(OUT)
-	$(BIN)/entbench build hansel-zeroshot $(HANSEL_SOURCES) --out $(OUT)
+	$(BIN)/entbench build hansel-train --out $(OUT)
+	$(BIN)/entbench build hansel-fewshot --out $(OUT)
+	$(BIN)/entbench build hansel-zeroshot --out $(OUT)
 	$(BIN)/entbench export hansel-train --from $(OUT) --format jsonl --out $(OUT)/export/hansel
 
 clean:

@@ -1,9 +1,10 @@
-"""Hatch build hook: compiles the native Wikidata scanner (src/entbench/_native/wdscan.c).
+"""Hatch build hook: compiles the native extensions in src/entbench/_native/.
 
-The extension is a fast path only (builders/wikidata/native.py): when no C compiler is available
-the build warns and produces a pure-Python package whose scan takes the reference path. Set
+`wdscan.c` is the Wikidata scanner (builders/wikidata/native.py), `wtrender.c` the wikitext inline
+renderer (readers/wikitext_native.py). Each is a fast path only: when no C compiler is available
+the build warns and produces a pure-Python package whose scans take the reference paths. Set
 ENTBENCH_REQUIRE_NATIVE=1 to make a failed compile an error instead (CI does).
-`python hatch_build.py` (or `make native`) recompiles in place after editing the C source.
+`python hatch_build.py` (or `make native`) recompiles in place after editing a C source.
 """
 
 from __future__ import annotations
@@ -21,14 +22,19 @@ try:
 except ImportError:  # run as a script (`python hatch_build.py`, `make native`) outside a build
     BuildHookInterface = object
 
-SOURCE = Path("src/entbench/_native/wdscan.c")
-MODULE = "_wdscan"
+#: Extension module name -> its C source (one file each).
+EXTENSIONS = {
+    "_wdscan": Path("src/entbench/_native/wdscan.c"),
+    "_wtrender": Path("src/entbench/_native/wtrender.c"),
+}
+#: What each one speeds up, for the warning when it cannot be built.
+PURPOSE = {"_wdscan": "the Wikidata scan", "_wtrender": "wikitext rendering"}
 
 
-def compile_native(root: Path) -> Path | None:
-    """Compile the extension next to the package's sources; its path, or None if it could not be built."""
-    source = root / SOURCE
-    target = root / "src" / "entbench" / f"{MODULE}{sysconfig.get_config_var('EXT_SUFFIX')}"
+def compile_native(root: Path, module: str = "_wdscan") -> Path | None:
+    """Compile one extension next to the package's sources; its path, or None if it could not be built."""
+    source = root / EXTENSIONS[module]
+    target = root / "src" / "entbench" / f"{module}{sysconfig.get_config_var('EXT_SUFFIX')}"
     if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
         return target
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -52,10 +58,10 @@ def compile_native(root: Path) -> Path | None:
         partial.unlink(missing_ok=True)
         detail = getattr(exc, "stderr", "") or str(exc)
         if os.environ.get("ENTBENCH_REQUIRE_NATIVE") == "1":
-            raise RuntimeError(f"compiling {SOURCE} failed: {detail}") from exc
+            raise RuntimeError(f"compiling {EXTENSIONS[module]} failed: {detail}") from exc
         print(
-            f"entbench: could not compile {SOURCE} ({detail.strip()[:300]}); "
-            "the Wikidata scan will use its slower pure-Python path",
+            f"entbench: could not compile {EXTENSIONS[module]} ({detail.strip()[:300]}); "
+            f"{PURPOSE[module]} will use its slower pure-Python path",
             file=sys.stderr,
         )
         return None
@@ -70,15 +76,17 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel":
             return
-        built = compile_native(Path(self.root))
-        if built is None:
-            return
-        build_data["pure_python"] = False
-        build_data["infer_tag"] = True
-        if version != "editable":  # an editable install imports it from src/ directly
-            build_data["force_include"][str(built)] = f"entbench/{built.name}"
+        for module in EXTENSIONS:
+            built = compile_native(Path(self.root), module)
+            if built is None:
+                continue
+            build_data["pure_python"] = False
+            build_data["infer_tag"] = True
+            if version != "editable":  # an editable install imports it from src/ directly
+                build_data["force_include"][str(built)] = f"entbench/{built.name}"
 
 
 if __name__ == "__main__":
     os.environ.setdefault("ENTBENCH_REQUIRE_NATIVE", "1")
-    print(compile_native(Path(__file__).resolve().parent))
+    for name in EXTENSIONS:
+        print(compile_native(Path(__file__).resolve().parent, name))

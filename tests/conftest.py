@@ -10,6 +10,9 @@ from click.testing import CliRunner, Result
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"
+#: The separate real samples the engine's tests pin their counts on (the bundled default is the
+#: demo world, `fixtures/entbench.toml`).
+SAMPLES_CONFIG = REPO_ROOT / "tests" / "samples.toml"
 
 
 @pytest.fixture(scope="session")
@@ -20,8 +23,8 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def fixture_config() -> Path:
-    """The bundled fixture config."""
-    return FIXTURES / "entbench.toml"
+    """The test samples' config (`tests/samples.toml`)."""
+    return SAMPLES_CONFIG
 
 
 @pytest.fixture
@@ -34,3 +37,11 @@ def run_cli() -> Callable[..., Result]:
         return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def world_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo world's build directory, every target built once per session (read it, never write)."""
+    from tests.world_support import shared_world
+
+    return shared_world(tmp_path_factory)

@@ -17,15 +17,15 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from entbench import api
 from entbench.engine.manifest import load_manifest
+from tests import builds as samples
 
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[str], dict[str, Any]]]:
     """(stage.table, shard files, output entry) of every table of the `kb` target's stages."""
     out = tmp_path_factory.mktemp("kb")
-    dirs = api.build("kb", out=out, progress=False, log=lambda _m: None, card=False)
+    dirs = samples.build("kb", out=out, progress=False, log=lambda _m: None, card=False)
     found = []
     for stage, directory in sorted(dirs.items()):
         manifest = load_manifest(directory)

@@ -1,4 +1,4 @@
-"""The build hook that compiles the native scanner: a missing compiler degrades, CI can insist."""
+"""The build hook that compiles the native extensions: a missing compiler degrades, CI can insist."""
 
 from __future__ import annotations
 
@@ -15,14 +15,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import hatch_build  # noqa: E402 - the repository root is not a package
 
-SOURCE = ROOT / hatch_build.SOURCE
-
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     """A copy of the source layout the hook compiles in."""
-    (tmp_path / hatch_build.SOURCE).parent.mkdir(parents=True)
-    shutil.copy(SOURCE, tmp_path / hatch_build.SOURCE)
+    for source in hatch_build.EXTENSIONS.values():
+        (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / source, tmp_path / source)
     return tmp_path
 
 
@@ -41,8 +40,11 @@ def test_without_a_compiler_the_build_warns_and_stays_pure_python(
     monkeypatch.delenv("ENTBENCH_REQUIRE_NATIVE", raising=False)
     _no_compiler(monkeypatch)
     assert hatch_build.compile_native(tree) is None
-    assert "slower pure-Python path" in capsys.readouterr().err
-    assert not list((tree / "src" / "entbench").glob("_wdscan*")), "no partial build left behind"
+    assert hatch_build.compile_native(tree, "_wtrender") is None
+    err = capsys.readouterr().err
+    assert "the Wikidata scan will use its slower pure-Python path" in err
+    assert "wikitext rendering will use its slower pure-Python path" in err
+    assert not list((tree / "src" / "entbench").glob("_w*")), "no partial build left behind"
     assert not list((tree / "src" / "entbench").glob(".*tmp"))
 
 
@@ -70,3 +72,14 @@ def test_compiled_module_scans_a_line(tree: Path) -> None:
     n, _nulls, _valid, _offsets, data = columns["e.id"][1:]
     assert n == 1 and bytes(memoryview(data)) == b"Q42"
     assert bytes(memoryview(columns["e.label.0"][5])) == b"Douglas Adams"
+
+
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_compiled_renderer_finds_template_spans(tree: Path) -> None:
+    built = hatch_build.compile_native(tree, "_wtrender")
+    assert built is not None and built.exists()
+    spec = importlib.util.spec_from_file_location("_wtrender", built)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.template_spans("a {{b|{{c}}}} d {{e}}") == [(2, 13), (16, 21)]

@@ -3,11 +3,13 @@ composes a build (or a `filter mem` run) with its card (`entbench.cards`)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry the runner reads
+from entbench.engine import registry
 from entbench.engine.build_out import is_store_url, local_build, local_dir
 from entbench.engine.config import load_config
 from entbench.engine.runner import Builder
@@ -65,12 +67,14 @@ def build(
 ) -> dict[str, Path]:
     """Build `target` into `out`; returns stage name -> output directory.
 
-    `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with no `config`
-    the bundled fixture config is used. `out` may be a store URL (`s3://bucket/prefix`, any fsspec
-    URL with its driver installed): the build then runs in `work_dir` (default: one under the
-    user's cache) and publishes every complete stage there (`engine.store`); the returned
-    directories are in the work directory. With `card` (default) the target's dataset card is written
-    to `<out>/cards/<target>/` afterwards (`entbench.cards`). `shuffle_groups` tunes the map-reduce
+    `sources` are `NAME=PATH` overrides, `params` are `STAGE.KEY=VALUE` overrides; with neither a
+    `config` nor `sources` the bundled demo world is built (and said so on stderr), otherwise only
+    what is given applies, on top of each stage's documented defaults. `out` may be a store URL
+    (`s3://bucket/prefix`, any fsspec URL with its driver installed): the build then runs in
+    `work_dir` (default: one under the user's cache) and publishes every complete stage there
+    (`engine.store`); the returned directories are in the work directory. With `card` (default)
+    the target's dataset card is written to `<out>/cards/<target>/` afterwards (`entbench.cards`).
+    `shuffle_groups` tunes the map-reduce
     shuffle (`engine.shuffle`), never the output.
     """
     if workers < 1:
@@ -83,6 +87,12 @@ def build(
         raise UserError(f"--executor must be local or dask, got {executor!r}")
     work, store = build_location(out, work_dir)
     cfg = load_config(config, sources, params)
+    say = log if callable(log) else _stderr
+    if cfg.demo:
+        say(
+            f"entbench: no --config and no --source: building the bundled demo world ({cfg.path}); "
+            "pass --source NAME=PATH (or --config FILE) to build from your own dumps"
+        )
     options = BuildOptions(
         workers=workers,
         max_bad_lines=max_bad_lines,
@@ -105,6 +115,10 @@ def build(
     return dirs
 
 
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
 def _write_card(
     builder: Builder,
     store: Store | None,
@@ -117,10 +131,13 @@ def _write_card(
     """Write the card in the work directory; for a store build, publish it too. The card reads
     every stage of the target, so stages found only in the store are downloaded first, unless
     nothing was built and the store already has this target's card."""
-    from entbench.cards.writer import CARD_JSON, card_after_build, card_dir
+    from entbench.cards.writer import CARD_JSON, card_after_build, card_dir, recorded_invocation
 
     if store is None:
-        card_after_build(work, target, invocation, log=log)
+        # Nothing built and the card already says so: a no-op writes nothing (the build directory
+        # may even be read-only). `entbench card` regenerates a card on demand.
+        if builder.built_any or recorded_invocation(card_dir(work, target)) != invocation:
+            card_after_build(work, target, invocation, log=log)
         return
     rel = card_dir(work, target).relative_to(work).as_posix()
     if not builder.built_any and store.exists(f"{rel}/{CARD_JSON}"):
@@ -135,6 +152,7 @@ def card(target: str, build_out: str | Path) -> CardResult:
     directory, or the store URL it was published to, where the card is then published too)."""
     from entbench.cards.writer import card_dir, write_card
 
+    registry.get_target(target)  # an unknown target is named as such, not as one not built yet
     root = local_build(build_out, target)
     result = write_card(root, target)
     if is_store_url(build_out):

@@ -1,10 +1,11 @@
 """Golden fixture shards: `make fixtures` records them, `make fixtures-check` (CI) proves them unchanged.
 
-For every target buildable on the bundled fixtures, `fixtures/golden/<target>.json` lists each
-stage's fingerprint and the sha256 and row count of every shard. `check` rebuilds everything from
-scratch in a temporary directory and fails, naming each differing shard, if any byte changed. A
-change that is meant to alter outputs (or a dependency upgrade that does) is committed together
-with the regenerated golden files, in a commit of its own.
+For every target of the bundled demo world (`fixtures/entbench.toml`, built with no --config and
+no --source, as `make run` builds it), `fixtures/golden/<target>.json` lists each stage's
+fingerprint and the sha256 and row count of every shard. `check` rebuilds everything from scratch
+in a temporary directory and fails, naming each differing shard, if any byte changed. A change
+that is meant to alter outputs (or a dependency upgrade that does) is committed together with the
+regenerated golden files, in a commit of its own.
 
     python -m entbench.golden regenerate | check
 """
@@ -22,37 +23,22 @@ from entbench.engine.config import default_config_path
 from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import BuildOptions
 
-#: Targets built on the fixtures, in build order (later ones reuse the stages of earlier ones).
+#: Every target of the demo world, in build order (later ones reuse the stages of earlier ones; the
+#: Makefile's RUN_TARGETS).
 GOLDEN_TARGETS: tuple[str, ...] = (
     "wikidata",
-    "kb",
+    "wikipedia",
+    "title-qid",
     "alias-table",
+    "kb",
+    "alias-table-kb",
     "wikireading",
+    "wikient",
+    "enteval-tasks",
     "hansel-train",
     "hansel-fewshot",
     "hansel-zeroshot",
-    "wikient",
-    "enteval-tasks",
 )
-
-
-#: Source overrides (paths relative to `fixtures/`) of targets built on a fixture world of their own,
-#: as `make hansel` builds them: the Wikidata pair made for the zhwiki fixture's titles.
-_HANSEL_PAIR = ("wikidata_old=hansel/wikidata-old.json.gz", "wikidata_new=hansel/wikidata-new.json.gz")
-GOLDEN_SOURCES: dict[str, tuple[str, ...]] = {
-    "hansel-train": _HANSEL_PAIR,
-    "hansel-fewshot": _HANSEL_PAIR,
-    "hansel-zeroshot": _HANSEL_PAIR,
-}
-
-
-def golden_sources(target: str) -> list[str]:
-    """`NAME=PATH` source overrides of a golden target, with absolute paths."""
-    fixtures = default_config_path().parent
-    return [
-        f"{name}={fixtures / rel}"
-        for name, _, rel in (s.partition("=") for s in GOLDEN_SOURCES.get(target, ()))
-    ]
 
 
 def golden_dir() -> Path:
@@ -70,7 +56,6 @@ def snapshot(
     for target in GOLDEN_TARGETS:
         dirs = api.build(
             target,
-            sources=golden_sources(target),
             out=out,
             workers=workers,
             progress=False,

@@ -108,7 +108,7 @@ def test_entbench_scan_has_zero_rejects(dump: Dump, scan: tuple[Path, dict[str, 
     assert stats["entities_written"] == ENTITIES
     assert not [k for k in stats if k.startswith("rejected")]
     assert "slow_path_lines" not in stats and "unsupported_datavalues" not in stats
-    assert (stage_dir / "rejects.jsonl").read_text() == ""
+    assert (stage_dir / "_rejects.jsonl").read_text() == ""
     entities = read_table(stage_dir, "entities")
     assert entities.num_rows == ENTITIES
     assert set(entities.column("type").to_pylist()) == {"item", "property", "lexeme"}

@@ -10,6 +10,7 @@ import numpy as np
 from matplotlib import image
 
 from entbench import api
+from tests.conftest import SAMPLES_CONFIG
 
 
 def build(
@@ -18,10 +19,10 @@ def build(
     *,
     sources: Sequence[str] = (),
     params: Sequence[str] = (),
-    config: Path | None = None,
+    config: Path | None = SAMPLES_CONFIG,
 ) -> dict[str, Path]:
-    """`api.build` without progress bars or log lines (card included), on the bundled fixtures
-    unless a `config` is given."""
+    """`api.build` without progress bars or log lines (card included), on the test samples unless
+    another `config` is given (None: the bundled demo world, when no `sources` are given either)."""
     return api.build(
         target,
         config=config,

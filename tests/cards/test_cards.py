@@ -27,6 +27,7 @@ from entbench.cards.targets.hansel import hansel_section
 from entbench.cards.targets.wikireading import wikireading_section
 from entbench.engine.manifest import load_manifest
 from tests.cards.card_support import assert_real_png, build, seed_scans
+from tests.conftest import SAMPLES_CONFIG
 
 CLI = Callable[[list[str]], Result]
 
@@ -97,7 +98,7 @@ def test_kb_card_counts_coarse_types_from_the_shards(world_out: Path) -> None:
 def test_card_records_the_invocation(kb_build: tuple[Path, dict[str, Path]]) -> None:
     out, _ = kb_build
     doc = card_json(out, "kb")
-    assert doc["invocation"] == {"config": None, "sources": [], "params": [], "out": str(out)}
+    assert doc["invocation"] == {"config": str(SAMPLES_CONFIG), "sources": [], "params": [], "out": str(out)}
 
 
 def test_card_front_matter_sources_and_licence(world_out: Path) -> None:
@@ -113,7 +114,7 @@ def test_card_front_matter_sources_and_licence(world_out: Path) -> None:
         for key, value in load_manifest(directory)["stats"].items():
             if key.startswith(("old_dropped_", "new_dropped_")):
                 assert f"| `{stage}` | `{key}` | {value:,} |" in readme
-    assert "```sh\nentbench build kb --config " in readme
+    assert "```sh\nentbench build kb --out " in readme  # the demo world: no --config, no --source
 
 
 def test_regenerated_card_is_byte_identical_and_keeps_the_invocation(
@@ -171,9 +172,9 @@ def test_a_failing_plot_is_counted_and_never_fails_the_build(
 
     monkeypatch.setattr(writer, "draw", broken)
     lines: list[str] = []
-    from entbench import api
+    from tests import builds as samples
 
-    dirs = api.build("wikidata", out=tmp_path, progress=False, log=lines.append)
+    dirs = samples.build("wikidata", out=tmp_path, progress=False, log=lines.append)
     assert (dirs["wikidata"] / "_MANIFEST.json").is_file()
     doc = card_json(tmp_path, "wikidata")
     assert doc["plots_failed"] == {"split_sizes.png": "RuntimeError: no backend"}

@@ -14,8 +14,8 @@ from entbench.cards.build_view import BuildView
 from entbench.cards.model import Chart
 from entbench.cards.plots import figure, log_scale
 from entbench.cards.writer import card_sections
+from entbench.golden import GOLDEN_TARGETS as WORLD_TARGETS
 from tests.cards.card_support import assert_real_png
-from tests.cards.conftest import WORLD_TARGETS
 from tests.cards.test_stage_docs import headings
 
 #: The section each target's card has besides the generic ones.

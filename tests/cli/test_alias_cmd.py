@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.api import build
 from entbench.filters.mentions import MentionNormalizer
+from tests.builds import build
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EN_DBPEDIA = FIXTURES / "wikipedia" / "enwiki.dbpedia-minidump.part.xml.bz2"

@@ -8,15 +8,15 @@ from pathlib import Path
 
 from click.testing import Result
 
-from entbench import api
+from tests import builds as samples
 
 CLI = Callable[[list[str]], Result]
 
 
 def test_diff_exit_status_and_reports(tmp_path: Path, run_cli: CLI) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
-    api.build("wikidata", out=a, progress=False, log=lambda _m: None, card=False)
-    api.build(
+    samples.build("wikidata", out=a, progress=False, log=lambda _m: None, card=False)
+    samples.build(
         "wikidata", out=b, params=["wikidata.num_shards=3"], progress=False, log=lambda _m: None, card=False
     )
     same = run_cli(["diff", str(a), str(a), "--all"])

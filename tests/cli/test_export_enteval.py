@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 
-from entbench.api import build
 from entbench.builders.enteval.export import WIKIENT_COLUMNS
+from tests.builds import build
 
 RunCli = Callable[[list[str]], Result]
 
@@ -61,7 +61,7 @@ def test_tasks_directory(out: Path, tmp_path: Path, run_cli: RunCli) -> None:
         ["export", "enteval", "--from", str(out / "tasks"), "--format", "tasks", "--out", str(tmp_path)]
     )
     assert result.exit_code == 0, result.output
-    built = sorted((out / "tasks" / "benchmarks" / "enteval_tasks").glob("v1-*"))[0] / "enteval"
+    built = sorted((out / "tasks" / "benchmarks" / "enteval_tasks").glob("v*-*"))[0] / "_enteval"
     copied = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     originals = sorted(p.relative_to(built) for p in built.rglob("*") if p.is_file())
     assert copied == sorted([*originals, Path("TASKS.tsv")])

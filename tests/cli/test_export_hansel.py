@@ -12,6 +12,7 @@ import pytest
 
 from entbench.builders.hansel.records import record_line
 from tests.builders.hansel.build_support import PAIR, build, rows
+from tests.conftest import SAMPLES_CONFIG
 
 OFFICIAL = Path(__file__).resolve().parents[2] / "fixtures" / "zh-text" / "hansel.readme-example.jsonl"
 
@@ -26,7 +27,7 @@ def build_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def build_and_export(run_cli: Callable[..., Any], build_out: Path, dest: Path, *params: str) -> Any:
-    args = ["build", "hansel-train", "--out", str(build_out)]
+    args = ["build", "hansel-train", "--out", str(build_out), "--config", str(SAMPLES_CONFIG)]
     for source in PAIR:
         args += ["--source", source]
     for param in params:

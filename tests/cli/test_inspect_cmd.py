@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from entbench import api
+from tests import builds as samples
 
 CLI = Callable[[list[str]], Result]
 
@@ -17,7 +17,7 @@ CLI = Callable[[list[str]], Result]
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("built")
-    api.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
+    samples.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
     return root
 
 
@@ -26,7 +26,7 @@ def test_inspect_build_dir_shows_an_overview_then_each_stage(out: Path, run_cli:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split() == ["stage", "version", "fingerprint", "rows"]
-    assert lines[2].startswith("normalized/wikidata  v2") and lines[2].endswith("sitelinks 75")
+    assert lines[2].startswith("normalized/wikidata  v3") and lines[2].endswith("sitelinks 75")
     assert "  table sitelinks: 75 rows in 4 shards, sorted by id, site" in result.output
     assert "table entities" not in result.output
 

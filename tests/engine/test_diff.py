@@ -8,14 +8,16 @@ from typing import Any
 
 import pytest
 
-from entbench import api
 from entbench.engine.diff import diff_builds, diff_manifests
 from entbench.engine.inspect import build_manifests
 from entbench.engine.manifest import load_manifest
+from tests import builds as samples
 
 
 def quiet(target: str, out: Path, *params: str) -> dict[str, Path]:
-    return api.build(target, out=out, params=list(params), progress=False, log=lambda _m: None, card=False)
+    return samples.build(
+        target, out=out, params=list(params), progress=False, log=lambda _m: None, card=False
+    )
 
 
 @pytest.fixture(scope="module")

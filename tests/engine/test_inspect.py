@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from entbench import api
 from entbench.engine.inspect import (
     clip,
     describe,
@@ -20,12 +19,13 @@ from entbench.engine.inspect import (
     verify_build,
 )
 from entbench.errors import UserError
+from tests import builds as samples
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("built")
-    api.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
+    samples.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
     return root
 
 
@@ -71,7 +71,7 @@ def test_verify_checks_target_listings_and_reports_incomplete_stages(out: Path, 
     # a stage listed by targets/*.json whose manifest is gone is named, not silently skipped
     (stage(copy) / "_MANIFEST.json").unlink()
     report = verify_build(copy)
-    assert report.problem.startswith("stage wikidata listed in wikidata.json: normalized/wikidata/v2-")
+    assert report.problem.startswith("stage wikidata listed in wikidata.json: normalized/wikidata/v3-")
     assert report.problem.endswith("has no manifest")
     # an unfinished stage is listed (the next build resumes it), not failed
     shutil.rmtree(copy)

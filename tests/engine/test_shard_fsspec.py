@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from entbench import api
 from entbench.engine.shards import file_sha256, write_parquet
+from tests import builds as samples
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikidata"
 
 
 def test_fsspec_urls_write_the_bytes_of_a_local_write(tmp_path: Path) -> None:
-    stage = api.build(
+    stage = samples.build(
         "wikidata",
         sources=[f"wikidata={FIXTURES / 'entities-old.json.bz2'}"],
         params=["wikidata.num_shards=2"],

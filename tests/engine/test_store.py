@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from entbench import api
 from entbench.engine.build_out import locate_stage
 from entbench.engine.manifest import MANIFEST_NAME, load_manifest, manifest_files
 from entbench.engine.store import Store, default_work_dir
 from entbench.errors import StorageError
+from tests import builds as samples
 from tests.builders.kb.support import FIXTURES, KB_STAGES, shard_hashes
 
 fsspec = pytest.importorskip("fsspec")
@@ -36,7 +36,7 @@ def store_bytes(url: str, rel: str) -> bytes:
 
 def build(target: str, out: str | Path, log: list[str] | None = None, **kwargs: Any) -> dict[str, Path]:
     sink: Callable[[str], None] = log.append if log is not None else (lambda _m: None)
-    return api.build(target, out=out, progress=False, log=sink, **kwargs)
+    return samples.build(target, out=out, progress=False, log=sink, **kwargs)
 
 
 def assert_store_holds(url: str, local_root: Path, local_dir: Path) -> None:

@@ -14,12 +14,13 @@ import pyarrow.parquet as pq
 
 from entbench import api
 from entbench.engine.inspect import verify_build
+from tests.conftest import SAMPLES_CONFIG
 
 REPO = Path(__file__).resolve().parents[2]
 KILLER = Path(__file__).resolve().parent / "killer.py"
 #: The multi-shard build the faults hit: 4 map tasks (1 MB blocks of the decompressed fixture
 #: dump), then 4 shards of 5 tables each.
-WIKIDATA_ARGS = ("--chunk-mb", "1")
+WIKIDATA_ARGS = ("--chunk-mb", "1", "--config", str(SAMPLES_CONFIG))
 LAYERS = ("normalized", "derived", "benchmarks")
 
 
@@ -34,6 +35,7 @@ def quiet_build(
     """`api.build` on the bundled fixtures with 1 MB map blocks, no progress bars, no card."""
     return api.build(
         target,
+        config=SAMPLES_CONFIG,
         params=params,
         out=out,
         workers=workers,

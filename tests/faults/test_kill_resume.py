@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SAMPLES_CONFIG
 from tests.faults.fault_support import (
     REPO,
     assert_nothing_half_done_looks_complete,
@@ -34,10 +35,10 @@ WIKIDATA_POINTS = [
     "before:_MANIFEST.json:1",  # every shard done, no manifest
     "after:_MANIFEST.json:1",  # manifest written, not yet renamed into place
     "after:_shards:1",  # half-way through promotion (work files moved aside)
-    "after:v2-:1",  # stage in place, target listing not written, trash not deleted
+    "after:v3-:1",  # stage in place, target listing not written, trash not deleted
 ]
 KB_POINTS = [
-    "after:v2-:1",  # the first of the two scans finished
+    "after:v3-:1",  # the first of the two scans finished
     "after:.parquet:30",  # inside the second scan's shards (4 shards x 6 tables each)
     "before:_MANIFEST.json:4",  # the first DuckDB stage's shards written
 ]
@@ -116,7 +117,7 @@ def test_sigkill_of_the_process_group_with_two_workers(
     out = tmp_path / "out"
     entry = "from entbench.cli.main import main; main()"
     args = [sys.executable, "-c", entry, "build", "wikidata", "--out", str(out)]
-    args += ["--no-progress", "--chunk-mb", "1", "--workers", "2"]
+    args += ["--no-progress", "--chunk-mb", "1", "--workers", "2", "--config", str(SAMPLES_CONFIG)]
     proc = subprocess.Popen(
         args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )

@@ -23,7 +23,7 @@ from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
 
 #: Written next to a Wikipedia scan's shards: the dump's `<siteinfo>` (dbname, language, namespaces).
-SITEINFO = "siteinfo.json"
+SITEINFO = "_siteinfo.json"  # the Wikipedia scan's sidecar
 
 
 class BuildView:
@@ -94,14 +94,14 @@ class BuildView:
         return None
 
     def extra_file(self, stage: str, name: str) -> Path | None:
-        """An extra file a stage's manifest lists (e.g. `DATASET_CARD.md`), if present."""
+        """An extra file a stage's manifest lists (e.g. `_DATASET_CARD.md`), if present."""
         if name in self.manifests.get(stage, {}).get("files", {}):
             path = self.dirs[stage] / name
             return path if path.is_file() else None
         return None
 
     def wiki_languages(self) -> list[str]:
-        """Languages of the Wikipedia dumps the build read, from their scans' `siteinfo.json`."""
+        """Languages of the Wikipedia dumps the build read, from their scans' `_siteinfo.json`."""
         languages = []
         for stage in self.order:
             path = self.extra_file(stage, SITEINFO)

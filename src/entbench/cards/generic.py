@@ -77,6 +77,47 @@ def split_tables(view: BuildView, card: TargetCard) -> list[tuple[str, str]]:
     return [(stage, table) for stage in final if stage not in audited for table in view.tables(stage)]
 
 
+def table_dir(view: BuildView, stage: str, table: str) -> str:
+    """A table's directory relative to the build: the stage's own for a one-table stage."""
+    rel = view.dirs[stage].relative_to(view.out).as_posix()
+    return rel if len(view.manifests[stage]["outputs"]) == 1 else f"{rel}/{table}"
+
+
+def load_blocks(view: BuildView, tables: list[tuple[str, str]], is_splits: bool) -> list[Block]:
+    """How to load the tables, with the exact paths: Hugging Face `datasets` (one `DatasetDict` of
+    the splits, or one call per table, whose schemas differ), pyarrow and Polars."""
+    loadable = [(s, t) for s, t in tables if view.rows(s, t) > 0]
+    empty = [t for s, t in tables if view.rows(s, t) == 0]
+    lines = ["import datasets, polars as pl, pyarrow.dataset as ds", ""]
+    if is_splits and loadable:
+        files = ", ".join(f'"{t}": "{table_dir(view, s, t)}/*.parquet"' for s, t in loadable)
+        lines.append(f'splits = datasets.load_dataset("parquet", data_files={{{files}}})')
+    else:
+        for stage, table in loadable:
+            lines.append(
+                f'{table} = datasets.load_dataset("parquet", data_files="{table_dir(view, stage, table)}'
+                '/*.parquet", split="train")'
+            )
+    if tables:
+        first_stage, first_table = tables[0]
+        where = table_dir(view, first_stage, first_table)
+        lines += [
+            f'arrow = ds.dataset("{where}").to_table()  # or pyarrow.parquet.read_table(that directory)',
+            f'frame = pl.read_parquet("{where}/*.parquet")',
+        ]
+    blocks: list[Block] = [
+        "Load them from the build directory (each table the same way; the paths are this build's):",
+        "```python\n" + "\n".join(lines) + "\n```",
+    ]
+    if empty:
+        blocks.append(
+            f"Empty here: {', '.join(f'`{t}`' for t in empty)}. Hugging Face `datasets` cannot load a "
+            "table with no rows (it refuses a split without examples), so the call above leaves it "
+            "out; pyarrow and Polars read it as an empty table."
+        )
+    return blocks
+
+
 def structure_section(view: BuildView, card: TargetCard) -> Section:
     """The tables users consume, their sizes and where their shards are; the split-size plot."""
     tables = split_tables(view, card)
@@ -90,9 +131,10 @@ def structure_section(view: BuildView, card: TargetCard) -> Section:
     blocks: list[Block] = [
         "Every table is a set of Parquet shards (zstd, sorted by a unique key, schema and fingerprint "
         "in the file metadata), listed with their sha256 in the stage's `_MANIFEST.json`. Paths are "
-        "relative to the build directory. Load them with "
-        '`datasets.load_dataset("parquet", data_files=…)`, DuckDB `read_parquet` or Polars.',
+        "relative to the build directory. A table's directory holds its shards and nothing else a "
+        "Parquet reader would take (the stage's own files start with `_`).",
         md_table(["table", "stage", "rows", "shards", "files"], rows, "llrrl"),
+        *load_blocks(view, tables, is_splits),
     ]
     title = "Split sizes" if is_splits else "Table sizes"
     horizontal = not is_splits and len(tables) > 4

@@ -7,6 +7,8 @@ line on stderr; tracebacks only with `--verbose`. Command modules attach their c
 
 from __future__ import annotations
 
+import os
+import sys
 import traceback
 from typing import Any
 
@@ -15,6 +17,16 @@ import click
 from entbench import __version__
 from entbench.engine.docs import where_it_is
 from entbench.errors import EntbenchError
+
+#: The status of a command whose reader closed the pipe (128 + SIGPIPE, as the shell reports `cat`'s).
+SIGPIPE_EXIT = 141
+
+
+def closed_stdout() -> None:
+    """Point stdout at /dev/null so that flushing it at exit raises nothing more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 class EntbenchGroup(click.Group):
@@ -38,6 +50,11 @@ class EntbenchGroup(click.Group):
         except MemoryError:
             click.echo("entbench: error: out of memory; try fewer --workers or more shards", err=True)
             ctx.exit(1)
+        except BrokenPipeError:
+            # The reader of our output went away (`entbench inspect … | head`): what it read was
+            # whole, the rest is not wanted. Leave without a word, as tools killed by SIGPIPE do.
+            closed_stdout()
+            ctx.exit(SIGPIPE_EXIT)
         except OSError as exc:
             verbose = bool(ctx.meta.get("verbose"))
             if verbose:

@@ -1,6 +1,8 @@
-"""`entbench build` and `entbench stages`."""
+"""`entbench build`, `entbench stages` and `entbench summary`."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -8,12 +10,31 @@ from entbench.cli.app import cli, verbose_option
 from entbench.engine.docs import where_it_is
 
 
-@cli.command(epilog=where_it_is())
+class TargetsListed(click.Command):
+    """A command whose `--help` ends with the targets and what each builds (read from the registry
+    only when help is asked for: importing every pipeline costs a second)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The targets, then the usual epilog."""
+        import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+        from entbench.engine import registry
+
+        with formatter.section("Targets"):
+            formatter.write_dl(
+                [(name, spec.description) for name, spec in sorted(registry.targets().items())]
+            )
+        super().format_epilog(ctx, formatter)
+
+
+@cli.command(cls=TargetsListed, epilog=where_it_is())
 @click.argument("target")
 @click.option(
-    "--config", "config", type=click.Path(dir_okay=False), help="TOML config (default: bundled fixtures)."
+    "--config",
+    "config",
+    type=click.Path(dir_okay=False),
+    help="TOML config (default, with no --source either: the bundled demo world).",
 )
-@click.option("--source", "sources", multiple=True, metavar="NAME=PATH", help="Override a source dump.")
+@click.option("--source", "sources", multiple=True, metavar="NAME=PATH", help="A source dump of the target.")
 @click.option(
     "--param", "params", multiple=True, metavar="STAGE.KEY=VALUE", help="Override a stage parameter."
 )
@@ -39,7 +60,7 @@ from entbench.engine.docs import where_it_is
     default=0,
     show_default=True,
     type=int,
-    help="Rejected input lines tolerated before the build fails (all are listed in rejects.jsonl).",
+    help="Rejected input lines tolerated before the build fails (all are listed in _rejects.jsonl).",
 )
 @click.option("--chunk-mb", default=64, show_default=True, type=int, help="Input block size per map task.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
@@ -83,6 +104,20 @@ def build(
     click.echo(f"target {target}: {len(dirs)} stage(s); listed in {listing}")
     for stage, directory in dirs.items():
         click.echo(f"  {stage}: {published_location(out, work, directory)}")
+    _echo_final_tables(work, target)
+
+
+def _echo_final_tables(out: Path, target: str) -> None:
+    """The target's final tables with their rows; a warning on stderr for each empty one."""
+    from entbench.engine import summary
+
+    tables = summary.final_tables(out, target)
+    click.echo(f"final tables of {target}:")
+    for line in summary.table_lines(tables):
+        click.echo(line)
+    for table in tables:
+        if table.rows == 0 and not table.may_be_empty:
+            click.echo(summary.empty_warning(out, target, table), err=True)
 
 
 @cli.command(epilog=where_it_is())
@@ -101,3 +136,33 @@ def stages(target: str | None) -> None:
             deps = ", ".join([*(f"source:{s}" for s in stage.sources), *stage.inputs]) or "-"
             outputs = ", ".join(o.name for o in stage.outputs(stage.params_type()))
             click.echo(f"  {stage.layer}/{stage.stage_name} v{stage.version}  <- {deps}  -> {outputs}")
+
+
+@cli.command(epilog=where_it_is())
+@click.option(
+    "--from",
+    "build_out",
+    default="entbench-out",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="A build's --out directory.",
+)
+@verbose_option
+def summary(build_out: str) -> None:
+    """Print every target built in BUILD_OUT with its final tables and their rows."""
+    import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+    from entbench.engine import summary as summaries
+    from entbench.errors import UserError
+
+    out = Path(build_out)
+    targets = summaries.built_targets(out)
+    if not targets:
+        raise UserError(
+            f"{build_out}: no target was built there (no targets/*.json); run entbench build first"
+        )
+    for target in targets:
+        tables = summaries.final_tables(out, target)
+        empty = sum(t.rows == 0 for t in tables)
+        click.echo(f"{target}:" + (f"  ({empty} empty table(s))" if empty else ""))
+        for line in summaries.table_lines(tables):
+            click.echo(line)

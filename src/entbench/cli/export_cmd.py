@@ -11,11 +11,29 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import FROM_HELP, cli, verbose_option
+from entbench.engine.export import ExportResult
 
 
 @cli.group()
 def export() -> None:
     """Write a build's benchmark tables in the original release formats."""
+
+
+def echo_export(name: str, fmt: str, result: ExportResult) -> None:
+    """What an export wrote, and on stderr a warning for each part it wrote empty."""
+    counts = ", ".join(f"{part} {n:,}" for part, n in result.counts.items())
+    click.echo(f"{name} ({fmt}) -> {result.out}: {counts}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    for file in result.files:
+        click.echo(f"  {file}")
+    for part, n in result.counts.items():
+        if n == 0:
+            click.echo(
+                f"entbench: warning: {name}: {part} is empty (0 records), so its file is empty; "
+                f"the build's card (cards/{name.split(maxsplit=1)[0]}/README.md) says where the rows went",
+                err=True,
+            )
 
 
 @export.command("wikireading")
@@ -55,7 +73,4 @@ def wikireading(
         max_answer_vocab=max_answer_vocab,
         max_raw_answer_vocab=max_raw_answer_vocab,
     )
-    counts = ", ".join(f"{split} {n:,}" for split, n in result.counts.items())
-    click.echo(f"wikireading ({fmt}) -> {result.out}: {counts}")
-    for name in result.files:
-        click.echo(f"  {name}")
+    echo_export("wikireading", fmt, result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import FROM_HELP, verbose_option
-from entbench.cli.export_cmd import export
+from entbench.cli.export_cmd import echo_export, export
 
 
 @export.command("enteval")
@@ -27,9 +27,4 @@ def enteval(build_out: str, fmt: str, out: str) -> None:
     from entbench.builders.enteval.export import export_tasks, export_wikient
 
     result = (export_wikient if fmt == "wikient-tsv" else export_tasks)(build_out=build_out, out=out)
-    counts = ", ".join(f"{name} {n:,}" for name, n in result.counts.items())
-    click.echo(f"enteval ({fmt}) -> {result.out}: {counts}")
-    for note in result.notes:
-        click.echo(f"note: {note}")
-    for name in result.files:
-        click.echo(f"  {name}")
+    echo_export("wikient" if fmt == "wikient-tsv" else "enteval-tasks", fmt, result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import FROM_HELP, verbose_option
-from entbench.cli.export_cmd import export
+from entbench.cli.export_cmd import echo_export, export
 
 
 @export.command("hansel-train")
@@ -26,7 +26,4 @@ def hansel_train(build_out: str, fmt: str, out: str) -> None:
     from entbench.builders.hansel.export import export_hansel_train
 
     result = export_hansel_train(build_out=build_out, fmt=fmt, out=out)
-    counts = ", ".join(f"{split} {n:,}" for split, n in result.counts.items())
-    click.echo(f"hansel-train ({fmt}) -> {result.out}: {counts}")
-    for name in result.files:
-        click.echo(f"  {name}")
+    echo_export("hansel-train", fmt, result)

@@ -8,14 +8,19 @@ import sys
 def main() -> None:
     """Console-script entry point (it may run the command again in a fresh process first:
     `process.reexec_with_huge_pages`)."""
-    from entbench.engine.process import reexec_with_huge_pages, set_up_owned_process
+    try:
+        from entbench.engine.process import reexec_with_huge_pages, set_up_owned_process
 
-    reexec_with_huge_pages()
-    set_up_owned_process()
-    from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
-    from entbench.cli.app import cli
+        reexec_with_huge_pages()
+        set_up_owned_process()
+        from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
+        from entbench.cli.app import cli
 
-    cli(prog_name="entbench")
+        cli(prog_name="entbench")
+    except KeyboardInterrupt:
+        # Ctrl-C outside a command's run (start-up, imports, exit): the same one line as inside it.
+        print("entbench: interrupted; re-run the same command to resume", file=sys.stderr)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

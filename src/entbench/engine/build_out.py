@@ -10,12 +10,14 @@ so only the stages a command reads cross the network, and only once.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import shutil
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 from entbench.engine.manifest import check_complete, upstream_from_manifest
 from entbench.engine.shards import atomic_write_text, is_url
@@ -26,10 +28,19 @@ from entbench.errors import UserError
 
 @contextlib.contextmanager
 def build_lock(out: Path, log: Callable[[str], None] | None = None) -> Iterator[None]:
-    """The lock on `<out>/.lock`: builds, cards and downloads into one build directory take turns."""
+    """The lock on `<out>/.lock`: builds, cards and downloads into one build directory take turns.
+
+    A read-only build directory (a finished build on a read-only mount) cannot be written by anyone,
+    so nothing is taken from it: its lock file is opened for reading (a flock needs no write access)
+    or, when there is none, no lock is held; a build that finds every stage complete then does
+    nothing, and one that must write fails on its first write, naming it."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / ".lock"
-    with open(path, "a+") as handle:
+    handle = _open_lock(path)
+    if handle is None:
+        yield
+        return
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -40,6 +51,16 @@ def build_lock(out: Path, log: Callable[[str], None] | None = None) -> Iterator[
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _open_lock(path: Path) -> IO[str] | None:
+    """The lock file, for writing; for reading in a read-only directory; None if it cannot exist."""
+    try:
+        return open(path, "a+")
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        return open(path) if path.exists() else None
 
 
 def is_store_url(out: str | Path) -> bool:
@@ -56,8 +77,12 @@ def file_url_path(text: str) -> Path | None:
 
 
 def local_dir(out: str | Path) -> Path:
-    """The directory a non-store `out` names (a path or a `file://` URL)."""
-    return file_url_path(str(out)) or Path(out)
+    """The directory a non-store `out` names (a path or a `file://` URL); a `UserError` when that
+    path is a file."""
+    path = file_url_path(str(out)) or Path(out)
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--out {out}: not a directory (a build writes a directory of stages there)")
+    return path
 
 
 def local_build(

@@ -10,7 +10,10 @@ num_shards = 4
 ```
 
 `--source NAME=PATH` (relative to the current directory) and `--param STAGE.KEY=VALUE` override the
-file. With no `--config`, the bundled fixture config is used.
+file. Two worlds, never mixed: with neither `--config` nor `--source`, the bundled demo world
+(`fixtures/entbench.toml`: its small real dumps and fixture-sized parameters) is built; otherwise
+only the given file and flags apply, on top of each stage's documented defaults, and nothing comes
+from the demo world.
 """
 
 from __future__ import annotations
@@ -41,6 +44,16 @@ class BuildConfig:
     params: Mapping[str, Mapping[str, Any]]
     path: str | None = None
     source_labels: Mapping[str, str] = field(default_factory=dict)  # as written, for manifests
+    #: stage -> parameter -> the directory a relative path in it is taken from (the config file's)
+    param_bases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: whether this is the bundled demo world (no `--config`, no `--source`)
+    demo: bool = False
+    #: the source names given with `--source` (checked against the target's sources)
+    given_sources: tuple[str, ...] = ()
+
+    def params_for(self, params_type: type[Params], stage: str) -> Params:
+        """The parameters of `stage`: its documented defaults plus what this config gives."""
+        return make_params(params_type, stage, self.params.get(stage, {}), self.param_bases.get(stage, {}))
 
 
 def default_config_path() -> Path:
@@ -61,8 +74,18 @@ def load_config(
     source_overrides: Sequence[str] = (),
     param_overrides: Sequence[str] = (),
 ) -> BuildConfig:
-    """Read the config file (or the bundled default) and apply `NAME=PATH` / `STAGE.KEY=VALUE` overrides."""
-    config_path = Path(path) if path is not None else default_config_path()
+    """The build's configuration: the file at `path`, the bundled demo world when there is neither a
+    file nor a `--source`, else nothing but the overrides; then `NAME=PATH` / `STAGE.KEY=VALUE`."""
+    demo = path is None and not source_overrides
+    if path is None and not demo:
+        # Real dumps given on the command line: the documented defaults, never the demo's.
+        config = BuildConfig(sources={}, params={})
+    else:
+        config = _read_file(Path(path) if path is not None else default_config_path())
+    return _with_overrides(config, source_overrides, param_overrides, demo=demo)
+
+
+def _read_file(config_path: Path) -> BuildConfig:
     if not config_path.is_file():
         raise UserError(f"config file not found: {config_path}")
     try:
@@ -87,33 +110,63 @@ def load_config(
         sources[name] = str((base / value).resolve()) if "://" not in value else value
         labels[name] = value
     params: dict[str, dict[str, Any]] = {}
+    bases: dict[str, dict[str, str]] = {}
     for stage, values in raw_params.items():
         if not isinstance(values, dict):
             raise UserError(f"{config_path}: [params.{stage}] must be a table")
         params[stage] = dict(values)
+        bases[stage] = dict.fromkeys(values, str(base))
+    return BuildConfig(
+        sources=sources, params=params, path=str(config_path), source_labels=labels, param_bases=bases
+    )
+
+
+def _with_overrides(
+    config: BuildConfig, source_overrides: Sequence[str], param_overrides: Sequence[str], *, demo: bool
+) -> BuildConfig:
+    sources = dict(config.sources)
+    labels = dict(config.source_labels)
+    given: list[str] = []
     for override in source_overrides:
         name, sep, value = override.partition("=")
         if not sep or not name or not value:
             raise UserError(f"--source expects NAME=PATH, got {override!r}")
         sources[name] = str(Path(value).resolve()) if "://" not in value else value
         labels[name] = value
+        given.append(name)
+    params = {stage: dict(values) for stage, values in config.params.items()}
+    bases = {stage: dict(values) for stage, values in config.param_bases.items()}
+    cwd = str(Path.cwd())
     for override in param_overrides:
         key, sep, value = override.partition("=")
         stage, dot, param = key.partition(".")
         if not sep or not dot or not stage or not param:
             raise UserError(f"--param expects STAGE.KEY=VALUE, got {override!r}")
         params.setdefault(stage, {})[param] = value
-    return BuildConfig(sources=sources, params=params, path=str(config_path), source_labels=labels)
+        bases.setdefault(stage, {})[param] = cwd
+    return dataclasses.replace(
+        config,
+        sources=sources,
+        params=params,
+        source_labels=labels,
+        param_bases=bases,
+        demo=demo,
+        given_sources=tuple(given),
+    )
 
 
-def make_params(params_type: type[Params], stage: str, raw: Mapping[str, Any]) -> Params:
+def make_params(
+    params_type: type[Params], stage: str, raw: Mapping[str, Any], bases: Mapping[str, str] | None = None
+) -> Params:
     """Build a stage's parameters from raw values (TOML-typed or CLI strings), checking names and types.
 
     `msgspec.convert` (lax mode: "5" is an int, "0.1" a float, "true"/"1" a bool) does the
     conversion and runs the dataclass's checks; before it, `_cli_forms` turns the spellings a
     `--param` string has for what TOML writes natively (lists as `a,b,c`; `none`; `yes`/`off`).
     A class attribute `PRESETS: dict[str, dict]` on the params type lets `preset=NAME` set several
-    fields at once; explicitly given fields win over the preset.
+    fields at once; explicitly given fields win over the preset. A relative path in one of the
+    type's `PATH_FIELDS` is taken from `bases[field]` (the config file's directory), else the
+    current directory.
     """
     fields = {f.name for f in dataclasses.fields(params_type)}
     hints = typing.get_type_hints(params_type)
@@ -130,6 +183,13 @@ def make_params(params_type: type[Params], stage: str, raw: Mapping[str, Any]) -
         if key not in fields:
             known = ", ".join(sorted(fields)) or "(none)"
             raise UserError(f"unknown parameter {stage}.{key}; {stage} takes: {known}")
+    for key in params_type.PATH_FIELDS:
+        value = values.get(key)
+        if isinstance(value, str) and value and "://" not in value:
+            path = Path(value).expanduser()
+            if not path.is_absolute():
+                path = Path((bases or {}).get(key) or Path.cwd()) / path
+            values[key] = str(path)
     prepared = {key: _cli_forms(value, hints[key]) for key, value in values.items()}
     try:
         return msgspec.convert(prepared, params_type, strict=False)

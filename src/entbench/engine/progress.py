@@ -21,6 +21,8 @@ class StageBar:
     def __init__(self, desc: str, *, total: int | None, unit: str, items: str, enabled: bool) -> None:
         self._lock = threading.Lock()
         self._items = 0
+        self._units = 0
+        self._total = total
         self._items_name = items
         self._start = time.monotonic()
         self._last_postfix = 0.0
@@ -39,10 +41,14 @@ class StageBar:
         )
 
     def update(self, units: int, items: int = 0) -> None:
-        """Add progress; refreshes the items rate at most twice a second."""
+        """Add progress; refreshes the items rate at most twice a second. The bar never passes its
+        total (an estimate of compressed bytes per block may run ahead; the rate would then lie)."""
         with self._lock:
             self._items += items
+            if self._total is not None:
+                units = max(0, min(units, self._total - self._units))
             if units:
+                self._units += units
                 self._bar.update(units)
             now = time.monotonic()
             if now - self._last_postfix >= 0.5:
@@ -63,6 +69,11 @@ class StageBar:
     def items(self) -> int:
         """Items counted so far."""
         return self._items
+
+    @property
+    def units(self) -> int:
+        """Units counted so far (never past the total)."""
+        return self._units
 
 
 class QueueDrain:

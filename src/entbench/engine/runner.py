@@ -4,7 +4,7 @@ Layout of one stage's output (`<out>/<layer>/<stage>/`):
 
     v<version>-<fp12>/                    complete: renamed into place last
         part-SSSSS-of-NNNNN.parquet       (or <table>/part-… when a stage has several tables)
-        _MANIFEST.json  _RUN.json  [extra files such as rejects.jsonl]
+        _MANIFEST.json  _RUN.json  [extra files such as _rejects.jsonl]
     .incomplete/v<version>-<fp12>/        while building
         _map/<task>.spill, <task>.done.json              map spill + per-task completion marker
         _map/_TASKS.json, _LAYOUT.json                   the map's task ids; its task size and layout
@@ -36,7 +36,7 @@ from typing import Any
 
 from entbench.engine import registry, tasks, workdir
 from entbench.engine.build_out import build_lock
-from entbench.engine.config import BuildConfig, make_params
+from entbench.engine.config import BuildConfig
 from entbench.engine.executors import Executor, make_executor
 from entbench.engine.manifest import MANIFEST_NAME, check_complete, upstream_from_manifest
 from entbench.engine.plan import StagePlan, plan_stage
@@ -50,7 +50,7 @@ from entbench.engine.shuffle import (
     shard_inputs,
     shuffle_layout,
 )
-from entbench.engine.sources import identify_source
+from entbench.engine.sources import check_sources, human_bytes, identify_source
 from entbench.engine.stage import BuildOptions, SourceInfo, Stage, UpstreamOutput
 from entbench.engine.stats import Stats
 from entbench.engine.store import Store
@@ -94,7 +94,7 @@ class Builder:
             order = registry.stage_order(spec.stages)
             executor.prepare(sorted({type(stage).__module__ for stage in order}))
             self._check_params(order)
-            self._check_sources(order)
+            self._check_sources(target, order)
             self.out.mkdir(parents=True, exist_ok=True)
             dirs = self._build_stages(order, executor, force=force)
         target_doc = {
@@ -102,7 +102,9 @@ class Builder:
             "stages": {name: os.path.relpath(path, self.out) for name, path in sorted(dirs.items())},
         }
         listing = self.out / "targets" / f"{target}.json"
-        atomic_write_text(listing, json.dumps(target_doc, indent=2) + "\n")
+        text = json.dumps(target_doc, indent=2) + "\n"
+        if not (listing.is_file() and listing.read_text(encoding="utf-8") == text):  # a no-op writes nothing
+            atomic_write_text(listing, text)
         if self.store is not None:
             self.store.publish_file(listing, f"targets/{target}.json")
         return dirs
@@ -127,9 +129,7 @@ class Builder:
 
     def plan(self, stage: Stage, upstream: Mapping[str, UpstreamOutput]) -> StagePlan:
         """Resolve parameters and shard count, compute the fingerprint and the output directories."""
-        params = make_params(
-            stage.params_type, stage.stage_name, self.config.params.get(stage.stage_name, {})
-        )
+        params = self.config.params_for(stage.params_type, stage.stage_name)
         sources = {name: self._source(name) for name in stage.sources}
         return plan_stage(stage, params, sources, upstream, self.out, self.options)
 
@@ -345,17 +345,17 @@ class Builder:
                     f"parameters given for unknown stage {name!r}; stages: {', '.join(sorted(all_names))}"
                 )
         for stage in order:
-            make_params(stage.params_type, stage.stage_name, self.config.params.get(stage.stage_name, {}))
+            self.config.params_for(stage.params_type, stage.stage_name)
 
-    def _check_sources(self, order: Sequence[Stage]) -> None:
-        for stage in order:
-            for name in stage.sources:
-                if name not in self.config.sources:
-                    raise UserError(
-                        f"stage {stage.stage_name} needs source {name!r}: pass --source {name}=PATH "
-                        "or add it to [sources] in the config"
-                    )
-                self._source(name)
+    def _check_sources(self, target: str, order: Sequence[Stage]) -> None:
+        """Every source the target reads is given, every `--source` is one it reads; then each is
+        identified (size, sha256) and named on stderr before any work starts."""
+        known = {name for stage in registry.stages().values() for name in stage.sources}
+        for name in check_sources(target, order, self.config, known):
+            self._log(f"source {name}: not read by target {target} (given with --source, left alone)")
+        for name in dict.fromkeys(name for stage in order for name in stage.sources):
+            info = self._source(name)
+            self._log(f"source {name}: {info.path} ({human_bytes(info.size)})")
 
     def _source(self, name: str) -> SourceInfo:
         if name not in self._sources:

@@ -8,16 +8,22 @@ per user, not per output directory (`$ENTBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
 from entbench.engine.shards import atomic_write_text
-from entbench.engine.stage import SourceInfo
+from entbench.engine.stage import SourceInfo, Stage
 from entbench.errors import UserError
 from entbench.readers.cache import default_cache_dir
+
+if TYPE_CHECKING:
+    from entbench.engine.config import BuildConfig
 
 
 def identify_source(
@@ -71,3 +77,48 @@ def _sha256_with_progress(path: Path, size: int, name: str, progress: bool) -> s
             h.update(block)
             bar.update(len(block))
     return h.hexdigest()
+
+
+def check_sources(
+    target: str, order: Sequence[Stage], config: BuildConfig, known: Iterable[str]
+) -> list[str]:
+    """The `--source` names given that `target` does not read (but another target does); a
+    `UserError` for a name no target reads (with the closest of the target's, a likely typo) or for
+    every source the target needs and was not given."""
+    needed = list(dict.fromkeys(name for stage in order for name in stage.sources))
+    reads = ", ".join(needed) or "no source"
+    known_names = set(known)
+    unused = []
+    for name in config.given_sources:
+        if name in needed:
+            continue
+        if name in known_names:
+            unused.append(name)
+            continue
+        close = difflib.get_close_matches(name, needed, n=1) or difflib.get_close_matches(
+            name, known_names, n=1
+        )
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UserError(
+            f"--source {name}: no target reads a source of that name{hint}; {target} reads {reads}"
+        )
+    missing = [name for name in needed if name not in config.sources]
+    if missing:
+        flags = " ".join(f"--source {name}=PATH" for name in missing)
+        noun = "source" if len(missing) == 1 else "sources"
+        raise UserError(
+            f"target {target} needs {noun} {', '.join(missing)}: pass {flags} "
+            f"(or name {'it' if len(missing) == 1 else 'them'} in [sources] of a --config file); "
+            f"it reads {reads}"
+        )
+    return unused
+
+
+def human_bytes(size: int) -> str:
+    """A size as people read it: 512 B, 3.4 MB, 120.5 GB (powers of 1000, as disks are sold)."""
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")

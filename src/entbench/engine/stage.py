@@ -37,7 +37,11 @@ class Params:
 
     Field types must be JSON-representable: bool, int, float, str, or tuples of them. A field named
     `num_shards` overrides the stage's default shard count (0 = let the stage decide from its inputs).
+    Fields named in `PATH_FIELDS` are file paths: a relative one is taken relative to the config file
+    that gives it (the current directory for `--param`), as `[sources]` are.
     """
+
+    PATH_FIELDS: ClassVar[tuple[str, ...]] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The parameters as plain JSON (tuples become lists)."""
@@ -56,12 +60,14 @@ class Output:
 
     `sort_by` must identify a row uniquely within a shard: it is the order rows are written in,
     and the framework refuses to write a shard with duplicate keys (that would make the order
-    depend on scheduling).
+    depend on scheduling). `may_be_empty` marks a side table that real inputs can leave empty
+    (a dump without redirect stubs): a build warns about an empty final table unless it is one.
     """
 
     name: str
     schema: pa.Schema
     sort_by: tuple[str, ...]
+    may_be_empty: bool = False
 
 
 @dataclass(frozen=True)

@@ -164,7 +164,7 @@ class MentionNormalizer:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, object]) -> MentionNormalizer:
-        """The normaliser an alias table recorded (`normalization.json`; no `converter`: OpenCC)."""
+        """The normaliser an alias table recorded (`_normalization.json`; no `converter`: OpenCC)."""
         return cls(
             str(doc["scheme"]), chinese=bool(doc["chinese"]), converter=str(doc.get("converter", "opencc"))
         )

@@ -62,7 +62,7 @@ class SiteInfo:
     namespaces: tuple[tuple[int, str, str], ...]  # (id, name, case)
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON (written next to the scan's shards as `siteinfo.json`)."""
+        """Plain JSON (written next to the scan's shards as `_siteinfo.json`)."""
         return {
             "dbname": self.dbname,
             "language": self.language,

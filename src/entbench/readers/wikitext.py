@@ -28,21 +28,40 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess, template_names
+from entbench.readers.wikitext_flags import (
+    DEFAULT_DISAMBIGUATION_TEMPLATES,
+    disambiguation,
+    is_disambiguation,
+    redirect_target,
+)
+from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess
+from entbench.readers.wikitext_native import native_enabled, new_inline, trail_mode
 from entbench.readers.wikitext_templates import MARK
 from entbench.readers.wikitext_titles import (
     LinkKind,
-    LinkTarget,
     NamespaceTable,
     classify_target,
-    fold_prefix,
 )
 
+__all__ = [
+    "DEFAULT_DISAMBIGUATION_TEMPLATES",  # with the two below, from wikitext_flags, as they always were here
+    "TARGET_CACHE_LIMIT",
+    "Link",
+    "RenderConfig",
+    "Rendered",
+    "clean_plain",
+    "flatten",
+    "is_disambiguation",
+    "redirect_target",
+    "render",
+]
+
 _LINK_TOKEN = re.compile(r"\[\[|\]\]")
+#: Entries of a config's cache of classified targets: past it the cache is cleared.
+TARGET_CACHE_LIMIT = 500_000
 #: Links that leave no text: images, categorisation, interlanguage links.
 _HIDDEN = frozenset({LinkKind.FILE, LinkKind.CATEGORY, LinkKind.INTERLANGUAGE})
 _EXTLINK = re.compile(
@@ -63,36 +82,6 @@ _QUOTES = re.compile(r"'{2,}")
 _HEADING = re.compile(r"^(=+)(.+?)(=+)$")
 _NL_RUN = re.compile(r"[ \t\r\f\v]*\n[ \t\r\n\f\v]*")
 _SP_RUN = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
-_REDIRECT = re.compile(
-    r"^\s*#\s*(?:REDIRECT|重定向|重新导向|重新導向|転送|RINVIA|WEITERLEITUNG|REDIRECTION)\s*:?\s*"
-    r"\[\[([^\]|\n]+)",
-    re.I,
-)
-
-#: Templates marking a disambiguation page (spec §3), compared casefolded; `__DISAMBIG__` too.
-DEFAULT_DISAMBIGUATION_TEMPLATES = (
-    "disambiguation",
-    "disambig",
-    "disamb",
-    "dab",
-    "hndis",
-    "geodis",
-    "numberdis",
-    "letter-numbercombdisambig",
-    "letter disambiguation",
-    "hospital disambiguation",
-    "school disambiguation",
-    "mil-unit-dis",
-    "species latin name disambiguation",
-    "disambiguation cleanup",
-    "消歧义",
-    "消歧義",
-    "disambig-cleanup",
-    "地名消歧义",
-    "地名消歧義",
-    "人名消歧义",
-    "人名消歧義",
-)
 
 
 @dataclass(frozen=True)
@@ -104,17 +93,23 @@ class RenderConfig:
     variants: tuple[str, ...] = DEFAULT_ZH_VARIANTS
     #: Classified targets by their raw text: titles repeat across pages, classifying is not free.
     targets: dict[str, _Classified] = field(default_factory=dict, compare=False, repr=False)
+    #: Template names as written -> folded (`_template_key`): pages repeat the same few hundred.
+    template_keys: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def is_disambiguation(self, wikitext: str, wanted: frozenset[str]) -> bool:
+        """`is_disambiguation` with casefolded `wanted` names and a per-config cache of folded names."""
+        return disambiguation(wikitext, wanted, self.table, self.template_keys)
 
     def classify(self, raw: str) -> _Classified:
-        """`classify_target` with a per-config cache (bounded: cleared past 500k entries)."""
+        """`classify_target` with a per-config cache (bounded: cleared past `TARGET_CACHE_LIMIT`)."""
         found = self.targets.get(raw)
         if found is None:
-            if len(self.targets) > 500_000:
+            if len(self.targets) > TARGET_CACHE_LIMIT:
                 self.targets.clear()
             target = classify_target(raw, self.table)
             kind = target.kind
             found = self.targets[raw] = _Classified(
-                target,
+                target.title,
                 f"links_{kind.value}",
                 kind in _HIDDEN,
                 kind is LinkKind.ARTICLE,
@@ -124,7 +119,8 @@ class RenderConfig:
 
 
 class _Classified(NamedTuple):
-    target: LinkTarget
+    # the C renderer builds these too, for plain titles (wtrender.c: classify_plain)
+    title: str  # the normalised title (`LinkTarget.title`)
     count_key: str
     hidden: bool
     article: bool
@@ -215,12 +211,32 @@ class _Builder:
 
 
 class _Renderer:
-    def __init__(self, config: RenderConfig) -> None:
+    def __init__(self, config: RenderConfig, native: bool) -> None:
         self.table = config.table
         self.config = config
         self.out = _Builder()
         self.spans: list[tuple[str, str, int, int, int]] = []
         self.counts: dict[str, int] = {}
+        # The C inline renderer (wikitext_native): the same work as `_paragraph` below, calling back
+        # into this module's functions for what is rare.
+        self.native: Any = None
+        if native:
+            table = self.table
+            self.native = new_inline(
+                config.targets,
+                config.classify,
+                clean_plain,
+                lambda label: flatten(label, table),
+                _around_links,
+                trail_mode(table.linktrail),
+                table.trail_at,
+                self.counts,
+                Link,
+                _Classified,
+                f"links_{LinkKind.ARTICLE.value}",
+                table.first_letter(0),
+                TARGET_CACHE_LIMIT,
+            )
 
     def count(self, key: str) -> None:
         self.counts[key] = self.counts.get(key, 0) + 1
@@ -228,6 +244,10 @@ class _Renderer:
     # --- blocks ------------------------------------------------------------------------------
     def render(self, wikitext: str) -> Rendered:
         text = preprocess(wikitext, conversion=self.config.conversion, variants=self.config.variants)
+        if self.native is not None:  # all that follows in C, the inline pass of each paragraph too
+            self.native.blocks(text)
+            full, starts, found = self.native.result()
+            return Rendered(full, starts, found, self.counts)
         if "[[" in text and ":" in text:
             text = self._drop_hidden_links(text)
         block: list[str] = []
@@ -293,6 +313,9 @@ class _Renderer:
             block.clear()
 
     def _paragraph(self, raw: str) -> None:
+        if self.native is not None:
+            self.native.paragraph(raw)
+            return
         self.out.new_paragraph()
         self.inline(raw)
         self.out.new_paragraph()
@@ -303,7 +326,7 @@ class _Renderer:
             # MediaWiki parses wikilinks before external links, so `[http://… text [[Link]] text]`
             # shows its text with the link in it; without the URL and brackets here, the wikilink
             # is parsed as any other (it stays a link: MediaWiki's page shows it as one).
-            s = _EXTLINK_AROUND_LINKS.sub(_external_link_text, s)
+            s = _around_links(s)
         pos = 0
         find = s.find
         add = self.out.add
@@ -352,9 +375,13 @@ class _Renderer:
             self.count("links_empty_anchor")
             return trail_end
         self.spans.append(
-            (target_raw.strip(), found.target.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
+            (target_raw.strip(), found.title, span[0], span[1], len(self.out.paragraph_starts) - 1)
         )
         return trail_end
+
+
+def _around_links(s: str) -> str:
+    return _EXTLINK_AROUND_LINKS.sub(_external_link_text, s)
 
 
 def _external_link_text(m: re.Match[str]) -> str:
@@ -426,27 +453,9 @@ def flatten(label: str, table: NamespaceTable) -> str:
     return "".join(parts)
 
 
-def render(wikitext: str, config: RenderConfig) -> Rendered:
-    """Render one page's wikitext to plain text, paragraph starts and article links."""
-    return _Renderer(config).render(wikitext)
+def render(wikitext: str, config: RenderConfig, native: bool | None = None) -> Rendered:
+    """Render one page's wikitext to plain text, paragraph starts and article links.
 
-
-def redirect_target(wikitext: str) -> str | None:
-    """The target of `#REDIRECT [[Target]]` (English and zh spellings), for dumps without `<redirect>`."""
-    m = _REDIRECT.match(wikitext)
-    return m.group(1).strip() if m else None
-
-
-def is_disambiguation(wikitext: str, templates: Iterable[str], table: NamespaceTable | None = None) -> bool:
-    """Whether a page is a disambiguation page: `__DISAMBIG__` or one of `templates` (spec §3)."""
-    if "__DISAMBIG__" in wikitext:
-        return True
-    wanted = {t.casefold() for t in templates}
-    for name in template_names(wikitext):
-        folded = fold_prefix(name)
-        sep = folded.find(":")
-        if sep > 0 and table is not None and table.names.get(folded[:sep]) == 10:
-            folded = folded[sep + 1 :].strip()
-        if folded in wanted:
-            return True
-    return False
+    `native`: whether the C inline renderer does the inline pass (the same output); by default
+    when it is built and `ENTBENCH_NATIVE` is not 0 (`wikitext_native`)."""
+    return _Renderer(config, native_enabled() if native is None else native).render(wikitext)

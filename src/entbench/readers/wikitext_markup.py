@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from entbench.readers.wikitext_native import native_enabled, native_template_names, native_template_spans
 from entbench.readers.wikitext_templates import MARK, is_inline, visible_wikitext
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
@@ -62,8 +63,10 @@ DROPPED_TAGS = (
     "charinsert",
     "indicator",
 )
+#: The content runs to the first closing tag of the same name: a possessive scan of `<`-free runs
+#: that stops at it (what a lazy `.*?` finds, without trying the closing tag after every character).
 _DROPPED_PAIRED = re.compile(
-    r"<(" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?(?<!/)>.*?</\1\s*>", re.S | re.I
+    r"<(" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?(?<!/)>(?:[^<]++|<(?!/\1\s*>))*+</\1\s*>", re.S | re.I
 )
 _DROPPED_SELF_CLOSING = re.compile(r"<(?:" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?/>", re.I)
 #: An opening or closing marker left without its partner: MediaWiki shows it literally, which would
@@ -170,11 +173,18 @@ def escape_nowiki(text: str) -> str:
 
 def strip_tags(text: str) -> str:
     """Drop non-prose tags with their content; `<br>` becomes a newline; keep other tags' content."""
+    # Each pass needs a `<`; most pages have none left once their refs are gone, so the passes after
+    # are skipped (each scans the whole page, and the kept-tag one tries sixty names at every `<`).
     if "<" not in text:
         return text
     text = _DROPPED_PAIRED.sub("", text)
-    text = _DROPPED_SELF_CLOSING.sub("", text)
+    if "<" not in text:
+        return text
+    if "/>" in text:
+        text = _DROPPED_SELF_CLOSING.sub("", text)
     text = _DROPPED_STRAY.sub("", text)
+    if "<" not in text:
+        return text
     text = _BR.sub("\n", text)
     return _KEPT_TAG.sub("", text)
 
@@ -184,8 +194,15 @@ def template_spans(text: str) -> list[tuple[int, int]]:
 
     A closing run is paired with the innermost open run: three braces each side make a template
     parameter, otherwise two make a template. Unmatched braces are literal text, so an unclosed
-    `{{` never swallows the rest of the page.
+    `{{` never swallows the rest of the page. The C version (`wikitext_native`) when enabled.
     """
+    if native_enabled():
+        return native_template_spans(text)
+    return template_spans_python(text)
+
+
+def template_spans_python(text: str) -> list[tuple[int, int]]:
+    """`template_spans` in Python: the reference the C version is tested against."""
     stack: list[list[int]] = []  # [position of the first still-open brace, open braces left]
     spans: list[tuple[int, int]] = []
     for m in _BRACE_RUN.finditer(text):
@@ -288,10 +305,15 @@ def _runs(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, s
 
 
 def template_names(text: str) -> list[str]:
-    """Names of the templates invoked in `text` (as written, trimmed), for flag detection."""
+    """Names of the templates invoked in `text` (as written, trimmed), for flag detection.
+
+    `_TEMPLATE_NAME.findall`, or the same in C (`wikitext_native`) when enabled."""
     if "{{" not in text:
         return []
-    return _TEMPLATE_NAME.findall(text)
+    if native_enabled():
+        return native_template_names(text)
+    names: list[str] = _TEMPLATE_NAME.findall(text)
+    return names
 
 
 def strip_tables(text: str) -> str:
@@ -387,9 +409,10 @@ def preprocess(text: str, *, conversion: bool, variants: Sequence[str] = DEFAULT
     input is dropped first."""
     if MARK in text:
         text = text.replace(MARK, "")
-    text = strip_comments(text)
-    text = escape_nowiki(text)
-    text = strip_tags(text)
+    if "<" in text:  # the three steps that read tags; a page without any skips their searches
+        text = strip_comments(text)
+        text = escape_nowiki(text)
+        text = strip_tags(text)
     text = strip_templates(text)
     text = strip_tables(text)
     if conversion:

@@ -109,8 +109,22 @@ class LinkTarget:
     leading_colon: bool = False
 
 
+#: A character of a title that normalisation leaves as it is.
+_PLAIN_CHAR = r"[^\s&%_:#<>\[\]{}|\ufffd\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f\u3000]"
+#: A target whose normalised title is its first group with `_` read as a space: words separated by
+#: single spaces or underscores, then maybe a `#section` without entities, escapes or illegal
+#: characters. Most targets are; they skip the general path below.
+_PLAIN_TARGET = re.compile(rf"((?:{_PLAIN_CHAR}+[ _])*{_PLAIN_CHAR}+)(?: ?#[^&%<>\[\]{{}}|\n\r\t\ufffd]*)?")
+
+
 def classify_target(raw: str, table: NamespaceTable) -> LinkTarget:
     """Classify and normalise the target part of `[[target|…]]`."""
+    plain = _PLAIN_TARGET.fullmatch(raw)
+    if plain:
+        title = plain.group(1)
+        if "_" in title:
+            title = title.replace("_", " ")
+        return LinkTarget(LinkKind.ARTICLE, 0, ucfirst(title) if table.first_letter(0) else title, False)
     text = clean_title_text(raw)
     colon = text.startswith(":")
     if colon:

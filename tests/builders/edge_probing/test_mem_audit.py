@@ -175,14 +175,14 @@ def test_decisions_match_the_filter_on_the_same_rows(built: Path) -> None:
     assert {d["mem_freq_reason"] for d in dropped} == {UNSEEN_LABEL}
     assert len(dropped) == len(expected.selection.dropped) == len(evaluation) - expected.n_test
 
-    report = json.loads((directory / "report.json").read_text())
+    report = json.loads((directory / "_report.json").read_text())
     assert report == expected.report() and report["mode"] == "strict"
     assert manifest["params"] == {"mode": "strict", "seed": 30}
     assert manifest["stats"]["test_items"] == expected.n_test
     for heuristic in HEURISTICS:
         assert manifest["stats"][f"removed_{heuristic}"] == expected.removed(heuristic)
         assert manifest["stats"][f"{heuristic}_pct"] == percent(expected.removed(heuristic), expected.n_test)
-    assert "report.json" in manifest["files"]
+    assert "_report.json" in manifest["files"]
 
 
 def test_mem_exact_agrees_with_filter_mem_on_the_source_files(built_eptest: Path, tmp_path: Path) -> None:
@@ -242,7 +242,7 @@ def test_a_sharded_audit_decides_as_the_whole_splits_do(built: Path, tmp_path: P
     by_index = sorted(rows_in_order(many), key=lambda d: (d["eval_index"], d["copy"]))
     assert by_index == rows_in_order(one)
     assert sharded["stats"] == load_manifest(one)["stats"]
-    assert (many / "report.json").read_text() == (one / "report.json").read_text()
+    assert (many / "_report.json").read_text() == (one / "_report.json").read_text()
     # draws really happened in several shards
     solved_by_draw = {
         i

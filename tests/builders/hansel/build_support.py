@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from entbench import api
 from tests.builders.kb.support import read_dump, read_table
+from tests.conftest import SAMPLES_CONFIG
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 HANSEL = FIXTURES / "hansel"
@@ -56,6 +57,7 @@ def build(
             dirs.update(
                 api.build(
                     target,
+                    config=SAMPLES_CONFIG,
                     sources=sources,
                     params=params,
                     out=directory,

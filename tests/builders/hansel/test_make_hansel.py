@@ -1,5 +1,5 @@
-"""`make hansel` itself, as a user (and CI) runs it: the three Hansel targets on the zhwiki fixture
-world, then `export hansel-train --format jsonl` (issue 5; spec §5).
+"""`make hansel` itself, as a user (and CI) runs it: the three Hansel targets on the bundled demo
+world (its zhwiki dump and Wikidata pair), then `export hansel-train --format jsonl` (issue 5).
 
 The Makefile is run for real in a subprocess (with this interpreter's venv and its install step
 marked done, so nothing is installed); the checks read what it wrote: the exported jsonl and the
@@ -93,4 +93,4 @@ def test_fewshot_and_zeroshot_outputs_are_real(made: Path) -> None:
     dirs = stage_dirs(made, "hansel-zeroshot")
     pool = rows(dirs["hansel_zeroshot"], "zeroshot_pool")
     new = {r["qid"] for r in rows(dirs["entity_diff"], "kb_entities") if r["in_new"]}
-    assert len(pool) == 20 and {r["qid"] for r in pool} <= new  # size = 20 in the bundled config
+    assert len(pool) == 50 and {r["qid"] for r in pool} <= new  # hansel_zeroshot.size = 50 in the demo world

@@ -21,6 +21,7 @@ import pytest
 from entbench import api
 from entbench.engine import tasks
 from entbench.engine.manifest import load_manifest
+from tests.conftest import SAMPLES_CONFIG
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 OLD_DUMP = FIXTURES / "wikidata" / "entities-old.json.bz2"
@@ -49,9 +50,16 @@ def die_after(monkeypatch: pytest.MonkeyPatch, task: str, calls: int) -> Callabl
 def build_kb(
     out: Path, *, sources: Sequence[str] = (), params: Sequence[str] = (), workers: int = 1
 ) -> dict[str, Path]:
-    """`entbench build kb` on the bundled config plus overrides, without output; stage -> dir."""
+    """`entbench build kb` on the test samples' config plus overrides, without output; stage -> dir."""
     return api.build(
-        "kb", sources=sources, params=params, out=out, workers=workers, progress=False, log=lambda _m: None
+        "kb",
+        config=SAMPLES_CONFIG,
+        sources=sources,
+        params=params,
+        out=out,
+        workers=workers,
+        progress=False,
+        log=lambda _m: None,
     )
 
 

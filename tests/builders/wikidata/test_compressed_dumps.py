@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from entbench import api
 from entbench.engine import registry
 from entbench.engine.config import load_config
 from entbench.engine.manifest import load_manifest
@@ -28,6 +27,7 @@ from entbench.readers.dumps import (
     read_indexed_range,
     save_gzip_index,
 )
+from tests import builds as samples
 from tests.builders.kb.support import shard_hashes
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "wikidata"
@@ -41,7 +41,7 @@ def dump_bytes() -> bytes:
 
 
 def build(out: Path, source: Path, **kwargs: Any) -> Path:
-    dirs = api.build(
+    dirs = samples.build(
         "wikidata",
         sources=[f"wikidata={source}"],
         params=["wikidata.num_shards=4"],
@@ -110,7 +110,7 @@ def test_gz_index_is_built_once_and_reused_with_identical_bytes(tmp_path: Path, 
     indexed = build(tmp_path / "w2-indexed", gz, workers=2)
     assert index_file.stat().st_mtime_ns == stamp  # reused, not rewritten
     assert shard_hashes(sequential) == shard_hashes(first) == shard_hashes(indexed)
-    assert (sequential / "rejects.jsonl").read_bytes() == (indexed / "rejects.jsonl").read_bytes()
+    assert (sequential / "_rejects.jsonl").read_bytes() == (indexed / "_rejects.jsonl").read_bytes()
     stats_1, stats_2 = load_manifest(sequential)["stats"], load_manifest(indexed)["stats"]
     assert stats_1 == stats_2  # progress bytes too: ranges carry their compressed sizes
     # The plain JSON (other source, so other fingerprint bytes) gives the same rows.
@@ -262,9 +262,9 @@ def test_single_cpu_reads_blocks_inline_with_identical_bytes(
 
 
 def _build_quiet(out: Path, source: Path) -> Path:
-    from entbench import api
+    from tests import builds as samples
 
-    dirs = api.build(
+    dirs = samples.build(
         "wikidata", sources=[f"wikidata={source}"], out=out, workers=1, progress=False, log=lambda _m: None
     )
     return dirs["wikidata"]

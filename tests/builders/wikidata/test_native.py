@@ -27,11 +27,11 @@ import xxhash
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from entbench import api
 from entbench.builders.wikidata.native import NativeRows, _wdscan, native_available
 from entbench.builders.wikidata.stages import scan as wikidata_scan
 from entbench.engine.manifest import load_manifest
 from entbench.engine.shards import shards_of
+from tests import builds as samples
 from tests.builders.kb.support import shard_hashes
 from tests.builders.wikidata.native_support import (
     CLAIMS,
@@ -1194,7 +1194,7 @@ def _build_both(
     for flag in ("0", "1"):
         monkeypatch.setenv("ENTBENCH_NATIVE", flag)
         scanners.clear()
-        built = api.build(
+        built = samples.build(
             "wikidata",
             sources=[f"wikidata={source}"],
             params=list(params),
@@ -1212,7 +1212,7 @@ def _build_both(
 
 def _assert_same_build(reference: Path, native: Path) -> None:
     assert shard_hashes(reference) == shard_hashes(native)
-    assert (reference / "rejects.jsonl").read_bytes() == (native / "rejects.jsonl").read_bytes()
+    assert (reference / "_rejects.jsonl").read_bytes() == (native / "_rejects.jsonl").read_bytes()
     ref_manifest, nat_manifest = load_manifest(reference), load_manifest(native)
     assert ref_manifest["stats"] == nat_manifest["stats"]
     assert ref_manifest["fingerprint"] == nat_manifest["fingerprint"]

@@ -12,13 +12,14 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from entbench import api
 from entbench.engine import manifest as manifest_module
 from entbench.engine import runner, tasks
 from entbench.engine.manifest import load_manifest
 from entbench.engine.shards import file_sha256
 from entbench.errors import DataError
+from tests import builds as samples
 from tests.builders.kb.support import die_after, shard_hashes
+from tests.conftest import SAMPLES_CONFIG
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "wikidata"
 REAL_DUMPS = [
@@ -32,7 +33,7 @@ REAL_DUMPS = [
 
 def build(out: Path, source: Path | str, *extra_params: str, **kwargs: Any) -> Path:
     """Build the wikidata target quietly; returns the stage directory."""
-    dirs = api.build(
+    dirs = samples.build(
         "wikidata",
         sources=[f"wikidata={source}"],
         params=["wikidata.num_shards=4", *extra_params],
@@ -54,7 +55,7 @@ def entity_line_count(data: bytes) -> int:
 
 
 def rejects(stage_dir: Path) -> list[dict[str, Any]]:
-    text = (stage_dir / "rejects.jsonl").read_text(encoding="utf-8")
+    text = (stage_dir / "_rejects.jsonl").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines()]
 
 
@@ -98,7 +99,7 @@ def test_two_workers_write_identical_bytes(tmp_path: Path) -> None:
     one = build(tmp_path / "w1", source, workers=1, chunk_mb=1)
     two = build(tmp_path / "w2", source, workers=2, chunk_mb=1)
     assert shard_hashes(one) == shard_hashes(two)
-    assert (one / "rejects.jsonl").read_bytes() == (two / "rejects.jsonl").read_bytes()
+    assert (one / "_rejects.jsonl").read_bytes() == (two / "_rejects.jsonl").read_bytes()
 
 
 def test_uncompressed_byte_ranges_match_compressed_stream(tmp_path: Path) -> None:
@@ -144,7 +145,7 @@ def test_rerun_of_a_complete_build_does_nothing(tmp_path: Path) -> None:
     stage = build(tmp_path / "out", source)
     before = {p: p.stat().st_mtime_ns for p in stage.rglob("*") if p.is_file()}
     logged: list[str] = []
-    again = api.build(
+    again = samples.build(
         "wikidata",
         sources=[f"wikidata={source}"],
         params=["wikidata.num_shards=4"],
@@ -205,7 +206,7 @@ def test_killed_build_resumes_to_identical_bytes(tmp_path: Path, monkeypatch: py
     incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
     done = sorted(p.name for p in (incomplete / "_shards").iterdir())
     assert done == ["part-00000.json", "part-00001.json"]
-    assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v2-*"))
+    assert not list((tmp_path / "out" / "normalized" / "wikidata").glob("v*-*"))
     monkeypatch.setattr(tasks, "shard_task", original)
     resumed = build(tmp_path / "out", source)
     assert shard_hashes(resumed) == reference
@@ -219,7 +220,7 @@ def test_parquet_files_carry_stage_fingerprint_and_schema(tmp_path: Path) -> Non
     assert meta[b"entbench.fingerprint"].decode() == manifest["fingerprint"]
     assert meta[b"entbench.table"] == b"entities"
     assert json.loads(meta[b"entbench.schema"])[0] == {"name": "id", "type": "string", "nullable": False}
-    assert stage.name == f"v2-{manifest['fingerprint'][:12]}"
+    assert stage.name == f"v3-{manifest['fingerprint'][:12]}"
 
 
 def test_params_change_the_fingerprint_and_the_schema(tmp_path: Path) -> None:
@@ -346,7 +347,7 @@ def test_out_as_a_file_url_is_a_local_directory(
     built = run_cli(["build", "wikidata", "--no-progress", "--source", f"wikidata={source}", "--out", url])
     assert built.exit_code == 0, built.stderr
     assert (
-        load_manifest(next((tmp_path / "via url" / "normalized" / "wikidata").glob("v2-*")))["stage"]
+        load_manifest(next((tmp_path / "via url" / "normalized" / "wikidata").glob("v*-*")))["stage"]
         == "wikidata"
     )
 
@@ -358,14 +359,14 @@ def test_a_disk_too_small_for_the_spills_is_said_up_front(
     real = shutil.disk_usage
     monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: real(path)._replace(free=1_000))
     logged: list[str] = []
-    api.build(
+    samples.build(
         "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "out", progress=False, log=logged.append
     )
     warnings = [m for m in logged if "warning: the map may need" in m]
     assert len(warnings) == 1 and "0.0 GB are free" in warnings[0] and "resumes" in warnings[0]
     logged.clear()
     monkeypatch.setattr(runner.shutil, "disk_usage", real)
-    api.build(
+    samples.build(
         "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "more", progress=False, log=logged.append
     )
     assert not [m for m in logged if "warning" in m]
@@ -373,7 +374,9 @@ def test_a_disk_too_small_for_the_spills_is_said_up_front(
 
 def test_shared_dump_files_copied_verbatim_build_with_cli(tmp_path: Path, run_cli: Any) -> None:
     out = tmp_path / "o"
-    result = run_cli(["build", "wikidata", "--out", str(out), "--no-progress"])
+    result = run_cli(
+        ["build", "wikidata", "--out", str(out), "--no-progress", "--config", str(SAMPLES_CONFIG)]
+    )
     assert result.exit_code == 0, result.stderr
     stage = out / json.loads((out / "targets" / "wikidata.json").read_text())["stages"]["wikidata"]
     inspected = run_cli(["inspect", str(stage), "--json"])
@@ -398,7 +401,7 @@ def test_resume_with_another_chunk_size_reads_every_line_once(
 ) -> None:
     """Killed with 1 MB map tasks, resumed with 3 MB ones: task ids name where a task starts, so
     the first run's finished tasks must not stand in for the second run's (the bytes between would
-    never be read), and rejects.jsonl lists each bad line once."""
+    never be read), and _rejects.jsonl lists each bad line once."""
     good = gzip.decompress((FIXTURES / "kgtk-arnold.hierarchy.json.gz").read_bytes()).split(b"\n")
     good = [line for line in good if line.strip() not in (b"", b"[", b"]")]
     bad = [b'{"id": "Q1", "labels": ', b"not json at all", b'{"id": 5}']
@@ -408,7 +411,7 @@ def test_resume_with_another_chunk_size_reads_every_line_once(
     dump.write_bytes(b"\n".join(lines) + b"\n")
     assert dump.stat().st_size > 4 << 20  # several 1 MB tasks
     reference = build(tmp_path / "ref", dump, max_bad_lines=10)
-    expected = (reference / "rejects.jsonl").read_text(encoding="utf-8")
+    expected = (reference / "_rejects.jsonl").read_text(encoding="utf-8")
     assert len(expected.splitlines()) == len(bad)
 
     name = "map_task" if killed_in == "map" else "shard_task"
@@ -418,6 +421,6 @@ def test_resume_with_another_chunk_size_reads_every_line_once(
     monkeypatch.setattr(tasks, name, original)
     resumed = build(tmp_path / "out", dump, max_bad_lines=10, chunk_mb=3)
     assert shard_hashes(resumed) == shard_hashes(reference)
-    assert (resumed / "rejects.jsonl").read_text(encoding="utf-8") == expected
+    assert (resumed / "_rejects.jsonl").read_text(encoding="utf-8") == expected
     entities = load_manifest(resumed)["outputs"]["entities"]["rows"]
     assert entities == len(good)

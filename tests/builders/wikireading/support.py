@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from entbench import api
 from entbench.engine.manifest import load_manifest
 from tests.builders.kb import support as kb_support
+from tests.conftest import SAMPLES_CONFIG
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 WIKIDATA_DUMP = FIXTURES / "wikidata" / "entities-new.json.bz2"
@@ -45,6 +46,7 @@ def quiet_build(
     """`api.build` without progress bars or log lines."""
     return api.build(
         target,
+        config=SAMPLES_CONFIG,
         sources=list(sources),
         params=list(params),
         out=out,

@@ -106,7 +106,7 @@ def test_bundled_config_builds(tmp_path: Path) -> None:
     instances = stats(dirs["wikireading_instances"])
     assert instances.get("instances_written", 0) == 0
     assert instances["dropped_no_article"] == len(read_rows(dirs["wikireading_triples"], "triples"))
-    assert (dirs["wikireading_stats"] / "DATASET_CARD.md").is_file()
+    assert (dirs["wikireading_stats"] / "_DATASET_CARD.md").is_file()
 
 
 @pytest.mark.parametrize(
@@ -194,7 +194,7 @@ def test_world_statistics_match_the_splits(world: dict[str, Path]) -> None:
     assert manifest["categorical_instance_share"] + manifest["relational_instance_share"] == pytest.approx(
         1.0
     )
-    card = (world["wikireading_stats"] / "DATASET_CARD.md").read_text(encoding="utf-8")
+    card = (world["wikireading_stats"] / "_DATASET_CARD.md").read_text(encoding="utf-8")
     assert "56.7%" in card and f"{manifest['train_instances']:,}" in card
 
 
@@ -219,13 +219,13 @@ def test_mem_audit_agrees_with_the_statistics(world: dict[str, Path]) -> None:
         assert all(
             d["mem_exact_reason"] and d["mem_freq_reason"] and d["mem_uniform_reason"] for d in decisions
         )
-        report = json.loads((world[f"wikireading_mem_audit_{split}"] / "report.json").read_text())
+        report = json.loads((world[f"wikireading_mem_audit_{split}"] / "_report.json").read_text())
         assert report["n_test"] == audit["test_items"] and report["mode"] == "strict"
 
 
 def test_property_holdout_build(world: dict[str, Path], world_dir: Path) -> None:
     dirs = world_build(world_dir, world_dir / "out", params=["wikireading.preset=recycled"])
-    held = set(json.loads((dirs["wikireading"] / "held_out_properties.json").read_text()))
+    held = set(json.loads((dirs["wikireading"] / "_held_out_properties.json").read_text()))
     assert held and len(held) == stats(dirs["wikireading"])["held_out_properties"]
     splits = {name: read_rows(dirs["wikireading"], name) for name in SPLITS}
     assert not held & {r["property"] for r in splits["train"] + splits["valid"]}

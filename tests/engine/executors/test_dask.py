@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from entbench import api
+from tests import builds as samples
 from tests.builders.kb.support import shard_hashes
 
 pytest.importorskip("distributed")
@@ -15,8 +15,8 @@ pytest.importorskip("distributed")
 
 @pytest.mark.parametrize("target", ["kb"])  # two Wikidata scans (map/reduce) and five DuckDB stages
 def test_dask_local_cluster_matches_local_executor(tmp_path: Path, target: str) -> None:
-    local = api.build(target, out=tmp_path / "local", workers=1, progress=False, log=lambda _m: None)
-    dask = api.build(
+    local = samples.build(target, out=tmp_path / "local", workers=1, progress=False, log=lambda _m: None)
+    dask = samples.build(
         target, out=tmp_path / "dask", workers=2, executor="dask", progress=False, log=lambda _m: None
     )
     assert local.keys() == dask.keys()
@@ -30,8 +30,8 @@ def test_dask_runs_the_merge_pass_to_the_local_bytes(tmp_path: Path) -> None:
         f"wikidata={Path(__file__).resolve().parents[3] / 'fixtures' / 'wikidata' / 'entities-new.json.bz2'}"
     )
     common = {"sources": [source], "params": ["wikidata.num_shards=7"], "progress": False, "card": False}
-    local = api.build("wikidata", out=tmp_path / "local", log=lambda _m: None, **common)["wikidata"]
-    dask = api.build(
+    local = samples.build("wikidata", out=tmp_path / "local", log=lambda _m: None, **common)["wikidata"]
+    dask = samples.build(
         "wikidata",
         out=tmp_path / "dask",
         workers=2,
@@ -50,10 +50,10 @@ def test_dask_build_published_to_a_store_has_the_local_bytes(tmp_path: Path) -> 
         f"wikidata={Path(__file__).resolve().parents[3] / 'fixtures' / 'wikidata' / 'entities-old.json.bz2'}"
     )
     common = {"sources": [source], "params": ["wikidata.num_shards=3"], "progress": False, "card": False}
-    local = api.build("wikidata", out=tmp_path / "local", log=lambda _m: None, **common)["wikidata"]
+    local = samples.build("wikidata", out=tmp_path / "local", log=lambda _m: None, **common)["wikidata"]
     url = f"memory://entbench-dask-{tmp_path.name}/out"
     work = tmp_path / "work"
-    published = api.build(
+    published = samples.build(
         "wikidata", out=url, work_dir=work, workers=2, executor="dask", log=lambda _m: None, **common
     )["wikidata"]
     rel = published.relative_to(work).as_posix()

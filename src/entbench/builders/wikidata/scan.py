@@ -61,7 +61,7 @@ def runs_to_the_end(start: int, line: bytes, block: bytes | bytearray) -> bool:
 
 
 def reject_record(label: str, offset: int, reason: str, detail: str, line: bytes) -> dict[str, Any]:
-    """One line of `rejects.jsonl`: the file, the line's offset, why, and the line's head."""
+    """One line of `_rejects.jsonl`: the file, the line's offset, why, and the line's head."""
     return {
         "file": label,
         "offset": offset,

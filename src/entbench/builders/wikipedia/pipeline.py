@@ -1,7 +1,7 @@
 """The Wikipedia scan and title -> QID (spec §3): registers their stages and the `wikipedia` and
 `title-qid` targets.
 
-    wikipedia (source) ──> wikipedia (normalized: pages, links; siteinfo.json)
+    wikipedia (source) ──> wikipedia (normalized: pages, links; _siteinfo.json)
                                 └─────────┬──> title_qid     (derived)
     wikidata ─────────────────────────────┘
     wikidata_new ─────────────────────────┴──> title_qid_kb  (derived)

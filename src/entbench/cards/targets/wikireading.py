@@ -1,5 +1,5 @@
 """The `wikireading` card: top properties by instances, the answer-set size histogram, and the
-statistics section `wikireading_stats` writes (`DATASET_CARD.md`; Hewlett et al. 2016 §2.4-2.5).
+statistics section `wikireading_stats` writes (`_DATASET_CARD.md`; Hewlett et al. 2016 §2.4-2.5).
 
 An instance is one (item, property) of the truthy statements, its answer the set of rendered
 values (`docs/stages.md`, wikireading_triples); the answer-set size is the number of values in that set.
@@ -14,7 +14,7 @@ from entbench.cards.registry import register_card
 
 SPLITS = ("train", "valid", "test")
 TOP_PROPERTIES = 20
-STATS_CARD_FILE = "DATASET_CARD.md"  # written by the wikireading_stats stage
+STATS_CARD_FILE = "_DATASET_CARD.md"  # written by the wikireading_stats stage
 
 
 def wikireading_section(view: BuildView) -> Section | None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
+import signal
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -82,17 +85,24 @@ class ProcessPoolTaskExecutor:
         self.workers = workers
         # spawn, not fork: DuckDB and pyarrow keep thread pools that do not survive a fork.
         context = multiprocessing.get_context("spawn")
-        self._queue = context.Queue()
-        self._pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=context,
-            initializer=_init_worker,
-            initargs=(self._queue, tuple(preload)),
-        )
+        # A SimpleQueue writes each progress message before `put` returns: a task's messages are in
+        # the pipe before its result is, so a phase's drain reads all of them before its end marker
+        # (a Queue's feeder thread could deliver them after it, onto the next phase's bar).
+        self._queue = context.SimpleQueue()
+        self._aborted = False
         # Workers start on the first submit; start them now so that interpreter start-up and
         # imports overlap the coordinator's source hashing and planning instead of the first tasks.
-        for _ in range(workers):
-            self._pool.submit(_ready)
+        # They start with Ctrl-C ignored: the coordinator alone answers it (one line, exit 130) and
+        # stops them, instead of each printing a KeyboardInterrupt traceback of its own.
+        with _interrupts_ignored():
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=context,
+                initializer=_init_worker,
+                initargs=(self._queue, tuple(preload)),
+            )
+            for _ in range(workers):
+                self._pool.submit(_ready)
 
     def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
         """Submit tasks lazily, yield results as they complete; the first failure cancels the rest."""
@@ -114,10 +124,14 @@ class ProcessPoolTaskExecutor:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=id):
                     yield future.result()
+        except KeyboardInterrupt:
+            self.abort()  # the running tasks would otherwise finish first: minutes, on a real dump
+            raise
         finally:
             for future in pending:
                 future.cancel()
-            wait(pending)
+            if not self._aborted:
+                wait(pending)
             drain.stop()
 
     def prepare(self, modules: Sequence[str]) -> None:
@@ -127,6 +141,30 @@ class ProcessPoolTaskExecutor:
         for _ in range(self.workers):
             self._pool.submit(_import_modules, tuple(modules))
 
+    def abort(self) -> None:
+        """Stop the workers now (an interrupt): what they were writing is in `.incomplete/`, which a
+        re-run resumes, never in a complete stage."""
+        self._aborted = True
+        for process in list(getattr(self._pool, "_processes", {}).values()):
+            with contextlib.suppress(Exception):
+                process.terminate()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
     def close(self) -> None:
         """Shut the pool down."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown(wait=not self._aborted, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored while worker processes are spawned, so that they inherit SIG_IGN (Python keeps
+    an inherited SIG_IGN instead of installing its KeyboardInterrupt handler); only the main thread
+    may change signal handlers, so elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

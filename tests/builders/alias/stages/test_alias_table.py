@@ -13,9 +13,9 @@ from xml.sax.saxutils import escape, quoteattr
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.api import build
 from entbench.filters.mentions import MentionNormalizer
 from entbench.readers.mediawiki_xml import split_header, trim_to_pages
+from tests.builds import build
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
 EN_DBPEDIA = FIXTURES / "enwiki.dbpedia-minidump.part.xml.bz2"
@@ -123,7 +123,7 @@ def test_english_alias_table(out: Path) -> None:
     stats = json.loads((dirs["alias_table"] / "_MANIFEST.json").read_text())["stats"]
     assert stats["links_counted"] == sum(r["link_count"] for r in built)
     assert stats["links_counted"] + stats["links_unresolved"] == len(rows(dirs["wikipedia"], "links"))
-    assert (dirs["alias_table"] / "normalization.json").is_file()
+    assert (dirs["alias_table"] / "_normalization.json").is_file()
 
 
 def test_weights_are_parameters(out: Path) -> None:
@@ -136,7 +136,7 @@ def test_chinese_alias_table(out: Path) -> None:
     dirs = build_alias(out, ZH_DBPEDIA, ZH_PARAMS)
     built = check(dirs, MentionNormalizer("hansel", chinese=True))
     assert {(r["mention"], r["qid"]) for r in built} >= {("柏林", "Q64"), ("伦敦", "Q84"), ("法国", "Q142")}
-    assert json.loads((dirs["alias_table"] / "normalization.json").read_text())["chinese"] is True
+    assert json.loads((dirs["alias_table"] / "_normalization.json").read_text())["chinese"] is True
     # every page title is an alias of its own entity, under its normalised (Simplified) form
     norm = MentionNormalizer("hansel", chinese=True)
     by_key = {(r["mention"], r["qid"]): r for r in built}
@@ -219,16 +219,16 @@ def test_redirects_ranking_and_conversion(out: Path, ambiguous_dump: Path) -> No
 def test_mgenre_preset(out: Path) -> None:
     dirs = build_alias(out, ZH_DBPEDIA, (*ZH_PARAMS, "alias_table.preset=mgenre"))
     check(dirs, MentionNormalizer("mgenre", chinese=True))
-    doc = json.loads((dirs["alias_table"] / "normalization.json").read_text())
+    doc = json.loads((dirs["alias_table"] / "_normalization.json").read_text())
     assert doc["scheme"] == "mgenre"
 
 
 def test_hanziconv_converter(out: Path) -> None:
     """`converter=hanziconv`: keys converted as the Hansel paper's alias table was (footnote 3),
-    recorded in normalization.json for lookups and matching."""
+    recorded in _normalization.json for lookups and matching."""
     dirs = build_alias(out, ZH_DBPEDIA, (*ZH_PARAMS, "alias_table.converter=hanziconv"))
     check(dirs, MentionNormalizer("hansel", chinese=True, converter="hanziconv"))  # keys as HanziConv's
-    doc = json.loads((dirs["alias_table"] / "normalization.json").read_text())
+    doc = json.loads((dirs["alias_table"] / "_normalization.json").read_text())
     assert (doc["scheme"], doc["chinese"], doc["converter"]) == ("hansel", True, "hanziconv")
 
 

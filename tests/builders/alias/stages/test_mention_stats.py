@@ -11,10 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.api import build
 from entbench.builders.alias.matching import segments
 from entbench.builders.alias.stages import mention_stats
 from entbench.filters.mentions import MentionNormalizer
+from tests.builds import build
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
 EN_DBPEDIA = FIXTURES / "enwiki.dbpedia-minidump.part.xml.bz2"

@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 
-from entbench.api import build
 from entbench.builders.enteval import ned
 from tests.builders.enteval import loader_formats as loaders
+from tests.builds import build
+from tests.conftest import SAMPLES_CONFIG
 
 RunCli = Callable[[list[str]], Result]
 
@@ -43,7 +44,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def task_dir(built: dict[str, Path]) -> Path:
-    return built["enteval_tasks"] / "enteval"
+    return built["enteval_tasks"] / "_enteval"
 
 
 def test_every_task_is_built_and_its_files_exist(built: dict[str, Path]) -> None:
@@ -57,7 +58,7 @@ def test_every_task_is_built_and_its_files_exist(built: dict[str, Path]) -> None
             lines += text.count("\n")
         assert lines == task["lines"]
     listed = json.loads((built["enteval_tasks"] / "_MANIFEST.json").read_text(encoding="utf-8"))["files"]
-    assert sorted(listed) == sorted(f"enteval/{n}" for t in tasks.values() for n in t["files"])
+    assert sorted(listed) == sorted(f"_enteval/{n}" for t in tasks.values() for n in t["files"])
 
 
 def test_kore_scores_and_descriptions(built: dict[str, Path]) -> None:
@@ -155,24 +156,44 @@ def test_unconfigured_tasks_are_skipped_and_listed(built: dict[str, Path], tmp_p
     assert tasks["kore"]["files"] == [] and tasks["ert"]["status"] == "built"
     s = stats(dirs["enteval_tasks"])
     assert (s["tasks_built"], s["tasks_skipped"], s["skipped:kore"], s["skipped:cap"]) == (5, 2, 1, 1)
-    assert not (dirs["enteval_tasks"] / "enteval" / "KORE").exists()
+    assert not (dirs["enteval_tasks"] / "_enteval" / "KORE").exists()
     assert stats(dirs["enteval_kore"]) == {"skipped_no_source": 1}
 
 
 def test_user_and_data_errors(run_cli: RunCli, tmp_path: Path, fixtures_dir: Path) -> None:
     out = str(tmp_path / "out")
+    config = ["--config", str(SAMPLES_CONFIG)]
     partial = run_cli(
-        ["build", "enteval-tasks", "--out", out, "--no-progress", "--param", "enteval_cap.vectors="]
+        ["build", "enteval-tasks", "--out", out, "--no-progress", *config, "--param", "enteval_cap.vectors="]
     )
     assert partial.exit_code == 2 and "given without vectors" in partial.output
     missing = run_cli(
-        ["build", "enteval-tasks", "--out", out, "--no-progress", "--param", "enteval_kore.source=nope.txt"]
+        [
+            "build",
+            "enteval-tasks",
+            "--out",
+            out,
+            "--no-progress",
+            *config,
+            "--param",
+            "enteval_kore.source=nope.txt",
+        ]
     )
-    assert missing.exit_code == 2 and "file not found: nope.txt" in missing.output
+    # A relative --param path is taken from the current directory, and named in full.
+    assert missing.exit_code == 2 and f"file not found: {Path.cwd() / 'nope.txt'}" in missing.output
     bad = tmp_path / "kore.txt"
     bad.write_text("Aristotle\n\tAltruism\nAyn Rand\n\tAnarchism\n\tAltruism\n", encoding="utf-8")
     broken = run_cli(
-        ["build", "enteval-tasks", "--out", out, "--no-progress", "--param", f"enteval_kore.source={bad}"]
+        [
+            "build",
+            "enteval-tasks",
+            "--out",
+            out,
+            "--no-progress",
+            *config,
+            "--param",
+            f"enteval_kore.source={bad}",
+        ]
     )
     assert broken.exit_code == 1
     assert f"{bad} at byte offset 20: line 3: seed 'Ayn Rand' has 2 candidates" in broken.output
@@ -183,7 +204,7 @@ def test_source_content_is_fingerprinted(built: dict[str, Path], tmp_path: Path,
     copy = tmp_path / "kore.txt"
     shutil.copyfile(fixtures_dir / "enteval" / "kore.txt", copy)
     same = build("enteval-tasks", out=out, params=[f"enteval_kore.source={copy}"], progress=False, log=quiet)
-    before = (same["enteval_tasks"] / "enteval/KORE/all.txt").read_bytes()
+    before = (same["enteval_tasks"] / "_enteval/KORE/all.txt").read_bytes()
     assert before == (task_dir(built) / "KORE/all.txt").read_bytes()
     copy.write_text(
         copy.read_text(encoding="utf-8").replace("\tAltruism\n\tAnarchism", "\tAnarchism\n\tAltruism")
@@ -192,7 +213,7 @@ def test_source_content_is_fingerprinted(built: dict[str, Path], tmp_path: Path,
         "enteval-tasks", out=out, params=[f"enteval_kore.source={copy}"], progress=False, log=quiet
     )
     assert edited["enteval_kore"] != same["enteval_kore"]  # new content, new fingerprint: rebuilt
-    _, groups, _ = loaders.read_kore(edited["enteval_tasks"] / "enteval/KORE/all.txt")
+    _, groups, _ = loaders.read_kore(edited["enteval_tasks"] / "_enteval/KORE/all.txt")
     _, old_groups, _ = loaders.read_kore(task_dir(built) / "KORE/all.txt")
     assert groups[0][1:3] == [old_groups[0][2], old_groups[0][1]]
 
@@ -207,7 +228,7 @@ def test_seeds_are_parameters(built: dict[str, Path]) -> None:
         log=quiet,
     )
     for name in ("ERT/train.txt", "CERP/train.txt"):
-        assert (other["enteval_tasks"] / "enteval" / name).read_bytes() != (
+        assert (other["enteval_tasks"] / "_enteval" / name).read_bytes() != (
             task_dir(built) / name
         ).read_bytes()
     # Same seed, same bytes: the default build again is up to date and identical.
@@ -237,7 +258,7 @@ def test_ned_with_alias_table_candidates(
     lines: dict[tuple[str, str], list[list[Any]]] = {}
     for split in ned.SPLITS:
         contexts, descs = loaders.read_conll_yago(
-            dirs["enteval_tasks"] / f"enteval/conll-yago/{split}.final.txt"
+            dirs["enteval_tasks"] / f"_enteval/conll-yago/{split}.final.txt"
         )
         for (words, s, e), candidates in zip(contexts, descs, strict=True):
             lines[(split, " ".join(words[s:e]))] = candidates

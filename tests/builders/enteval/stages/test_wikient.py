@@ -11,8 +11,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.api import build
 from entbench.builders.enteval.tokens import Tokenizer
+from tests.builds import build
 
 
 def quiet(_message: str) -> None:

@@ -11,7 +11,6 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.api import build
 from entbench.builders.wikipedia.stages.scan import EXPANSION, _multistream_tasks
 from entbench.readers.mediawiki_xml import (
     READER_ENV,
@@ -21,6 +20,7 @@ from entbench.readers.mediawiki_xml import (
     split_header,
     trim_to_pages,
 )
+from tests.builds import build
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
 EN_2016 = FIXTURES / "enwiki-201605.pages-articles1.head-part.xml.bz2"
@@ -68,7 +68,7 @@ def test_pages_flags_and_redirects(en_build: Path) -> None:
     stats = json.loads((en_build / "_MANIFEST.json").read_text())["stats"]
     assert stats["pages_seen"] == stats["pages_written"] == 84
     assert stats["links_article"] == stats["links_written"]
-    assert (en_build / "siteinfo.json").is_file()
+    assert (en_build / "_siteinfo.json").is_file()
 
 
 def test_every_link_anchor_matches_the_text(en_build: Path) -> None:

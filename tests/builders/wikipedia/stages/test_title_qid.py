@@ -11,8 +11,8 @@ from xml.sax.saxutils import escape, quoteattr
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.api import build
 from entbench.readers.mediawiki_xml import read_header, split_header, trim_to_pages
+from tests.builds import build
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
 EN_2016 = FIXTURES / "enwiki-201605.pages-articles1.head-part.xml.bz2"

@@ -52,7 +52,7 @@ from entbench.filters.mentions import CONVERTERS, SCHEMES, MentionNormalizer
 from entbench.schemas.alias import ALIAS_TABLE
 
 #: Written next to the shards: how mentions were normalised, so lookups normalise the same way.
-NORMALIZATION_FILE = "normalization.json"
+NORMALIZATION_FILE = "_normalization.json"  # a sidecar: `_` keeps Parquet readers off it
 #: What map tasks emit: the three components, before the reducer sums them.
 PARTIAL = pa.schema(
     [ALIAS_TABLE.field(n) for n in ("mention", "qid", "link_count", "title_flag", "redirect_flag")]
@@ -101,7 +101,7 @@ def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalize
 class AliasTable(Stage):
     """Build AT-base from a Wikipedia scan and its title -> QID resolution."""
 
-    version = 1
+    version = 2  # 2: `_normalization.json` (sidecars start with `_`)
     layer = "derived"
     params_type = AliasTableParams
     default_num_shards = 0
@@ -266,7 +266,7 @@ class AliasTable(Stage):
         return {"alias_table": result.cast(ALIAS_TABLE)}, stats
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `normalization.json` (scheme, Chinese conversion, converter, wiki language) for lookups."""
+        """Write `_normalization.json` (scheme, Chinese conversion, converter, wiki language) for lookups."""
         language = read_siteinfo(ctx.inputs[self.wikipedia].directory).language
         normalizer = normalizer_for(ctx.params.to_json(), language)
         doc = {**normalizer.to_json(), "language": language}

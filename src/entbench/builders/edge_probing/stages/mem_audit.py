@@ -2,7 +2,7 @@
 its training split, with the heuristics `entbench filter mem` runs (`builders.edge_probing.filter_mem`).
 
 It writes one decision row per evaluation row, the counts in its stats and the percentages in its
-manifest stats and `report.json`. WikiReading and Hansel register one per audited pair.
+manifest stats and `_report.json`. WikiReading and Hansel register one per audited pair.
 
 In `strict` mode (the default) the audit is sharded by span key, so no task holds a whole split:
 an ordered pass over the evaluation split (`builders.edge_probing.draws`) decides from label
@@ -61,6 +61,8 @@ from entbench.filters.memorization_index import checked, paused_gc
 from entbench.filters.memorization_reasons import UNSEEN_LABEL
 from entbench.schemas import edge_probing as schema
 
+#: The audit's report (`filter mem`'s `report.json`), a sidecar: `_` keeps Parquet readers off it.
+REPORT_FILE = "_report.json"
 #: The map tables of a strict audit: train items with their count in a task, evaluation rows.
 TRAIN, EVAL = "_train", "_eval"
 TRAIN_ROWS = pa.schema(
@@ -128,7 +130,7 @@ class MemAuditStage(Stage):
     which tables or columns a registered audit reads rebuilds it.
     """
 
-    version = 2  # 2: a reason on every decision, kept ones too
+    version = 3  # 2: a reason on every decision, kept ones too; 3: `_report.json`
     layer = "benchmarks"
     params_type = MemAuditParams
     default_num_shards = 0
@@ -429,7 +431,7 @@ class MemAuditStage(Stage):
                 yield {c: data[c][r] for c in id_columns}, item
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `report.json` (the `filter mem` report) and add the three percentages to the stats."""
+        """Write `_report.json` (the `filter mem` report) and add the three percentages to the stats."""
         params = ctx.params
         assert isinstance(params, MemAuditParams)
         n_test = stats.get("test_items", 0)
@@ -437,8 +439,8 @@ class MemAuditStage(Stage):
         for heuristic in HEURISTICS:
             report[heuristic] = percent(stats.get(f"removed_{heuristic}", 0), n_test)
         report["mode"] = params.mode
-        atomic_write_text(directory / "report.json", json.dumps(report, indent=2) + "\n")
-        return {"files": ["report.json"], **{f"{h}_pct": report[h] for h in HEURISTICS}}
+        atomic_write_text(directory / REPORT_FILE, json.dumps(report, indent=2) + "\n")
+        return {"files": [REPORT_FILE], **{f"{h}_pct": report[h] for h in HEURISTICS}}
 
 
 def _key(item: Item) -> str:

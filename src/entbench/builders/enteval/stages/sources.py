@@ -8,14 +8,13 @@ framework requires to be present for every stage of a target: a task whose param
 is skipped and listed (`enteval_tasks.tasks`), not an error.
 
 Such a parameter is identified by content, as a source is: `to_json` (what the fingerprint and the
-manifest record) adds the size and sha256 of every named file, so editing a task file rebuilds its
-stage. Relative paths are looked up in the current directory, then next to the bundled fixture
-config (so the bundled config works from any directory).
+manifest record) gives the file's name, size and sha256, not where it is, so editing a task file
+rebuilds its stage and moving it does not. A relative path is taken relative to the config file that
+names it, or to the current directory for `--param` (`Params.PATH_FIELDS`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +22,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from entbench.builders.enteval.errors import SourceError
-from entbench.engine.config import default_config_path
 from entbench.engine.stage import Params
 from entbench.errors import DataError, UserError
 
@@ -31,18 +29,14 @@ _HASHES: dict[tuple[str, int, int], str] = {}
 
 
 def resolve_source(value: str, name: str) -> Path:
-    """The file a task-source parameter names (a `UserError` if there is none)."""
+    """The file a task-source parameter names (a `UserError` if there is none). The configuration
+    made a relative path absolute already (`Params.PATH_FIELDS`)."""
     path = Path(value).expanduser()
-    candidates = [path] if path.is_absolute() else [Path.cwd() / path]
-    if not path.is_absolute():
-        with contextlib.suppress(UserError):  # no bundled config (an unusual install): cwd only
-            candidates.append(default_config_path().parent / path)
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate.resolve()
+    if path.is_file():
+        return path.resolve()
     raise UserError(
-        f"{name}: file not found: {value} (a relative path is looked up in the current directory, "
-        "then next to the bundled fixture config)"
+        f"{name}: file not found: {value} (a relative path is taken relative to the config file that "
+        "names it, or to the current directory for --param)"
     )
 
 
@@ -66,6 +60,10 @@ class TaskParams(Params):
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.PATH_FIELDS = cls.SOURCE_FIELDS  # task files are paths, resolved like sources
+
     def __post_init__(self) -> None:
         given = [f for f in self.SOURCE_FIELDS if getattr(self, f)]
         if given and len(given) != len(self.SOURCE_FIELDS):
@@ -82,8 +80,12 @@ class TaskParams(Params):
         return resolve_source(str(getattr(self, field)), f"{type(self).__name__}.{field}")
 
     def to_json(self) -> dict[str, Any]:
-        """The parameters plus the content identity of each named file (so it enters the fingerprint)."""
+        """The parameters, each task file by its name only, plus the content identity of each (so
+        the fingerprint follows the files' content, never the directory they are in)."""
         data = super().to_json()
+        for f in self.SOURCE_FIELDS:
+            if data[f]:
+                data[f] = Path(data[f]).name
         data["source_files"] = {
             f: file_identity(self.source_path(f)) for f in self.SOURCE_FIELDS if getattr(self, f)
         }

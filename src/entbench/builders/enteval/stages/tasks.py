@@ -30,7 +30,7 @@ from entbench.engine.stats import Stats
 from entbench.schemas import enteval as schema
 
 #: Where the task files go inside the `enteval_tasks` output directory.
-TASK_DIR = "enteval"
+TASK_DIR = "_enteval"  # `_`: Parquet readers of the stage directory skip the task files
 SKIPPED = "skipped_no_source"
 
 
@@ -38,7 +38,7 @@ class EntEvalTasks(Stage):
     """Collects the task stages: which were built, and their files in the loaders' layout."""
 
     name = "enteval_tasks"
-    version = 1
+    version = 2  # 2: the task files under `_enteval/`
     layer = "benchmarks"
     default_num_shards = 1
     shard_key = "task"

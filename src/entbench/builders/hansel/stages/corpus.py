@@ -74,7 +74,7 @@ class HanselCorpusParams(Params):
 
 
 def alias_normalizer(directory: str) -> MentionNormalizer:
-    """The normaliser an alias table's keys were built with (its `normalization.json`)."""
+    """The normaliser an alias table's keys were built with (its `_normalization.json`)."""
     doc = json.loads((Path(directory) / NORMALIZATION_FILE).read_text(encoding="utf-8"))
     return MentionNormalizer.from_json(doc)
 

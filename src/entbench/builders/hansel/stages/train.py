@@ -47,6 +47,7 @@ from entbench.engine.stage import (
     StageContext,
 )
 from entbench.engine.stats import Stats
+from entbench.errors import UserError
 from entbench.filters.mentions import CONVERTERS
 from entbench.schemas import hansel as schema
 
@@ -139,6 +140,14 @@ class HanselTrain(Stage):
             groups = range(pq.ParquetFile(doc_file).num_row_groups)
             for batch in iter_span(doc_file, groups, ["page_id", "mentions"]):
                 mentions.update(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True))
+        with_mentions = sum(count > 0 for count in mentions.values())
+        if with_mentions and params.validation_docs >= with_mentions:
+            # Every document would go to validation: an empty train set is never what was meant.
+            raise UserError(
+                f"hansel.validation_docs = {params.validation_docs} holds out all {with_mentions} documents "
+                "with mentions, so train would be empty; pass --param hansel.validation_docs=N with N "
+                f"below {with_mentions}"
+            )
         held_out = validation_documents(mentions, params.validation_docs, params.seed)
         first = first_indices(mentions, held_out)
         del mentions

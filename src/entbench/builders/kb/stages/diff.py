@@ -81,7 +81,7 @@ class EntityDiff(QueryStage):
         assert isinstance(params, EntityDiffParams)
         return [
             Output("kb_entities", schema.kb_entities_schema(params.languages), ("qid",)),
-            Output("id_changes", schema.ID_CHANGES, ("qid",)),
+            Output("id_changes", schema.ID_CHANGES, ("qid",), may_be_empty=True),
         ]
 
     def check_upstream(self, ctx: StageContext) -> None:

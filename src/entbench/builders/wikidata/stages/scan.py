@@ -7,12 +7,11 @@ saved rapidgzip index, several workers) or line-aligned blocks of the decompress
 does not take to the typed partial decoder (the reference path), and routes rows to shards.
 Reducers drop superseded duplicates of an id (a dump of revisions can hold several), keeping the
 highest `lastrevid` (then the later line). Every line ends up as rows, a redirect, or a reject
-with its byte offset in `rejects.jsonl`.
+with its byte offset in `_rejects.jsonl`.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 from collections.abc import Iterator, Mapping
@@ -39,6 +38,7 @@ from entbench.builders.wikidata.scan import (
     write_rejects,
     write_task_rejects,
 )
+from entbench.engine.process import gc_paused
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -91,11 +91,15 @@ class WikidataScanParams(Params):
         return DecodeConfig(languages=self.languages, sites=sites)
 
 
+#: Every rejected line with its offset and reason; named so that Parquet readers of the directory skip it.
+REJECTS_FILE = "_rejects.jsonl"
+
+
 class WikidataScan(Stage):
     """Scan one Wikidata JSON dump source into the normalized tables."""
 
     name = "wikidata"
-    version = 2  # 2: outranked_type_claims
+    version = 3  # 2: outranked_type_claims; 3: `_rejects.jsonl` (sidecars start with `_`)
     layer = "normalized"
     params_type = WikidataScanParams
     default_num_shards = 1
@@ -119,8 +123,13 @@ class WikidataScan(Stage):
             Output("aliases", schema.ALIASES, ("id", "language", "ordinal")),
             Output("truthy_claims", schema.TRUTHY_CLAIMS, ("subject", "property", "ordinal")),
             Output("sitelinks", schema.SITELINKS, ("id", "site")),
-            Output("outranked_type_claims", schema.OUTRANKED_TYPE_CLAIMS, ("subject", "property", "ordinal")),
-            Output("redirects", schema.REDIRECTS, ("from_id", "source_offset")),
+            Output(
+                "outranked_type_claims",
+                schema.OUTRANKED_TYPE_CLAIMS,
+                ("subject", "property", "ordinal"),
+                may_be_empty=True,
+            ),
+            Output("redirects", schema.REDIRECTS, ("from_id", "source_offset"), may_be_empty=True),
         ]
 
     def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
@@ -234,15 +243,8 @@ class WikidataScan(Stage):
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Decode the task's lines and route their rows to shard buckets."""
-        # The task builds millions of acyclic tuples; the cyclic GC would re-traverse them all
-        # on every collection (~15% of the scan's time) and can never free any of them.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():  # the task's rows are acyclic: nothing for the GC to free
             return self._map(ctx, task, sink, progress)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
 
     def _map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         assert isinstance(ctx.params, WikidataScanParams)
@@ -409,7 +411,7 @@ class WikidataScan(Stage):
         return out, stats
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `rejects.jsonl` (all rejected lines, by offset) and the framing warning."""
+        """Write `_rejects.jsonl` (all rejected lines, by offset) and the framing warning."""
         rejects: list[dict[str, Any]] = []
         # The rejects of this run's map tasks only: a run killed and resumed with another
         # --chunk-mb leaves the first run's task files behind, and their lines are in these too.
@@ -422,8 +424,8 @@ class WikidataScan(Stage):
             with open(path, encoding="utf-8") as f:
                 rejects.extend(json.loads(line) for line in f if line.strip())
         rejects.sort(key=lambda r: (r["offset"], r["reason"]))
-        write_rejects(directory / "rejects.jsonl", rejects)
-        extra: dict[str, Any] = {"files": ["rejects.jsonl"], "rejects_lines": len(rejects)}
+        write_rejects(directory / REJECTS_FILE, rejects)
+        extra: dict[str, Any] = {"files": [REJECTS_FILE], "rejects_lines": len(rejects)}
         if stats.get("framing_open") and not stats.get("framing_close"):
             extra["missing_closing_bracket"] = 1
         return extra

@@ -11,14 +11,13 @@ rows of `links`; `links_file`, `links_category`, … are not article links).
 Parameters: `namespaces` (default `[0]`: articles and their redirects), `language` (default: the
 dump's `xml:lang`; it picks the namespace aliases, the link trail and whether `-{…}-` conversion
 markup is read), `zh_variants` (which variant `-{zh-cn:…;zh-tw:…}-` shows; Simplified first),
-`disambiguation_templates`. `siteinfo.json` (namespaces, dbname, language) is written next to
+`disambiguation_templates`. `_siteinfo.json` (namespaces, dbname, language) is written next to
 the shards for downstream stages (`title_qid` resolves namespaces with it).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import itertools
 import json
 import math
@@ -30,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from entbench.engine.process import gc_paused
 from entbench.engine.shards import atomic_write_text, shard_of
 from entbench.engine.stage import (
     BucketSink,
@@ -65,7 +65,6 @@ from entbench.readers.wikitext import (
     DEFAULT_DISAMBIGUATION_TEMPLATES,
     Link,
     RenderConfig,
-    is_disambiguation,
     redirect_target,
     render,
 )
@@ -78,7 +77,7 @@ EXPANSION = {"none": 1, "gzip": 4, "bz2": 5}
 #: Target decompressed XML bytes per output shard when `num_shards` is 0 (auto).
 AUTO_SHARD_INPUT_BYTES = 512 << 20
 SEQ_COLUMN = "_seq"  # (block offset, page index) of a row: breaks ties between duplicate page ids
-SITEINFO_FILE = "siteinfo.json"
+SITEINFO_FILE = "_siteinfo.json"  # a sidecar: `_` keeps Parquet readers of the directory off it
 
 
 @dataclass(frozen=True)
@@ -120,6 +119,23 @@ def render_config(params: WikipediaScanParams, site: SiteInfo) -> RenderConfig:
     )
 
 
+#: Render configs kept across the map tasks a process runs: their caches of classified link targets
+#: and folded template names pay off over a whole dump (a new config per task classified every
+#: target again, half the classifications of a 64 MB scan). The caches are bounded (`RenderConfig`).
+_RENDER_CONFIGS: dict[tuple[WikipediaScanParams, SiteInfo], RenderConfig] = {}
+
+
+def shared_render_config(params: WikipediaScanParams, site: SiteInfo) -> RenderConfig:
+    """`render_config`, one per (params, site) in this process."""
+    key = (params, site)
+    config = _RENDER_CONFIGS.get(key)
+    if config is None:
+        if len(_RENDER_CONFIGS) >= 4:
+            _RENDER_CONFIGS.clear()
+        config = _RENDER_CONFIGS[key] = render_config(params, site)
+    return config
+
+
 class WikipediaScan(Stage):
     """Scan one MediaWiki XML dump into `pages` and `links`."""
 
@@ -127,7 +143,7 @@ class WikipediaScan(Stage):
     # 2: a removed template takes the quote marks enclosing it (no stray apostrophes); 3: inline
     # templates keep their text, no link trail crosses a template, image captions over lines and
     # external links around wikilinks leave no markup (issue 21)
-    version = 3
+    version = 4  # 4: `_siteinfo.json` (sidecars start with `_`)
     layer = "normalized"
     params_type = WikipediaScanParams
     default_num_shards = 1
@@ -214,7 +230,8 @@ class WikipediaScan(Stage):
             yield MapTask(f"b{task_no:08d}", meta, b"")
         except StreamTruncated as exc:
             raise DataError(
-                f"cannot decompress the dump past this decompressed byte ({exc.detail})",
+                f"compressed stream ends early ({exc.detail}): the dump is truncated or damaged; "
+                "download it again",
                 path=src.label,
                 offset=exc.offset,
             ) from exc
@@ -228,16 +245,8 @@ class WikipediaScan(Stage):
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Parse and render the task's pages; route `pages` and `links` rows to shard buckets."""
-        # A task holds its rows (strings, ints, `Link` tuples: nothing cyclic) until it emits them;
-        # the cyclic GC would re-traverse all of them at every collection and free none (~10% of
-        # the scan's time). Paused for the task, re-enabled after.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():  # the task's rows are acyclic: nothing for the GC to free
             return self._map(ctx, task, sink, progress)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
 
     def _map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         params = ctx.params
@@ -280,7 +289,7 @@ class WikipediaScan(Stage):
         return {"pages": pages, "links": links}, stats
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `siteinfo.json` (namespaces, dbname, language) for downstream stages."""
+        """Write `_siteinfo.json` (namespaces, dbname, language) for downstream stages."""
         params = ctx.params
         assert isinstance(params, WikipediaScanParams)
         src = ctx.sources[self.sources[0]]
@@ -348,8 +357,9 @@ class PageRows:
     def __init__(self, params: WikipediaScanParams, site: SiteInfo, num_shards: int) -> None:
         self.params = params
         self.num_shards = num_shards
-        self.config = render_config(params, site)
+        self.config = shared_render_config(params, site)
         self.namespaces = frozenset(params.namespaces)
+        self.disambiguation = frozenset(t.casefold() for t in params.disambiguation_templates)
         self.shards = [_ShardRows() for _ in range(num_shards)]
         self.stats = Stats()
 
@@ -371,7 +381,7 @@ class PageRows:
             rows.page(page, True, normalize_title(target, table), False, "", [], seq)
             return
         rendered = render(text, self.config)
-        disambiguation = is_disambiguation(text, self.params.disambiguation_templates, table)
+        disambiguation = self.config.is_disambiguation(text, self.disambiguation)
         stats.add("pages_article")
         if disambiguation:
             stats.add("pages_disambiguation")

@@ -13,7 +13,7 @@ counted again here under `links_unresolved_special_namespace` (from the scan's `
 
 Which Wikidata scan is read is fixed per stage instance: `title_qid` reads `wikidata`, and
 `title_qid_kb` reads `wikidata_new`, the newer dump the `kb` stages scan (so a kb build scans it
-once). The site is the `site` parameter, by default the dump's own `dbname` (`siteinfo.json`).
+once). The site is the `site` parameter, by default the dump's own `dbname` (`_siteinfo.json`).
 
 One map task runs the whole resolution in DuckDB (it spills to disk) and streams the result, in
 batches, to the shards by `title`; their number is sized from the scan (`num_shards` 0, the
@@ -67,7 +67,7 @@ class TitleQidParams(Params):
 
 
 def read_siteinfo(directory: str) -> SiteInfo:
-    """The `siteinfo.json` the Wikipedia scan wrote next to its shards."""
+    """The `_siteinfo.json` the Wikipedia scan wrote next to its shards."""
     return SiteInfo.from_json(json.loads((Path(directory) / SITEINFO_FILE).read_text(encoding="utf-8")))
 
 

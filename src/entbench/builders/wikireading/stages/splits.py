@@ -46,7 +46,7 @@ from entbench.engine.stage import (
 from entbench.engine.stats import Stats
 from entbench.schemas import wikireading as schema
 
-HELD_OUT_FILE = "held_out_properties.json"
+HELD_OUT_FILE = "_held_out_properties.json"  # a sidecar: `_` keeps Parquet readers off it
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class WikiReadingSplit(Stage):
     """Instances -> `train`, `valid`, `test` tables in the released column shape."""
 
     name = "wikireading"
-    version = 1
+    version = 2  # 2: `_held_out_properties.json` (sidecars start with `_`)
     layer = "benchmarks"
     params_type = SplitParams
     inputs = ("wikireading_instances",)

@@ -13,7 +13,7 @@ are the pure functions of `entbench.builders.wikireading.entropy` (Hewlett et al
 It also measures train leakage as Mem-Exact (spec §7): a valid/test instance whose (question,
 sorted answers) pair occurs in train (`mem_exact_valid`, `mem_exact_test`).
 
-`DATASET_CARD.md` (a section for the dataset card) is written next to the shard.
+`_DATASET_CARD.md` (a section for the dataset card) is written next to the shard.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import wikireading as schema
 
-CARD_FILE = "DATASET_CARD.md"
+CARD_FILE = "_DATASET_CARD.md"  # a sidecar: `_` keeps Parquet readers off it
 
 
 @dataclass(frozen=True)
@@ -63,10 +63,10 @@ class StatsParams(Params):
 
 
 class WikiReadingStats(Stage):
-    """The three splits -> `property_stats` and `DATASET_CARD.md`."""
+    """The three splits -> `property_stats` and `_DATASET_CARD.md`."""
 
     name = "wikireading_stats"
-    version = 2  # 2: DATASET_CARD.md cites the paper only (no design-document section)
+    version = 3  # 2: the card section cites the paper only; 3: `_DATASET_CARD.md`
     layer = "benchmarks"
     params_type = StatsParams
     inputs = ("wikireading",)

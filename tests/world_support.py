@@ -1,4 +1,6 @@
-"""The demo world (`fixtures/world/`), every target built once per test session for the card tests.
+"""The demo world (`fixtures/entbench.toml`, no --config, no --source), every target built once
+per test session and shared by the tests that read a whole world build (cards, loaders, the README
+commands, the issue thresholds).
 
 Under pytest-xdist each worker is its own session, so the build goes to one directory all workers
 share (next to their own base temporary directories): the first worker to take the lock builds
@@ -14,25 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from entbench.golden import GOLDEN_TARGETS  # every target of the demo world, in build order
 from tests.cards.card_support import build
-from tests.conftest import FIXTURES
 
-WORLD_CONFIG = FIXTURES / "world" / "entbench.toml"
-#: Every target, in an order where each reuses the stages of the ones before it.
-WORLD_TARGETS = (
-    "wikidata",
-    "wikipedia",
-    "title-qid",
-    "alias-table",
-    "kb",
-    "alias-table-kb",
-    "wikireading",
-    "wikient",
-    "enteval-tasks",
-    "hansel-train",
-    "hansel-fewshot",
-    "hansel-zeroshot",
-)
 DONE = "world-built.json"
 
 
@@ -43,13 +29,12 @@ def build_world(out: Path) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if (out / DONE).is_file():
             return
-        for target in WORLD_TARGETS:
-            build(target, out, config=WORLD_CONFIG)
-        (out / DONE).write_text(json.dumps(list(WORLD_TARGETS)) + "\n", encoding="utf-8")
+        for target in GOLDEN_TARGETS:
+            build(target, out, config=None)  # no config, no source: the bundled demo world
+        (out / DONE).write_text(json.dumps(list(GOLDEN_TARGETS)) + "\n", encoding="utf-8")
 
 
-@pytest.fixture(scope="session")
-def world_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The build directory of the demo world, every target built (read it, never write to it)."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base

@@ -1,0 +1,381 @@
+"""The fault matrix (issue 19): each bad input, misuse or interruption a user meets, the command, the
+exit code, a fragment of the one line it must print, and that nothing it wrote looks complete.
+
+Every row runs the real `entbench` command in a subprocess (its exit status, its stderr, no
+traceback). A row's `failed_stage` is the stage that must not have a complete directory afterwards
+(only `.incomplete/`, which a re-run resumes); rows that must succeed say what they leave.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, SAMPLES_CONFIG
+from tests.faults.fault_support import assert_nothing_half_done_looks_complete
+
+ENTRY = "from entbench.cli.main import main; main()"
+ENTITIES = FIXTURES / "wikidata" / "entities-new.json.bz2"
+ENWIKI = FIXTURES / "wikipedia" / "enwiki-201605.pages-articles1.head-part.xml.bz2"
+SAMPLES = ("--config", str(SAMPLES_CONFIG))
+
+
+def entbench(*args: str) -> list[str]:
+    """The command line of `entbench ARGS…` in this interpreter."""
+    return [sys.executable, "-c", ENTRY, *args]
+
+
+def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`entbench ARGS…` run to its end in `tmp`, output captured."""
+    return subprocess.run(entbench(*args), cwd=tmp, capture_output=True, text=True, timeout=300, check=False)
+
+
+def cut(data: bytes, fraction: float) -> bytes:
+    return data[: int(len(data) * fraction)]
+
+
+def json_dump(tmp: Path) -> bytes:
+    return bz2.decompress(ENTITIES.read_bytes())
+
+
+def xml_dump(tmp: Path) -> bytes:
+    return bz2.decompress(ENWIKI.read_bytes())
+
+
+def write(tmp: Path, name: str, data: bytes) -> str:
+    path = tmp / name
+    path.write_bytes(data)
+    return str(path)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One fault: how to make its arguments, what must come of them."""
+
+    name: str
+    args: Callable[[Path], list[str]]
+    exit_code: int
+    message: str  # a fragment of stderr ("" for rows that must print nothing there)
+    failed_stage: str | None = None  # must have no complete directory afterwards
+
+
+MATRIX = (
+    Row(
+        "a source the target needs is missing",
+        lambda t: ["build", "kb", "--source", f"wikidata_old={ENTITIES}", "--out", str(t / "o")],
+        2,
+        "target kb needs source wikidata_new: pass --source wikidata_new=PATH",
+        "wikidata_old",
+    ),
+    Row(
+        "a misspelt source name",
+        lambda t: ["build", "wikidata", "--source", f"wikidta={ENTITIES}", "--out", str(t / "o")],
+        2,
+        "--source wikidta: no target reads a source of that name (did you mean wikidata?)",
+        "wikidata",
+    ),
+    Row(
+        "a source file that does not exist",
+        lambda t: ["build", "wikidata", "--source", "wikidata=/nonexistent/dump.json", "--out", str(t / "o")],
+        2,
+        "source wikidata: file not found: /nonexistent/dump.json",
+        "wikidata",
+    ),
+    Row(
+        "a .gz Wikidata dump cut in half, bad lines allowed",
+        lambda t: [
+            "build",
+            "wikidata",
+            "--out",
+            str(t / "o"),
+            "--max-bad-lines",
+            "10",
+            "--source",
+            "wikidata=" + write(t, "cut.json.gz", cut(gzip.compress(json_dump(t), mtime=0), 0.5)),
+        ],
+        1,
+        "cut.json.gz at byte offset",
+        "wikidata",
+    ),
+    Row(
+        "a .bz2 Wikidata dump cut in half, bad lines allowed",
+        lambda t: [
+            "build",
+            "wikidata",
+            "--out",
+            str(t / "o"),
+            "--max-bad-lines",
+            "10",
+            "--source",
+            "wikidata=" + write(t, "cut.json.bz2", cut(bz2.compress(json_dump(t)), 0.5)),
+        ],
+        1,
+        "cut.json.bz2",
+        "wikidata",
+    ),
+    Row(
+        "a plain Wikidata dump cut inside an entity, bad lines allowed",
+        lambda t: [
+            "build",
+            "wikidata",
+            "--out",
+            str(t / "o"),
+            "--max-bad-lines",
+            "10",
+            "--source",
+            "wikidata=" + write(t, "cut.json", cut(json_dump(t), 0.5)),
+        ],
+        1,
+        "the dump ends in the middle of an entity",
+        "wikidata",
+    ),
+    Row(
+        "a Wikipedia dump cut mid-page inside an intact .bz2",
+        lambda t: [
+            "build",
+            "wikipedia",
+            "--out",
+            str(t / "o"),
+            "--source",
+            "wikipedia=" + write(t, "cut.xml.bz2", bz2.compress(cut(xml_dump(t), 0.8))),
+        ],
+        1,
+        "a <page> is never closed (truncated dump?)",
+        "wikipedia",
+    ),
+    Row(
+        "a Wikipedia dump cut mid-page inside an intact .gz",
+        lambda t: [
+            "build",
+            "wikipedia",
+            "--out",
+            str(t / "o"),
+            "--source",
+            "wikipedia=" + write(t, "cut.xml.gz", gzip.compress(cut(xml_dump(t), 0.8), mtime=0)),
+        ],
+        1,
+        "a <page> is never closed (truncated dump?)",
+        "wikipedia",
+    ),
+    Row(
+        "a plain Wikipedia dump cut mid-page",
+        lambda t: [
+            "build",
+            "wikipedia",
+            "--out",
+            str(t / "o"),
+            "--source",
+            "wikipedia=" + write(t, "cut.xml", cut(xml_dump(t), 0.8)),
+        ],
+        1,
+        "a <page> is never closed (truncated dump?)",
+        "wikipedia",
+    ),
+    Row(
+        "a Wikipedia dump cut between two pages",
+        lambda t: [
+            "build",
+            "wikipedia",
+            "--out",
+            str(t / "o"),
+            "--source",
+            "wikipedia="
+            + write(t, "between.xml.bz2", bz2.compress(xml_dump(t)[: xml_dump(t).rindex(b"</page>") + 7])),
+        ],
+        1,
+        "the dump ends without </mediawiki> (truncated dump?)",
+        "wikipedia",
+    ),
+    Row(
+        "an XML file given as a Wikidata dump",
+        lambda t: ["build", "wikidata", "--out", str(t / "o"), "--source", f"wikidata={ENWIKI}"],
+        1,
+        "this is an XML file",
+        "wikidata",
+    ),
+    Row(
+        "--out is a file",
+        lambda t: ["build", "wikidata", *SAMPLES, "--out", write(t, "a-file", b"x")],
+        2,
+        "not a directory",
+    ),
+    Row(
+        "an unknown parameter",
+        lambda t: ["build", "wikidata", *SAMPLES, "--param", "wikidata.nope=1", "--out", str(t / "o")],
+        2,
+        "unknown parameter wikidata.nope",
+        "wikidata",
+    ),
+    Row(
+        "a malformed config",
+        lambda t: [
+            "build",
+            "wikidata",
+            "--config",
+            write(t, "bad.toml", b"[sources\n"),
+            "--out",
+            str(t / "o"),
+        ],
+        2,
+        "malformed config",
+        "wikidata",
+    ),
+    Row(
+        "validation_docs holding out every document",
+        lambda t: ["build", "hansel-train", "--param", "hansel.validation_docs=1000", "--out", str(t / "o")],
+        2,
+        "holds out all 6 documents with mentions, so train would be empty",
+        "hansel",
+    ),
+    Row(
+        "a card of an unknown target",
+        lambda t: ["card", "nope", "--from", str(t)],
+        2,
+        "unknown target 'nope'; known targets:",
+    ),
+    Row(
+        "an unknown target to build",
+        lambda t: ["build", "nope", "--out", str(t / "o")],
+        2,
+        "unknown target 'nope'",
+    ),
+)
+
+
+@pytest.mark.parametrize("row", MATRIX, ids=lambda r: r.name)
+def test_fault(row: Row, tmp_path: Path) -> None:
+    args = row.args(tmp_path)
+    done = run(tmp_path, *args)
+    assert done.returncode == row.exit_code, done.stderr
+    assert "Traceback" not in done.stderr
+    assert row.message in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("entbench: error")]
+    assert len(errors) == (1 if row.exit_code else 0), done.stderr
+    out = tmp_path / "o"
+    if row.failed_stage is not None:
+        assert not list(out.glob(f"*/{row.failed_stage}/v*")), "a failed stage looks complete"
+    if out.is_dir():
+        assert_nothing_half_done_looks_complete(out)
+
+
+def test_the_same_dump_as_old_and_new_builds_a_kb_whose_card_says_e_new_is_empty(tmp_path: Path) -> None:
+    args = ["build", "kb", "--source", f"wikidata_old={ENTITIES}", "--source", f"wikidata_new={ENTITIES}"]
+    done = run(tmp_path, *args, "--out", str(tmp_path / "o"))
+    assert done.returncode == 0, done.stderr
+    assert "failure" not in done.stderr and "Traceback" not in done.stderr
+    readme = (tmp_path / "o" / "cards" / "kb" / "README.md").read_text(encoding="utf-8")
+    assert "E_new is empty" in readme
+
+
+def start(args: list[str], tmp: Path, **kwargs: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        entbench(*args),
+        cwd=tmp,
+        text=True,
+        start_new_session=True,
+        **kwargs,  # type: ignore[call-overload]
+    )
+
+
+@pytest.mark.parametrize("after", [0.3, 1.0, "map"])
+def test_ctrl_c_is_one_line_and_exit_130_in_any_phase(after: float | str, tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while the workers start,
+    while they import, and during the map: one line, exit 130, no traceback from any process; the
+    re-run then completes."""
+    dump = gzip.compress(json_dump(tmp_path) * 20, mtime=1, compresslevel=1)  # ~20 map tasks of 1 MB
+    source = write(tmp_path, "dump.json.gz", dump)
+    args = ["build", "wikidata", *SAMPLES, "--source", f"wikidata={source}", "--out", str(tmp_path / "o")]
+    args += ["--workers", "2", "--chunk-mb", "1", "--no-progress", "--max-bad-lines", "1000"]
+    proc = start(args, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if after == "map":
+        deadline = time.monotonic() + 60
+        while not list((tmp_path / "o").glob("normalized/wikidata/.incomplete/v*/_map/*.done.json")):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.01)
+    else:
+        time.sleep(float(after))
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    lines = [line for line in stderr.splitlines() if line.strip() and not line.startswith("source ")]
+    assert proc.returncode == 130, stderr
+    assert lines == ["entbench: interrupted; re-run the same command to resume"], stderr
+    assert_nothing_half_done_looks_complete(tmp_path / "o")
+    again = run(tmp_path, *args)
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_closed_output_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`entbench inspect … | head`: exit 141 (as tools killed by SIGPIPE), nothing on stderr."""
+    assert run(tmp_path, "build", "wikidata", *SAMPLES, "--out", str(tmp_path / "o")).returncode == 0
+    # Enough rows that the output is well past a pipe's 64 KB buffer.
+    inspect = ["inspect", str(tmp_path / "o"), "--rows", "2000", "--width", "200"]
+    proc = start(inspect, tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after one line
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 141 and stderr == ""
+
+
+def test_a_build_piped_into_a_reader_that_leaves_still_completes(tmp_path: Path) -> None:
+    """`entbench build … | head -1`: the build writes its stdout only once it is done, so a reader
+    leaving early cuts the listing, never the build."""
+    proc = start(
+        ["build", "kb", *SAMPLES, "--out", str(tmp_path / "o"), "--no-progress"],
+        tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stdout.readline()
+    proc.stdout.close()
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode in (0, 141) and "Traceback" not in stderr and "error" not in stderr
+    assert (tmp_path / "o" / "targets" / "kb.json").is_file()
+    assert list((tmp_path / "o").glob("derived/top_snaks/v*/_MANIFEST.json"))
+
+
+def test_a_complete_build_on_a_read_only_out_is_a_no_op(tmp_path: Path) -> None:
+    """A finished build on a read-only mount builds again without writing (its lock, its listing,
+    its card are left as they are). Needs a mount namespace (root in a container); skipped without."""
+    out = tmp_path / "o"
+    assert run(tmp_path, "build", "kb", *SAMPLES, "--out", str(out)).returncode == 0
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) to mount the build read-only")
+    command = " ".join(
+        f"'{a}'" for a in entbench("build", "kb", *SAMPLES, "--out", str(out), "--no-progress")
+    )
+    mount = f"mount --bind '{out}' '{out}' && mount -o remount,bind,ro '{out}'"
+    script = f"{mount} && touch '{out}/x' 2>/dev/null && exit 99; {command}"
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    if done.returncode == 99 or "mount:" in done.stderr or "unshare:" in done.stderr:
+        pytest.skip(f"cannot mount the build read-only here: {done.stderr.strip()[:200]}")
+    assert done.returncode == 0, done.stderr
+    assert "up to date" in done.stderr and "card not written" not in done.stderr
+
+
+def test_build_help_lists_every_target(tmp_path: Path) -> None:
+    done = run(tmp_path, "build", "--help")
+    assert done.returncode == 0
+    targets = done.stdout.split("Targets:")[1]
+    for target in (
+        "wikidata",
+        "kb",
+        "alias-table",
+        "hansel-train",
+        "wikireading",
+        "wikient",
+        "enteval-tasks",
+    ):
+        assert f"\n  {target} " in targets
