@@ -72,7 +72,7 @@ class WikiReadingInstances(Stage):
     """(item, property, answers) x article text, joined by the sitelink title."""
 
     name = "wikireading_instances"
-    version = 1
+    version = 2  # 2: row groups of at most ~8 MB of values (`engine.shards.ROW_GROUP_BYTES`)
     layer = "derived"
     params_type = InstancesParams
     inputs = ("wikireading_triples", "wikipedia")
