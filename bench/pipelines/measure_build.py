@@ -1,9 +1,11 @@
 """One measured build (run by `run.py` in a fresh process): per-stage seconds and peak RSS.
 
-    python bench/pipelines/measure_build.py --out DIR --config FILE --workers W TARGET [TARGET…]
+    python bench/pipelines/measure_build.py --out DIR --source NAME=PATH … --workers W TARGET [TARGET…]
 
-Builds the targets in order into `DIR` (a fresh directory: every stage runs) and prints JSON: per
-stage, its `_RUN.json` timings and the peak RSS of each process of the build while that stage ran.
+Builds the targets in order into `DIR` (a fresh directory: every stage runs) from the given sources
+and no config, as `entbench build --source …` does (every parameter its documented default), and
+prints JSON: per stage, its `_RUN.json` timings and the peak RSS of each process of the build while
+that stage ran.
 
 Peak RSS per stage: a bench-only hook wraps `Builder.run`; before a stage it resets the high-water
 mark (`VmHWM`) of this process and of every process below it (the executor's workers) by writing
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("targets", nargs="+")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--config", type=Path, required=True)
+    parser.add_argument("--source", action="append", default=[], metavar="NAME=PATH", required=True)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
     # What the `entbench` command does first (`cli.main`): huge pages for malloc (a re-execution),
@@ -120,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     for target in args.targets:
         api.build(
             target,
-            config=args.config,
+            sources=args.source,
             out=args.out,
             workers=args.workers,
             progress=False,

@@ -7,8 +7,8 @@ Two generated worlds per size (`gen_world.py`, cached under `--work`): a zhwiki 
 with a Wikidata old/new pair (`hansel-train`) and an enwiki one with a Wikidata dump
 (`alias-table`, then `wikireading` in the same output directory, so the two share their scans as
 a user's build would). Each build runs in a fresh process (`measure_build.py`) with default
-parameters: a config holding only the `[sources]` (the same as `--source`s with no config once the
-bundled fixture config stops applying to explicit sources), `--workers` 1 or 2, nothing else.
+parameters: explicit `--source`s and no config (a real build: only the stages' documented
+defaults apply), `--workers` 1 or 2, nothing else.
 Per stage: its own seconds (`_RUN.json`) and its peak RSS (the largest process of the build while
 that stage ran, `measure_build.py`). In the same run, mwxml parses the same XML, decompressed, with
 nothing rendered: the baseline of the scan's rate. Measurements go round-robin over `--repeat`
@@ -77,15 +77,13 @@ def world(work: Path, language: str, mb: float, seed: int, regenerate: bool) -> 
     return directory, json.loads(info_path.read_text())
 
 
-def config_for(directory: Path, info: dict[str, Any], language: str) -> Path:
-    """A config with the world's `[sources]` only: every parameter keeps its default."""
+def source_args(directory: Path, info: dict[str, Any], language: str) -> list[str]:
+    """`--source NAME=PATH` for each of the world's dumps: no config, every parameter its default."""
     files = {"xml": info["xml"], **info["wikidata"]}
-    lines = ["[sources]"]
+    args: list[str] = []
     for name, kind in WORLDS[language]["sources"].items():
-        lines.append(f'{name} = "{directory / files[kind]}"')
-    path = directory / "sources.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+        args += ["--source", f"{name}={directory / files[kind]}"]
+    return args
 
 
 def launch(argv: list[str], env: dict[str, str] | None = None) -> str:
@@ -107,8 +105,7 @@ def build(
         str(BENCH_DIR / "measure_build.py"),
         "--out",
         str(out),
-        "--config",
-        str(config_for(directory, info, language)),
+        *source_args(directory, info, language),
         "--workers",
         str(workers),
         *WORLDS[language]["targets"],
