@@ -11,8 +11,9 @@ Peak RSS per stage: a bench-only hook wraps `Builder.run`; before a stage it res
 mark (`VmHWM`) of this process and of every process below it (the executor's workers) by writing
 `5` to `/proc/<pid>/clear_refs` (Linux >= 4.0), and after it reads `VmHWM` again. A reset sets the
 mark to the process's RSS at that moment, so a stage's figure includes what the process still held
-from the stages before it (as it would for a user). `getrusage`'s `ru_maxrss` cannot do this: it
-never goes down, so it would give the largest stage so far, not this one.
+from the stages before it (as it would for a user); `rss_start_mib`, the largest process's RSS
+right after the reset, says how much of a figure was held before the stage began. `getrusage`'s
+`ru_maxrss` cannot do this: it never goes down, so it would give the largest stage so far.
 """
 
 from __future__ import annotations
@@ -74,8 +75,11 @@ def install_hook(record: dict[str, dict[str, Any]]) -> None:
 
     def measured_run(self: Any, plan: Any, executor: Any, *, force: bool = False) -> Any:
         me = os.getpid()
-        for pid in (me, *descendants(me)):
+        before = (me, *descendants(me))
+        for pid in before:
             reset_peak(pid)
+        # Right after the reset the mark is each process's RSS: what it holds from earlier stages.
+        held = max(peak_kib(pid) for pid in before)
         started = time.time()
         result = original(self, plan, executor, force=force)
         workers = [peak_kib(pid) for pid in descendants(me)]
@@ -92,6 +96,7 @@ def install_hook(record: dict[str, dict[str, Any]]) -> None:
                     **{k: v for k, v in run.items() if k.endswith("_seconds")},
                     "rss_main_mib": round(peak_kib(me) / 1024, 1),
                     "rss_workers_mib": round(max(workers, default=0) / 1024, 1),
+                    "rss_start_mib": round(held / 1024, 1),
                 }
         return result
 

@@ -41,6 +41,7 @@ def analyse(
                 stage = run["stages"].get(name, {})
                 row[f"seconds_{size}_w{w}"] = stage.get("seconds")
                 row[f"rss_mib_{size}_w{w}"] = stage.get("rss_mib")
+                row[f"rss_start_mib_{size}_w{w}"] = stage.get("rss_start_mib")
                 row[f"shards_{size}"] = stage.get("num_shards")
             row["time_ratio_4x"] = _ratio(row[f"seconds_{big}_w1"], row[f"seconds_{small}_w1"])
             for size in sizes:
@@ -264,8 +265,9 @@ def markdown(doc: dict[str, Any]) -> str:
             f"RSS MiB {small} w1/w2",
             f"RSS MiB {big} w1/w2",
             f"RSS {big}/{small} w1/w2",
+            f"held at start MiB {big} w1/w2",
         ),
-        "|---|---|---|---:|---:|---:|---:|---:|---|---|---|",
+        "|---|---|---|---:|---:|---:|---:|---:|---|---|---|---|",
     ]
     for s in doc["stages"]:
         lines.append(
@@ -281,6 +283,7 @@ def markdown(doc: dict[str, Any]) -> str:
                 f"{s[f'rss_mib_{small}_w1']}/{s[f'rss_mib_{small}_w2']}",
                 f"{s[f'rss_mib_{big}_w1']}/{s[f'rss_mib_{big}_w2']}",
                 f"{s['rss_ratio_4x_w1']}/{s['rss_ratio_4x_w2']}",
+                f"{s.get(f'rss_start_mib_{big}_w1')}/{s.get(f'rss_start_mib_{big}_w2')}",
             )
         )
     lines += [

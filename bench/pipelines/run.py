@@ -145,6 +145,7 @@ def median_build(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "rss_mib",
             "rss_main_mib",
             "rss_workers_mib",
+            "rss_start_mib",
         ):
             values = [r["stages"][name][key] for r in runs if key in r["stages"].get(name, {})]
             if values:
