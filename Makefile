@@ -50,6 +50,7 @@ fixtures-check: install
 
 bench: install
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/pipelines/run.py
 
 wikireading: install
 	$(BIN)/entbench build wikireading --out $(OUT)

@@ -118,7 +118,7 @@ class Page:
 class Vocabulary:
     """Seeded words and titles for one language."""
 
-    def __init__(self, rng: random.Random, language: str) -> None:
+    def __init__(self, rng: random.Random, language: str, titles: int = 20000) -> None:
         self.rng = rng
         self.language = language
         if language == "zh":
@@ -127,7 +127,7 @@ class Vocabulary:
             self.words = [
                 "".join(rng.choice(SYLLABLES) for _ in range(rng.choice((1, 2, 2, 3)))) for _ in range(3000)
             ]
-        self.titles = [self._title() for _ in range(20000)]
+        self.titles = [self._title() for _ in range(titles)]
 
     def _title(self) -> str:
         rng = self.rng
@@ -332,10 +332,11 @@ def page_xml(page: Page) -> str:
     )
 
 
-def pages(target_bytes: int, seed: int = 1, language: str = "en") -> Iterator[Page]:
-    """Pages until about `target_bytes` of XML have been produced."""
+def pages(target_bytes: int, seed: int = 1, language: str = "en", titles: int = 20000) -> Iterator[Page]:
+    """Pages until about `target_bytes` of XML have been produced; page titles and link targets
+    are drawn from a vocabulary of `titles` titles (the default gives the generator's usual bytes)."""
     rng = random.Random(seed * 1009 + GENERATOR_VERSION)
-    vocab = Vocabulary(rng, language)
+    vocab = Vocabulary(rng, language, titles)
     writer = ArticleWriter(vocab)
     written = len(header(language))
     page_id = 10
@@ -357,17 +358,27 @@ def pages(target_bytes: int, seed: int = 1, language: str = "en") -> Iterator[Pa
 
 
 def generate(
-    out: Path, mb: float, *, seed: int = 1, language: str = "en", compress: str = "none"
+    out: Path,
+    mb: float,
+    *,
+    seed: int = 1,
+    language: str = "en",
+    compress: str = "none",
+    titles: int = 20000,
 ) -> dict[str, object]:
     """Write a dump (`compress`: none, bz2 or multistream) and return a summary of its content.
 
     `multistream` writes Wikimedia's layout: the header in its own bz2 stream, then streams of
-    100 pages, then `</mediawiki>`, and the `…-index.txt.bz2` next to the dump.
+    100 pages, then `</mediawiki>`, and the `…-index.txt.bz2` next to the dump. `titles` is the
+    size of the title vocabulary pages and links draw from (scale it with `mb` for a world whose
+    titles grow with the dump). The summary's `page_titles` lists every page as (title, redirect
+    target or None), and `anchors` the links a renderer must find per article.
     """
     target = int(mb * (1 << 20))
     summary: dict[str, object] = {"generator": GENERATOR_VERSION, "seed": seed, "language": language}
     n_pages = n_redirects = n_links = 0
     anchors: dict[int, list[tuple[str, str]]] = {}
+    page_titles: list[tuple[str, str | None]] = []
     head = header(language).encode("utf-8")
     index_lines: list[str] = []
     with open(out, "wb") as f:
@@ -389,8 +400,9 @@ def generate(
             index_lines.extend(f"{offset}:{p.page_id}:{p.title}\n" for p in batch)
             batch.clear()
 
-        for page in pages(target, seed, language):
+        for page in pages(target, seed, language, titles):
             n_pages += 1
+            page_titles.append((page.title, page.redirect))
             if page.redirect:
                 n_redirects += 1
             else:
@@ -425,6 +437,7 @@ def generate(
         }
     )
     summary["anchors"] = anchors
+    summary["page_titles"] = page_titles
     return summary
 
 
@@ -436,11 +449,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--language", choices=sorted(HEADERS), default="en")
     parser.add_argument("--compress", choices=("none", "bz2", "multistream"), default="none")
+    parser.add_argument("--titles", type=int, default=20000, help="size of the title vocabulary")
     args = parser.parse_args()
     if args.compress == "multistream" and not args.out.name.endswith(".xml.bz2"):
         sys.exit("a multistream dump must be named *.xml.bz2 (its index is *-index.txt.bz2)")
-    summary = generate(args.out, args.mb, seed=args.seed, language=args.language, compress=args.compress)
+    summary = generate(
+        args.out, args.mb, seed=args.seed, language=args.language, compress=args.compress, titles=args.titles
+    )
     summary.pop("anchors")
+    summary.pop("page_titles")
     print(json.dumps(summary))
 
 

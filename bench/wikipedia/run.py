@@ -72,6 +72,7 @@ def dumps(work: Path, mb: float, seed: int, regenerate: bool) -> tuple[dict[str,
         for kind, compress in (("xml", "none"), ("bz2", "bz2"), ("multistream", "multistream")):
             summary = gen_xml.generate(paths[kind], mb, seed=seed, compress=compress)
         summary.pop("anchors")
+        summary.pop("page_titles")
         summary_path.write_text(json.dumps(summary))
     return paths, json.loads(summary_path.read_text())
 

@@ -136,4 +136,7 @@ def upstream_from_manifest(directory: Path, raw: bytes | None = None) -> Upstrea
         tables=tables,
         params=manifest["params"],
         stats=manifest["stats"],
+        sizes={
+            name: tuple(int(s["bytes"]) for s in out["shards"]) for name, out in manifest["outputs"].items()
+        },
     )

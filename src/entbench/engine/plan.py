@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from entbench.engine.inputs import auto_num_shards, upstream_bytes
 from entbench.engine.manifest import MANIFEST_FORMAT, canonical_json
 from entbench.engine.shards import shard_file_name
 from entbench.engine.stage import (
@@ -80,8 +81,15 @@ def plan_stage(
     out: Path,
     options: BuildOptions,
 ) -> StagePlan:
-    """Resolve the shard count, compute the fingerprint and the output directories under `out`."""
+    """Resolve the shard count, compute the fingerprint and the output directories under `out`.
+
+    A shard count of 0 (the stage's default or `num_shards = 0`) is sized from the upstream tables
+    the stage names (`Stage.shard_inputs`), so it enters the fingerprint as a number like any other."""
     num_shards = stage.resolve_num_shards(params, sources)
+    if num_shards == 0:
+        num_shards = auto_num_shards(
+            upstream_bytes(upstream, stage.shard_inputs(params)), stage.shard_input_bytes
+        )
     if hasattr(params, "num_shards"):
         params = replace(params, **{"num_shards": num_shards})
     outputs = tuple(stage.outputs(params))

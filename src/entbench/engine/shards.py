@@ -7,6 +7,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +32,11 @@ PARQUET_OPTIONS = {
     "data_page_size": 1 << 20,
 }
 ROW_GROUP_SIZE = 65_536
+#: A row group also holds at most about this many bytes of values (`content_bytes`): a shard of
+#: long texts (a Wikipedia scan's `pages`) is cut into row groups a downstream task can read, and
+#: be given, one at a time (`engine.inputs`). Smaller shards (every fixture's) keep one group per
+#: `ROW_GROUP_SIZE` rows.
+ROW_GROUP_BYTES = 8 << 20
 #: Dictionary-encode a leaf column (not floats) when its first rows hold at most one distinct value per
 #: `DICTIONARY_MAX_DISTINCT_SHARE**-1` values. Trying a dictionary on ids, titles or statement ids
 #: (which then falls back to plain pages) was a third of the writer's time and made files larger.
@@ -281,19 +287,52 @@ def _first_rows(table: pa.Table, order: pa.Array | None) -> pa.Table:
     return table.take(order.slice(0, DICTIONARY_SAMPLE_ROWS))
 
 
+def row_group_rows(table: pa.Table) -> int:
+    """Rows per row group: `ROW_GROUP_SIZE`, unless that would put more than `ROW_GROUP_BYTES`
+    of values in a group on average; then as many rows as make groups of about that size, all of
+    one shard's groups but the last of equal row counts. Shards of small rows are cut as before.
+
+    It depends on the rows' values only (`content_bytes`), never on how their buffers are
+    chunked, so every worker count cuts a shard the same way."""
+    rows: int = table.num_rows
+    by_bytes = math.ceil(content_bytes(table) / ROW_GROUP_BYTES)
+    if by_bytes <= math.ceil(rows / ROW_GROUP_SIZE):
+        return ROW_GROUP_SIZE
+    return max(1, math.ceil(rows / by_bytes))
+
+
+def content_bytes(table: pa.Table) -> int:
+    """About how many bytes a table's values take: the lengths of its strings and binaries
+    (nested ones included) plus 8 bytes per other value; nulls count as nothing."""
+    return sum(_value_bytes(column.type, column) for column in table.columns)
+
+
+def _value_bytes(kind: pa.DataType, values: pa.ChunkedArray | pa.Array) -> int:
+    if (
+        pa.types.is_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_large_binary(kind)
+    ):
+        return int(pc.sum(pc.binary_length(values)).as_py() or 0)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _value_bytes(kind.value_type, pc.list_flatten(values))
+    if pa.types.is_struct(kind):
+        # `flatten` gives the children with the parent's nulls, so values under a null are not counted
+        return sum(_value_bytes(child.type, child) for child in values.flatten())
+    return 8 * (len(values) - int(values.null_count))
+
+
 def _write_row_groups(writer: pq.ParquetWriter, table: pa.Table, order: pa.Array | None) -> None:
-    """`table`'s rows (in `order`, if given) as row groups of `ROW_GROUP_SIZE` rows.
+    """`table`'s rows (in `order`, if given) as row groups of `row_group_rows` rows.
 
     An empty shard is a footer with the schema and no row group: a zero-row row group breaks
     readers that size batches by the first row group (Hugging Face `datasets`: "BatchSize must
     be greater than 0")."""
-    for start in range(0, table.num_rows, ROW_GROUP_SIZE):
-        rows = (
-            table.slice(start, ROW_GROUP_SIZE)
-            if order is None
-            else table.take(order.slice(start, ROW_GROUP_SIZE))
-        )
-        writer.write_table(rows.combine_chunks(), row_group_size=ROW_GROUP_SIZE)
+    size = row_group_rows(table)
+    for start in range(0, table.num_rows, size):
+        rows = table.slice(start, size) if order is None else table.take(order.slice(start, size))
+        writer.write_table(rows.combine_chunks(), row_group_size=size)
 
 
 def _write_parquet_fsspec(

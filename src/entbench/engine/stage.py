@@ -98,6 +98,9 @@ class UpstreamOutput:
     #: reads what an upstream stage kept or counted.
     params: Mapping[str, Any] = field(default_factory=dict)
     stats: Mapping[str, Any] = field(default_factory=dict)
+    #: Bytes of each shard file per table (`tables`' order), from the manifest: what automatic
+    #: shard counts of downstream stages are sized from (`engine.inputs`).
+    sizes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     def files(self, table: str) -> list[str]:
         """All shard files of `table`, in shard order."""
@@ -194,9 +197,15 @@ class Stage:
     #: Upstream stage names and source names this stage reads.
     inputs: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
-    #: Default number of output shards and the column rows are routed by.
+    #: Default number of output shards (0 = automatic: see `shard_inputs`) and the column rows are
+    #: routed by.
     default_num_shards: ClassVar[int] = 1
     shard_key: ClassVar[str] = ""
+    #: The automatic shard count (`num_shards` 0) is about one shard per this many bytes of the
+    #: upstream tables `shard_inputs` names (`engine.inputs.auto_num_shards`). The default, 8 MB of
+    #: a Wikipedia scan's Parquet, is about 25 MB of its XML: a full enwiki dump gives stages
+    #: over its pages a few thousand shards, a reducer a few tens of MB.
+    shard_input_bytes: ClassVar[int] = 8 << 20
     description: ClassVar[str] = ""
     #: Unit of progress reported by tasks (shown on the bar): "B" for bytes of input, else a noun.
     progress_unit: ClassVar[str] = "shard"
@@ -224,9 +233,15 @@ class Stage:
         return {o.name: o.schema for o in self.outputs(params)}
 
     def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
-        """The shard count for this build: the `num_shards` parameter if set, else the default."""
+        """The shard count for this build: the `num_shards` parameter if set, else the default
+        (0: the planner sizes it from the upstream tables of `shard_inputs`)."""
         requested = getattr(params, "num_shards", 0)
         return int(requested) if requested else self.default_num_shards
+
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """The upstream (stage, table) pairs whose bytes size an automatic shard count (none by
+        default: one shard)."""
+        return ()
 
     # --- work -------------------------------------------------------------------------------
     def map_tasks(self, ctx: StageContext) -> Iterable[MapTask]:

@@ -75,7 +75,7 @@ from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass
 from itertools import accumulate
 from math import floor
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from entbench.filters import memorization_reasons as why
 from entbench.filters.memorization_index import (
@@ -110,6 +110,7 @@ __all__ = [  # the index's types are part of this module's interface
     "Item",
     "LabelTuple",
     "Mode",
+    "RandomSource",
     "Selection",
     "StrictIndex",
     "TrainIndex",
@@ -204,9 +205,21 @@ def mem_exact(index: TrainIndex, test: Iterable[Item]) -> Decisions:
     return out
 
 
-def mem_freq(index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEED) -> Decisions:
-    """Mem-Freq (§3): which test items predicting from the span's train label distribution solves."""
-    rng = random.Random(seed)
+class RandomSource(Protocol):
+    """What the heuristics draw from: `random.Random`, or the draws of a sharded audit replayed
+    (`builders.edge_probing.stages.mem_audit`), which must give the same numbers in test order."""
+
+    def random(self) -> float:
+        """The next number in [0, 1)."""
+        ...
+
+
+def mem_freq(
+    index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEED, rng: RandomSource | None = None
+) -> Decisions:
+    """Mem-Freq (§3): which test items predicting from the span's train label distribution solves
+    (draws from `random.Random(seed)`, or from `rng` if given)."""
+    rng = random.Random(seed) if rng is None else rng
     if isinstance(index, EptestIndex):
         eptest_plans: dict[str | frozenset[str], _FreqDraw | Decision] = {}
         return [_eptest_freq(index, item, rng, eptest_plans) for item in test]
@@ -239,7 +252,7 @@ def _eptest_freq_plan(index: EptestIndex, counts: dict[int, int]) -> _FreqDraw |
 def _eptest_freq(
     index: EptestIndex,
     item: Item,
-    rng: random.Random,
+    rng: RandomSource,
     plans: dict[str | frozenset[str], _FreqDraw | Decision],
 ) -> Decision:
     sorted_labels = _sorted(item.labels)
@@ -270,7 +283,7 @@ class _Argmax(NamedTuple):
 
 
 def _strict_freq(
-    index: StrictIndex, item: Item, rng: random.Random, plans: dict[tuple[str, ...], _Argmax]
+    index: StrictIndex, item: Item, rng: RandomSource, plans: dict[tuple[str, ...], _Argmax]
 ) -> Decision:
     plan = plans.get(item.spans)
     if plan is None:
@@ -288,9 +301,12 @@ def _strict_freq(
     return why.kept(why.FREQ_ARGMAX_DIFFERS if len(tied) == 1 else why.FREQ_ARGMAX_TIE_DRAW_MISSED, detail)
 
 
-def mem_uniform(index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEED) -> Decisions:
-    """Mem-Uniform (§3): which test items a uniform draw over the span's train labels solves."""
-    rng = random.Random(seed)
+def mem_uniform(
+    index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEED, rng: RandomSource | None = None
+) -> Decisions:
+    """Mem-Uniform (§3): which test items a uniform draw over the span's train labels solves
+    (draws from `random.Random(seed)`, or from `rng` if given)."""
+    rng = random.Random(seed) if rng is None else rng
     options_of = _eptest_options(index) if isinstance(index, EptestIndex) else _strict_options(index)
     out: Decisions = []
     for item in test:

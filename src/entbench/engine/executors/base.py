@@ -18,6 +18,18 @@ from entbench.engine.progress import StageBar
 TaskFn = Callable[..., Any]
 
 
+#: Called by `release_memory`: drop what tasks of one kind keep across tasks in a process.
+_RELEASE_HOOKS: list[Callable[[], None]] = []
+
+
+def on_release(hook: Callable[[], None]) -> Callable[[], None]:
+    """Call `hook` whenever a process ends a phase (`release_memory`): for a cache that the tasks of
+    one stage share in a worker (an automaton loaded once instead of once per task), so that the
+    next stage does not carry it."""
+    _RELEASE_HOOKS.append(hook)
+    return hook
+
+
 def release_memory() -> None:
     """Hand memory freed by finished tasks back to the system; called between phases.
 
@@ -30,6 +42,8 @@ def release_memory() -> None:
     """
     import pyarrow as pa
 
+    for hook in _RELEASE_HOOKS:
+        hook()
     pa.default_memory_pool().release_unused()
     if _libc is not None:
         _libc.malloc_trim(0)

@@ -15,8 +15,10 @@ or `hanziconv` as the Hansel paper did it). Candidates are ranked by
 P(e|m), ties by QID number. Candidates that are disambiguation pages are dropped (and counted)
 unless `drop_disambiguation = false`.
 
-Map tasks take one shard of `pages`/`links` each and route partial counts by mention; reducers
-sum them, so every candidate of a mention is in one shard. The companion stage `mention_stats`
+Map tasks take one span of row groups of a scan shard's `pages` each (`engine.inputs`: a few MB)
+with the links of the same page-id range, and route partial counts by mention; reducers sum them,
+so every candidate of a mention is in one shard. Shards are sized from the scan (`num_shards` 0,
+the default). The companion stage `mention_stats`
 (`builders.alias.stages.mention_stats`) adds P(unlinked|m). `alias_table_kb`/`mention_stats_kb` are the same
 stages over `title_qid_kb` (Wikidata `wikidata_new`), for builds with a `kb`.
 """
@@ -34,6 +36,7 @@ import pyarrow.compute as pc
 
 from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.duck import stage_connection
+from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
@@ -72,7 +75,7 @@ class AliasTableParams(Params):
     title_weight: int = 1
     redirect_weight: int = 1
     drop_disambiguation: bool = True
-    num_shards: int = 4
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if self.normalization not in SCHEMES:
@@ -83,8 +86,8 @@ class AliasTableParams(Params):
             raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}")
         if self.title_weight < 0 or self.redirect_weight < 0:
             raise ValueError("weights must be >= 0")
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalizer:
@@ -101,10 +104,10 @@ class AliasTable(Stage):
     version = 2  # 2: `_normalization.json` (sidecars start with `_`)
     layer = "derived"
     params_type = AliasTableParams
-    default_num_shards = 4
+    default_num_shards = 0
     shard_key = "mention"
     description = "AT-base: P(e|m) from anchors, titles and redirects (Hansel §3.1)"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "mentions"
 
     def __init__(self, name: str, title_qid: str, wikipedia: str = "wikipedia") -> None:
@@ -121,43 +124,56 @@ class AliasTable(Stage):
         """Map tasks emit the components only; the reducer adds count, P(e|m) and rank."""
         return {"alias_table": PARTIAL}
 
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the scan's pages and links."""
+        return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
+
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per shard of the Wikipedia scan."""
-        for i in range(len(ctx.inputs[self.wikipedia].files("pages"))):
-            yield MapTask(f"p{i:05d}", {"part": i})
+        """One task per span of row groups of the scan's `pages` (its page-id range)."""
+        spans = row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id")
+        for span in spans:
+            yield MapTask(span.task_id, {**span.meta(), "tasks": len(spans)})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Count anchors, titles and redirects of one scan shard per (normalised mention, QID)."""
+        """Count anchors, titles and redirects of one span of a scan shard per (normalised
+        mention, QID)."""
         params = ctx.params
         assert isinstance(params, AliasTableParams)
         wikipedia = ctx.inputs[self.wikipedia]
-        part = int(task.meta["part"])
+        span = Span.from_meta(task.meta)
         language = read_siteinfo(wikipedia.directory).language
         normalizer = normalizer_for(params.to_json(), language)
         stats = Stats()
-        con = stage_connection(ctx, tasks=len(wikipedia.files("pages")))
+        con = stage_connection(ctx, tasks=int(task.meta["tasks"]))
+        span_rows = {"lo": span.first, "hi": span.last}
         try:
             con.execute(
+                "CREATE TEMP TABLE span_links AS SELECT anchor, target_normalized FROM read_parquet($file) "
+                "WHERE page_id BETWEEN $lo AND $hi",
+                {"file": wikipedia.files("links")[span.file], **span_rows},
+            )
+            con.execute(
+                "CREATE TEMP TABLE span_pages AS SELECT title, is_redirect FROM read_parquet($file) "
+                "WHERE page_id BETWEEN $lo AND $hi AND ns = 0",
+                {"file": wikipedia.files("pages")[span.file], **span_rows},
+            )
+            # Only the titles this span names (DuckDB keeps them and streams `title_qid` past them).
+            con.execute(
                 "CREATE TEMP TABLE resolved AS SELECT title, qid, is_disambiguation "
-                "FROM read_parquet($files) WHERE qid IS NOT NULL",
+                "FROM read_parquet($files) WHERE qid IS NOT NULL AND title IN "
+                "(SELECT target_normalized FROM span_links UNION SELECT title FROM span_pages)",
                 {"files": ctx.inputs[self.title_qid].files("title_qid")},
             )
             links = con.execute(
                 "SELECT l.anchor, r.qid, count(*)::BIGINT, bool_or(r.is_disambiguation) "
-                "FROM read_parquet($links) l "
-                "JOIN resolved r ON r.title = l.target_normalized GROUP BY l.anchor, r.qid",
-                {"links": [wikipedia.files("links")[part]]},
+                "FROM span_links l JOIN resolved r ON r.title = l.target_normalized GROUP BY l.anchor, r.qid"
             ).fetchall()
             names = con.execute(
                 "SELECT p.title, r.qid, p.is_redirect, r.is_disambiguation "
-                "FROM read_parquet($pages) p "
-                "JOIN resolved r ON r.title = p.title WHERE p.ns = 0",
-                {"pages": [wikipedia.files("pages")[part]]},
+                "FROM span_pages p JOIN resolved r ON r.title = p.title"
             ).fetchall()
             unresolved_links = con.execute(
-                "SELECT count(*) FROM read_parquet($links) l "
-                "ANTI JOIN resolved r ON r.title = l.target_normalized",
-                {"links": [wikipedia.files("links")[part]]},
+                "SELECT count(*) FROM span_links l ANTI JOIN resolved r ON r.title = l.target_normalized"
             ).fetchone()
         finally:
             con.close()

@@ -13,7 +13,9 @@ wins on overlap, `builders.alias.matching`), inside link anchors (linked) and be
 
 `docs_linked`/`docs_unlinked` count the articles where m occurs linked / unlinked at least once.
 The automaton is built once per build (in the stage's scratch directory) and loaded by every map
-task; map tasks take one shard of the Wikipedia scan each and route partial counts by mention.
+task; map tasks take one span of row groups of a scan shard's `pages` each (`engine.inputs`: a few
+MB of text, read a batch at a time) with the links of the same page-id range, and route partial
+counts by mention. Shards are sized from the scan (`num_shards` 0, the default).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from entbench.builders.alias.matching import build_automaton, match, matching_te
 from entbench.builders.alias.stages.alias_table import normalizer_for
 from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.duck import stage_connection
+from entbench.engine.executors.base import on_release
+from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -63,11 +67,11 @@ PAGE_BATCH = 256
 class MentionStatsParams(Params):
     """Only the shard count: matching follows the alias table's own normalisation parameters."""
 
-    num_shards: int = 4
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 class _Counter:
@@ -145,10 +149,10 @@ class MentionStats(Stage):
     version = 1
     layer = "derived"
     params_type = MentionStatsParams
-    default_num_shards = 4
+    default_num_shards = 0
     shard_key = "mention"
     description = "P(unlinked|m): exact longest-match occurrences of alias keys in article text"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "pages"
 
     def __init__(self, name: str, alias_table: str, wikipedia: str = "wikipedia") -> None:
@@ -168,41 +172,53 @@ class MentionStats(Stage):
     def _scratch(self, ctx: StageContext) -> Path:
         return Path(ctx.workdir) / "_scratch"
 
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the scan's pages and links."""
+        return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
+
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """Build the automaton over all alias keys once, then one task per scan shard."""
+        """Build the automaton over all alias keys once, then one task per span of row groups of
+        the scan's `pages`."""
         scratch = self._scratch(ctx)
         if not (scratch / AUTOMATON_FILE).exists():
-            scratch.mkdir(parents=True, exist_ok=True)
-            mentions = _all_mentions(ctx, ctx.inputs[self.alias_table].files("alias_table"), tasks=1)
-            tmp = scratch / f".{MENTIONS_FILE}.tmp-{os.getpid()}"
-            with pa.ipc.new_file(str(tmp), pa.schema([pa.field("mention", pa.string())])) as writer:
-                writer.write_table(pa.table({"mention": mentions}))
-            os.replace(tmp, scratch / MENTIONS_FILE)
-            automaton = build_automaton(mentions.to_pylist())
-            tmp = scratch / f".{AUTOMATON_FILE}.tmp-{os.getpid()}"
-            automaton.save(str(tmp))
-            os.replace(tmp, scratch / AUTOMATON_FILE)
-        for i in range(len(ctx.inputs[self.wikipedia].files("pages"))):
-            yield MapTask(f"p{i:05d}", {"part": i})
+            # In a function of its own: this generator's frame lives while the tasks run (in this
+            # process, with one worker), and must not keep the mentions and the automaton alive.
+            self._save_automaton(ctx, scratch)
+        for span in row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id"):
+            yield MapTask(span.task_id, span.meta())
+
+    def _save_automaton(self, ctx: StageContext, scratch: Path) -> None:
+        """Write the sorted mentions and the automaton over them to the stage's scratch directory."""
+        scratch.mkdir(parents=True, exist_ok=True)
+        mentions = _all_mentions(ctx, ctx.inputs[self.alias_table].files("alias_table"), tasks=1)
+        tmp = scratch / f".{MENTIONS_FILE}.tmp-{os.getpid()}"
+        with pa.ipc.new_file(str(tmp), pa.schema([pa.field("mention", pa.string())])) as writer:
+            writer.write_table(pa.table({"mention": mentions}))
+        os.replace(tmp, scratch / MENTIONS_FILE)
+        automaton = build_automaton(mentions.to_pylist())
+        tmp = scratch / f".{AUTOMATON_FILE}.tmp-{os.getpid()}"
+        automaton.save(str(tmp))
+        os.replace(tmp, scratch / AUTOMATON_FILE)
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Match every key in the articles of one scan shard; route counts by mention."""
+        """Match every key in the articles of one span of a scan shard; route counts by mention."""
         wikipedia = ctx.inputs[self.wikipedia]
-        part = int(task.meta["part"])
-        scratch = self._scratch(ctx)
-        automaton = ahocorasick.load(str(scratch / AUTOMATON_FILE), pickle.loads)
-        mentions = pa.ipc.open_file(pa.memory_map(str(scratch / MENTIONS_FILE))).read_all().column(0)
-        mentions = mentions.combine_chunks()
+        span = Span.from_meta(task.meta)
+        automaton, mentions = _matcher(self._scratch(ctx))
         language = read_siteinfo(wikipedia.directory).language
         normalizer = normalizer_for(ctx.inputs[self.alias_table].params, language)
-        links = pq.read_table(wikipedia.files("links")[part], columns=["page_id", "start", "end"])
+        links = pq.read_table(
+            wikipedia.files("links")[span.file],
+            columns=["page_id", "ordinal", "start", "end"],
+            filters=[("page_id", ">=", span.first), ("page_id", "<=", span.last)],
+        ).sort_by([("page_id", "ascending"), ("ordinal", "ascending")])
         link_pages = links.column("page_id").to_numpy()
         link_starts = links.column("start").to_numpy()
         link_ends = links.column("end").to_numpy()
         counter = _Counter()
         stats = Stats()
-        pages = pq.ParquetFile(wikipedia.files("pages")[part])
-        for batch in pages.iter_batches(PAGE_BATCH, columns=["page_id", "ns", "is_redirect", "text"]):
+        pages = wikipedia.files("pages")[span.file]
+        for batch in iter_span(pages, span.row_groups, ["page_id", "ns", "is_redirect", "text"], PAGE_BATCH):
             for page_id, ns, is_redirect, text in zip(
                 *(batch.column(i).to_pylist() for i in range(4)), strict=True
             ):
@@ -257,6 +273,27 @@ class MentionStats(Stage):
         stats.add("mentions", result.num_rows)
         stats.add("mentions_never_found", result.column("p_unlinked").null_count)
         return {"mention_stats": result.cast(MENTION_STATS)}, stats
+
+
+#: The automaton and mentions this process loaded last, by their file's identity: loading is ~1.4 s
+#: for 300k mentions, so a worker loads them once per stage, not once per task (the cache is
+#: dropped when the process ends a phase, `engine.executors.base.on_release`).
+_LOADED: dict[tuple[str, int, int, int], tuple[ahocorasick.Automaton, pa.Array]] = {}
+
+
+def _matcher(scratch: Path) -> tuple[ahocorasick.Automaton, pa.Array]:
+    """The stage's automaton and its mentions (index = the automaton's value), loaded once."""
+    info = os.stat(scratch / AUTOMATON_FILE)
+    key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns)
+    if key not in _LOADED:
+        _LOADED.clear()
+        automaton = ahocorasick.load(str(scratch / AUTOMATON_FILE), pickle.loads)
+        mentions = pa.ipc.open_file(pa.memory_map(str(scratch / MENTIONS_FILE))).read_all().column(0)
+        _LOADED[key] = (automaton, mentions.combine_chunks())
+    return _LOADED[key]
+
+
+on_release(_LOADED.clear)
 
 
 def _all_mentions(ctx: StageContext, files: list[str], *, tasks: int) -> pa.Array:

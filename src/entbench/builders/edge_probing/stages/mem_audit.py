@@ -3,22 +3,45 @@ its training split, with the heuristics `entbench filter mem` runs (`builders.ed
 
 It writes one decision row per evaluation row, the counts in its stats and the percentages in its
 manifest stats and `_report.json`. WikiReading and Hansel register one per audited pair.
+
+In `strict` mode (the default) the audit is sharded by span key, so no task holds a whole split:
+an ordered pass over the evaluation split (`builders.edge_probing.draws`) decides from label
+counts alone which items are tested and draws their random numbers in evaluation order, as the
+unsharded audit would; map tasks route train items (counted per task) and evaluation rows by key;
+each reducer indexes its keys' train counts and runs the heuristics' own code on its items with
+their numbers replayed, so the decisions are those of `filters.memorization.audit` on the whole
+splits. Shards are sized from the two tables. `eptest` mode (EPtest's quirks key the heuristics
+differently, and its label numbering follows all of train) runs as one task, one shard.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from entbench.builders.edge_probing.decisions import decision_table
+from entbench.builders.edge_probing.draws import Replay, item_sql, write_draws
 from entbench.builders.edge_probing.filter_mem import check_mode
+from entbench.engine.duck import stage_connection
+from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.shards import atomic_write_text
-from entbench.engine.stage import Output, Params, Stage, StageContext
+from entbench.engine.stage import (
+    BucketSink,
+    MapTask,
+    Output,
+    Params,
+    ProgressFn,
+    SourceInfo,
+    Stage,
+    StageContext,
+)
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.filters.memorization import (
@@ -26,15 +49,43 @@ from entbench.filters.memorization import (
     HEURISTICS,
     MODES,
     Item,
+    StrictIndex,
     audit_with_index,
     build_index,
+    mem_exact,
+    mem_freq,
+    mem_uniform,
     percent,
 )
-from entbench.filters.memorization_reasons import NULL_SPAN_OR_LABEL, UNSEEN_LABEL
+from entbench.filters.memorization_index import checked, paused_gc
+from entbench.filters.memorization_reasons import UNSEEN_LABEL
 from entbench.schemas import edge_probing as schema
 
 #: The audit's report (`filter mem`'s `report.json`), a sidecar: `_` keeps Parquet readers off it.
 REPORT_FILE = "_report.json"
+#: The map tables of a strict audit: train items with their count in a task, evaluation rows.
+TRAIN, EVAL = "_train", "_eval"
+TRAIN_ROWS = pa.schema(
+    [
+        pa.field("_key", pa.string(), nullable=False),
+        pa.field("_spans", pa.list_(pa.string()), nullable=False),
+        pa.field("_labels", pa.list_(pa.string()), nullable=False),
+        pa.field("_count", pa.int64(), nullable=False),
+    ]
+)
+#: (Underscored, so that no id column of the evaluation table can clash with them.)
+EVAL_ROWS = pa.schema(
+    [
+        pa.field("_eval_index", pa.int64(), nullable=False),
+        pa.field("_key", pa.string(), nullable=False),
+        pa.field("_valid", pa.bool_(), nullable=False),
+        pa.field("_spans", pa.list_(pa.string()), nullable=False),
+        pa.field("_labels", pa.list_(pa.string()), nullable=False),
+    ]
+)
+DRAWS_FILE = "draws.arrow"
+#: Joins a two-span key's texts for routing (a character span texts do not hold).
+KEY_SEPARATOR = "\x1f"
 
 
 @dataclass(frozen=True)
@@ -68,10 +119,9 @@ class MemAuditStage(Stage):
     `span_columns` are one or two columns (their values as strings are the span texts);
     `label_column` holds a string or a list of strings; `id_fields` name and type the evaluation
     table's identifying columns, copied into the `decisions` table. Train and evaluation rows are
-    read in shard order, then row order (the order the draws follow). One output shard: the
-    heuristics' draws follow one global test order. Every decision row says why, per heuristic
-    (`<heuristic>_reason`, codes in `entbench.filters.memorization_reasons`), and the stats count
-    each heuristic's reasons (`<heuristic>_<reason>`). Rows whose span or label is null are
+    read in shard order, then row order (the order the draws follow). Every decision row says why,
+    per heuristic (`<heuristic>_reason`, codes in `entbench.filters.memorization_reasons`), and the
+    stats count each heuristic's reasons (`<heuristic>_<reason>`). Rows whose span or label is null are
     skipped and counted (`*_rows_null`); evaluation rows dropped before the heuristics (a label
     train never has) get a decision row with `in_test` false; the heuristic columns of both are
     null, their reasons `span_or_label_null` and `label_unseen_in_train`.
@@ -83,8 +133,9 @@ class MemAuditStage(Stage):
     version = 3  # 2: a reason on every decision, kept ones too; 3: `_report.json`
     layer = "benchmarks"
     params_type = MemAuditParams
-    default_num_shards = 1
+    default_num_shards = 0
     description = "Train/test memorisation audit (Mem-Exact, Mem-Freq, Mem-Uniform)"
+    progress_unit = "task"
     progress_items = "items"
 
     def __init__(
@@ -123,7 +174,171 @@ class MemAuditStage(Stage):
         """One table, `decisions`, keyed by the evaluation order (and EPtest's duplicate copies)."""
         return [Output("decisions", schema.mem_decisions_schema(self.id_fields), ("eval_index", "copy"))]
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+    def columns(self, split: str) -> tuple[tuple[str, ...], str]:
+        """(span columns, label column) of the train or the evaluation table."""
+        return self.span_columns, self.label_column
+
+    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+        """One shard in `eptest` mode; else sized from the two tables (`shard_inputs`)."""
+        assert isinstance(params, MemAuditParams)
+        return 1 if params.mode == "eptest" else 0
+
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """The train and evaluation tables."""
+        return (self.train, self.evaluation)
+
+    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+        """`decisions` (eptest mode's one task), train items and evaluation rows (strict mode)."""
+        return {
+            "decisions": schema.mem_decisions_schema(self.id_fields),
+            TRAIN: TRAIN_ROWS,
+            EVAL: pa.schema([*EVAL_ROWS, *self.id_fields]),
+        }
+
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """`eptest`: one task. `strict`: the ordered pass (`draws`), then one task per span of row
+        groups of each table (an evaluation span knows the `eval_index` of its first row)."""
+        params = ctx.params
+        assert isinstance(params, MemAuditParams)
+        check_mode(params.mode)
+        if params.mode == "eptest":
+            yield MapTask("all")
+            return
+        train_files = ctx.inputs[self.train[0]].files(self.train[1])
+        eval_files = ctx.inputs[self.evaluation[0]].files(self.evaluation[1])
+        self._check_columns(ctx)
+        with stage_connection(ctx, tasks=1, ordered=True) as con:  # its results are read in order
+            write_draws(
+                con,
+                ctx.scratch / DRAWS_FILE,
+                train=(train_files, *self.columns("train")),
+                evaluation=(eval_files, *self.columns("eval")),
+                seed=params.seed,
+            )
+        for i in range(len(train_files)):  # one upstream shard each: counted by DuckDB
+            yield MapTask(f"t{i:05d}", {"file": i, "side": TRAIN, "tasks": len(train_files)})
+        offsets = _row_offsets(eval_files)
+        for span in row_group_spans(eval_files):
+            yield MapTask(
+                f"e{span.task_id}",
+                {**span.meta(), "side": EVAL, "base": offsets[span.file][span.row_groups[0]]},
+            )
+
+    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+        """`eptest`: the whole audit. `strict`: route a span's items by span key."""
+        if task.task_id == "all":
+            tables, stats = self._audit_whole(ctx)
+            sink.emit("decisions", 0, tables["decisions"])
+            progress(1, tables["decisions"].num_rows)
+            return stats
+        stats = Stats()
+        if task.meta["side"] == TRAIN:
+            rows = self._count_train(ctx, int(task.meta["file"]), int(task.meta["tasks"]), stats)
+        else:
+            span = Span.from_meta(task.meta)
+            path = ctx.inputs[self.evaluation[0]].files(self.evaluation[1])[span.file]
+            ids = [f.name for f in self.id_fields]
+            columns: dict[str, list[Any]] = {name: [] for name in (*EVAL_ROWS.names, *ids)}
+            base = int(task.meta["base"])
+            for offset, (row_ids, item) in enumerate(self._read(path, span.row_groups, ids, stats, "eval")):
+                columns["_eval_index"].append(base + offset)
+                columns["_key"].append("" if item is None else _key(item))
+                columns["_valid"].append(item is not None)
+                columns["_spans"].append([] if item is None else list(item.spans))
+                columns["_labels"].append([] if item is None else list(item.labels))
+                for name in ids:
+                    columns[name].append(row_ids[name])
+            rows = pa.table(columns, schema=pa.schema([*EVAL_ROWS, *self.id_fields]))
+            stats.add("eval_rows", rows.num_rows)
+        sink.emit_by_key(str(task.meta["side"]), rows, "_key", ctx.num_shards)
+        progress(1, rows.num_rows)
+        return stats
+
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """`strict`: index the shard's train keys, decide its evaluation rows with their draws."""
+        params = ctx.params
+        assert isinstance(params, MemAuditParams)
+        if params.mode == "eptest":
+            return {}, Stats()  # the one task's decisions, as mapped
+        stats = Stats()
+        rows = tables[EVAL].sort_by("_eval_index")
+        # Only the keys this shard's evaluation rows have need their train counts.
+        train = tables[TRAIN]
+        train_items = int(pc.sum(train.column("_count")).as_py() or 0)
+        wanted = pc.unique(rows.filter(rows.column("_valid")).column("_key"))
+        train = train.filter(pc.is_in(train.column("_key"), value_set=wanted))
+        index = StrictIndex()
+        with paused_gc():
+            for spans, labels, count in zip(
+                *(train.column(c).to_pylist() for c in ("_spans", "_labels", "_count")), strict=True
+            ):
+                index.add(checked(Item(tuple(spans), tuple(labels))), count)
+        del train
+        draws = pa.ipc.open_file(pa.memory_map(str(ctx.scratch / DRAWS_FILE))).read_all()
+        at = pa.array(rows.column("_eval_index").to_numpy())
+        kept = draws.column("kept").take(at).to_pylist()
+        x_freq = draws.column("x_freq").take(at).to_pylist()
+        x_uniform = draws.column("x_uniform").take(at).to_pylist()
+        unseen = draws.column("unseen").take(at).to_pylist()
+        evaluation = [
+            Item(tuple(spans), tuple(labels)) if valid else None
+            for spans, labels, valid in zip(
+                *(rows.column(c).to_pylist() for c in ("_spans", "_labels", "_valid")), strict=True
+            )
+        ]
+        tested = [i for i, k in enumerate(kept) if k]
+        items = [checked(evaluation[i]) for i in tested]  # type: ignore[arg-type]
+        freq = Replay([x for i in tested if (x := x_freq[i]) is not None])
+        uniform = Replay([x for i in tested if (x := x_uniform[i]) is not None])
+        decisions = {
+            "mem_exact": mem_exact(index, items),
+            "mem_freq": mem_freq(index, items, rng=freq),
+            "mem_uniform": mem_uniform(index, items, rng=uniform),
+        }
+        freq.check_consumed(f"{ctx.stage} shard {shard} mem_freq")
+        uniform.check_consumed(f"{ctx.stage} shard {shard} mem_uniform")
+        position = {row: k for k, row in enumerate(tested)}
+        ids = {f.name: rows.column(f.name).to_pylist() for f in self.id_fields}
+        table = decision_table(
+            self.id_fields,
+            [{name: ids[name][r] for name in ids} for r in range(rows.num_rows)],
+            rows.column("_eval_index").to_pylist(),
+            evaluation,
+            {r: [position[r]] for r in tested},
+            {r: labels for r, labels in enumerate(unseen) if labels},
+            decisions,
+            stats,
+        )
+        stats.add("train_items", train_items)
+        stats.add("test_items", len(tested))
+        stats.add(f"dropped_{UNSEEN_LABEL}", sum(len(labels) for labels in unseen))
+        for heuristic in HEURISTICS:
+            stats.add(f"removed_{heuristic}", sum(1 for d in decisions[heuristic] if d.solved))
+        return {"decisions": table}, stats
+
+    def _count_train(self, ctx: StageContext, file: int, tasks: int, stats: Stats) -> pa.Table:
+        """One train shard's items counted by (span texts, sorted labels), keyed for routing.
+
+        Which rows are items is `draws.item_sql`'s rule, the one `_read` applies row by row."""
+        path = ctx.inputs[self.train[0]].files(self.train[1])[file]
+        spans, labels, valid = item_sql([path], *self.columns("train"))
+        with stage_connection(ctx, tasks=tasks, ordered=False) as con:
+            null_rows = con.execute(
+                f"SELECT count(*) FROM read_parquet($file) WHERE NOT {valid}", {"file": path}
+            ).fetchall()[0][0]
+            counted = con.sql(
+                "SELECT array_to_string(s, chr(31)) AS _key, s AS _spans, l AS _labels, count(*) AS _count "
+                f"FROM (SELECT {spans} AS s, list_sort({labels}) AS l FROM read_parquet($file) "
+                f"WHERE {valid}) GROUP BY s, l",
+                params={"file": path},
+            ).to_arrow_table()
+        if null_rows:
+            stats.add("train_rows_null", int(null_rows))
+        return counted.cast(TRAIN_ROWS)
+
+    def _audit_whole(self, ctx: StageContext) -> tuple[dict[str, pa.Table], Stats]:
         """Index train, read the evaluation split, run the heuristics, emit a decision per row."""
         params = ctx.params
         assert isinstance(params, MemAuditParams)
@@ -150,40 +365,34 @@ class MemAuditStage(Stage):
         unseen: dict[int, list[str]] = {}
         for k, label in result.selection.dropped:
             unseen.setdefault(present[k], []).append(label)
-        out_schema = schema.mem_decisions_schema(self.id_fields)
-        columns: dict[str, list[Any]] = {name: [] for name in out_schema.names}
-        for row, item in enumerate(evaluation):
-            positions: list[int | None] = [*copies.get(row, ())] or [None]
-            unseen_labels = unseen.get(row, [])
-            for copy, position in enumerate(positions):
-                for name, value in ids[row].items():
-                    columns[name].append(value)
-                columns["eval_index"].append(row)
-                columns["copy"].append(copy)
-                columns["spans"].append([] if item is None else list(item.spans))
-                columns["labels"].append([] if item is None else list(item.labels))
-                columns["in_test"].append(position is not None)
-                columns["unseen_labels"].append(unseen_labels)
-                for heuristic in HEURISTICS:
-                    solved: bool | None = None
-                    if position is None:  # not audited: say why
-                        reason = NULL_SPAN_OR_LABEL if item is None else UNSEEN_LABEL
-                        detail = ", ".join(unseen_labels)
-                    else:
-                        decision = result.decisions[heuristic][position]
-                        solved, reason, detail = decision.solved, decision.reason, decision.detail
-                        stats.add(f"{heuristic}_{reason}")
-                    columns[heuristic].append(solved)
-                    columns[f"{heuristic}_reason"].append(reason)
-                    columns[f"{heuristic}_detail"].append(detail)
+        table = decision_table(
+            self.id_fields,
+            ids,
+            list(range(len(evaluation))),
+            evaluation,
+            copies,
+            unseen,
+            result.decisions,
+            stats,
+        )
         stats.add("train_items", index.n_items)
         stats.add("eval_rows", len(evaluation))
         stats.add("test_items", result.n_test)
         stats.add(f"dropped_{UNSEEN_LABEL}", len(result.selection.dropped))
         for heuristic in HEURISTICS:
             stats.add(f"removed_{heuristic}", result.removed(heuristic))
-        table = pa.table({f.name: pa.array(columns[f.name], f.type) for f in out_schema}, schema=out_schema)
         return {"decisions": table}, stats
+
+    def _check_columns(self, ctx: StageContext) -> None:
+        """UserError naming the first table that lacks a column the audit reads."""
+        for split, (stage, table) in (("train", self.train), ("eval", self.evaluation)):
+            spans, label = self.columns(split)
+            wanted = [*spans, label, *([f.name for f in self.id_fields] if split == "eval" else [])]
+            for path in ctx.inputs[stage].files(table):
+                names = pq.read_schema(path).names
+                missing = [c for c in dict.fromkeys(wanted) if c not in names]
+                if missing:
+                    raise UserError(f"{self.stage_name}: {stage}.{table} has no column(s) {missing} ({path})")
 
     def _rows(
         self,
@@ -195,23 +404,31 @@ class MemAuditStage(Stage):
     ) -> Iterator[tuple[dict[str, Any], Item | None]]:
         """(ids, item) per row of an upstream table, in shard order; item None if span/label is null."""
         stage, table = ref
-        columns = list(dict.fromkeys([*id_columns, *self.span_columns, self.label_column]))
         for path in ctx.inputs[stage].files(table):
-            parquet = pq.ParquetFile(path)
-            missing = [c for c in columns if c not in parquet.schema_arrow.names]
-            if missing:
-                raise UserError(f"{self.stage_name}: {stage}.{table} has no column(s) {missing} ({path})")
-            for batch in parquet.iter_batches(columns=columns):
-                data = batch.to_pydict()
-                for r in range(batch.num_rows):
-                    spans = [data[c][r] for c in self.span_columns]
-                    label = data[self.label_column][r]
-                    labels = (label,) if isinstance(label, str) else tuple(label or ())
-                    ok = bool(labels) and all(v is not None for v in (*spans, *labels))
-                    if not ok:
-                        stats.add(f"{split}_rows_null")
-                    item = Item(tuple(str(s) for s in spans), tuple(str(lb) for lb in labels)) if ok else None
-                    yield {c: data[c][r] for c in id_columns}, item
+            groups = range(pq.ParquetFile(path).num_row_groups)
+            yield from self._read(path, groups, id_columns, stats, split)
+
+    def _read(
+        self, path: str, row_groups: Sequence[int], id_columns: Sequence[str], stats: Stats, split: str
+    ) -> Iterator[tuple[dict[str, Any], Item | None]]:
+        """(ids, item) per row of some row groups of one shard file, in order."""
+        span_columns, label_column = self.columns(split)
+        columns = list(dict.fromkeys([*id_columns, *span_columns, label_column]))
+        missing = [c for c in columns if c not in pq.read_schema(path).names]
+        if missing:
+            ref = self.train if split == "train" else self.evaluation
+            raise UserError(f"{self.stage_name}: {ref[0]}.{ref[1]} has no column(s) {missing} ({path})")
+        for batch in iter_span(path, row_groups, columns, batch_rows=1 << 16):
+            data = batch.to_pydict()
+            for r in range(batch.num_rows):
+                spans = [data[c][r] for c in span_columns]
+                label = data[label_column][r]
+                labels = (label,) if isinstance(label, str) else tuple(label or ())
+                ok = bool(labels) and all(v is not None for v in (*spans, *labels))
+                if not ok:
+                    stats.add(f"{split}_rows_null")
+                item = Item(tuple(str(s) for s in spans), tuple(str(lb) for lb in labels)) if ok else None
+                yield {c: data[c][r] for c in id_columns}, item
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
         """Write `_report.json` (the `filter mem` report) and add the three percentages to the stats."""
@@ -224,3 +441,22 @@ class MemAuditStage(Stage):
         report["mode"] = params.mode
         atomic_write_text(directory / REPORT_FILE, json.dumps(report, indent=2) + "\n")
         return {"files": [REPORT_FILE], **{f"{h}_pct": report[h] for h in HEURISTICS}}
+
+
+def _key(item: Item) -> str:
+    """What routes an item: its span texts (a key's train counts and test items meet in a shard)."""
+    return KEY_SEPARATOR.join(item.spans)
+
+
+def _row_offsets(files: Sequence[str]) -> list[list[int]]:
+    """The evaluation index of the first row of every row group of every file (shard order)."""
+    offsets: list[list[int]] = []
+    total = 0
+    for path in files:
+        metadata = pq.ParquetFile(path).metadata
+        starts = []
+        for g in range(metadata.num_row_groups):
+            starts.append(total)
+            total += metadata.row_group(g).num_rows
+        offsets.append(starts)
+    return offsets

@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from entbench.builders.enteval.tokens import Tokenizer
 from entbench.builders.enteval.wikient import LinkSpan, place_links
 from entbench.engine.duck import stage_connection
+from entbench.engine.inputs import Span, read_span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -64,13 +65,13 @@ class DescriptionsParams(Params):
     §4.3: "the first 100 word tokens at most")."""
 
     description_tokens: int = 100
-    num_shards: int = 4
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if self.description_tokens < 1:
             raise ValueError("description_tokens must be >= 1")
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,11 @@ class WikiEntParams(Params):
     lowercase: bool = True
     drop_disambiguation_targets: bool = False
     require_qid: bool = False
-    num_shards: int = 4
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 def route_by_page(table: pa.Table, column: str, num_shards: int) -> dict[int, pa.Table]:
@@ -103,32 +104,36 @@ class WikiEntDescriptions(Stage):
     layer = "derived"
     params_type = DescriptionsParams
     inputs = ("wikipedia",)
-    default_num_shards = 4
+    default_num_shards = 0
+    #: A description is its article's first 100 words: shards of the scan's 64 MB.
+    shard_input_bytes = 64 << 20
     shard_key = "page_id"
     description = "each article's first 100 word tokens (EntEval §4.3)"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "articles"
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `descriptions`."""
         return [Output("descriptions", schema.DESCRIPTIONS, ("page_id",))]
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per shard of the Wikipedia scan."""
-        for j in range(len(ctx.inputs["wikipedia"].files("pages"))):
-            yield MapTask(f"p{j:05d}", {"shard": j})
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the scan's pages."""
+        return (("wikipedia", "pages"),)
 
-    def progress_total(self, ctx: StageContext) -> int | None:
-        """One unit per scan shard."""
-        return len(ctx.inputs["wikipedia"].files("pages"))
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per span of row groups of the scan's `pages` (`engine.inputs`)."""
+        for span in row_group_spans(ctx.inputs["wikipedia"].files("pages"), key="page_id"):
+            yield MapTask(span.task_id, span.meta())
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Describe the articles of one scan shard."""
+        """Describe the articles of one span of a scan shard."""
         params = cast(DescriptionsParams, ctx.params)
         stats = Stats()
-        pages = pq.read_table(
-            ctx.inputs["wikipedia"].files("pages")[int(task.meta["shard"])],
-            columns=["page_id", "title", "ns", "is_redirect", "is_disambiguation", "text"],
+        span = Span.from_meta(task.meta)
+        pages = read_span(
+            ctx.inputs["wikipedia"].files("pages")[span.file],
+            span.row_groups,
+            ["page_id", "title", "ns", "is_redirect", "is_disambiguation", "text"],
         )
         stats.add("pages_read", pages.num_rows)
         articles = pages.filter(
@@ -165,10 +170,10 @@ class WikiEnt(Stage):
     layer = "benchmarks"
     params_type = WikiEntParams
     inputs = ("wikipedia", "title_qid", "wikient_descriptions")
-    default_num_shards = 4
+    default_num_shards = 0
     shard_key = "target_page_id"
     description = "WikiEnt: one instance per hyperlink of a sentence, with the target's description"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "rows"
 
     def outputs(self, params: Params) -> list[Output]:
@@ -179,33 +184,36 @@ class WikiEnt(Stage):
         """Instances without their description, and the descriptions, meet in the reducers."""
         return {"_instances": _INSTANCE_ROWS, "_descriptions": _DESCRIPTION_ROWS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per scan shard (contexts), then one per descriptions shard."""
-        for j in range(len(ctx.inputs["wikipedia"].files("pages"))):
-            yield MapTask(f"c{j:05d}", {"side": "contexts", "shard": j})
-        for j in range(len(ctx.inputs["wikient_descriptions"].files("descriptions"))):
-            yield MapTask(f"d{j:05d}", {"side": "descriptions", "shard": j})
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the scan's pages and links."""
+        return (("wikipedia", "pages"), ("wikipedia", "links"))
 
-    def progress_total(self, ctx: StageContext) -> int | None:
-        """One unit per upstream shard."""
-        return len(ctx.inputs["wikipedia"].files("pages")) + len(
-            ctx.inputs["wikient_descriptions"].files("descriptions")
-        )
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per span of the scan's `pages` (contexts: those pages' links), then one per
+        span of the descriptions."""
+        pages = row_group_spans(ctx.inputs["wikipedia"].files("pages"), key="page_id")
+        descriptions = row_group_spans(ctx.inputs["wikient_descriptions"].files("descriptions"))
+        tasks = len(pages) + len(descriptions)
+        for span in pages:
+            yield MapTask(f"c{span.task_id}", {**span.meta(), "side": "contexts", "tasks": tasks})
+        for span in descriptions:
+            yield MapTask(f"d{span.task_id}", {**span.meta(), "side": "descriptions", "tasks": tasks})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Place one scan shard's links in sentences, or route one descriptions shard."""
-        j = int(task.meta["shard"])
+        """Place one span's links in sentences, or route one span of descriptions."""
+        span = Span.from_meta(task.meta)
         if task.meta["side"] == "descriptions":
-            table = pq.read_table(
-                ctx.inputs["wikient_descriptions"].files("descriptions")[j],
-                columns=["page_id", "description"],
+            table = read_span(
+                ctx.inputs["wikient_descriptions"].files("descriptions")[span.file],
+                span.row_groups,
+                ["page_id", "description"],
             )
             for shard, part in route_by_page(table, "page_id", ctx.num_shards).items():
                 sink.emit("_descriptions", shard, part)
             progress(1, 0)
             return Stats()
         stats = Stats()
-        instances = _contexts(ctx, j, stats)
+        instances = _contexts(ctx, span, int(task.meta["tasks"]), stats)
         for shard, part in route_by_page(instances, "target_page_id", ctx.num_shards).items():
             sink.emit("_instances", shard, part)
         progress(1, instances.num_rows)
@@ -240,18 +248,16 @@ class WikiEnt(Stage):
         return {"wikient": table.select(schema.WIKIENT.names).cast(schema.WIKIENT)}, stats
 
 
-def _resolved_links(ctx: StageContext, j: int) -> pa.Table:
-    """Shard j's links with where their target resolves to, and whether that article has a description."""
-    links = ctx.inputs["wikipedia"].files("links")[j]
-    tasks = len(ctx.inputs["wikipedia"].files("pages")) + len(
-        ctx.inputs["wikient_descriptions"].files("descriptions")
-    )
+def _resolved_links(ctx: StageContext, span: Span, tasks: int) -> pa.Table:
+    """The links of a span's pages with where their target resolves to, and whether that article
+    has a description."""
+    links = ctx.inputs["wikipedia"].files("links")[span.file]
     con = stage_connection(ctx, tasks=tasks)  # one of the map's tasks (`map_tasks`)
     try:
         con.execute(
             'CREATE TEMP TABLE l AS SELECT page_id, ordinal, target_normalized, anchor, start, "end", '
-            "paragraph FROM read_parquet($links)",
-            {"links": [links]},
+            "paragraph FROM read_parquet($links) WHERE page_id BETWEEN $lo AND $hi",
+            {"links": [links], "lo": span.first, "hi": span.last},
         )
         return con.sql(
             """
@@ -294,10 +300,10 @@ def link_drop_reason(link: Mapping[str, Any], params: WikiEntParams) -> str | No
     return None
 
 
-def _contexts(ctx: StageContext, j: int, stats: Stats) -> pa.Table:
-    """The instances (without descriptions) of scan shard j, from its resolvable links."""
+def _contexts(ctx: StageContext, span: Span, tasks: int, stats: Stats) -> pa.Table:
+    """The instances (without descriptions) of a span's pages, from their resolvable links."""
     params = cast(WikiEntParams, ctx.params)
-    links = _resolved_links(ctx, j)
+    links = _resolved_links(ctx, span, tasks)
     stats.add("links_read", links.num_rows)
     kept: dict[int, list[dict[str, Any]]] = {}
     for link in links.to_pylist():
@@ -309,7 +315,7 @@ def _contexts(ctx: StageContext, j: int, stats: Stats) -> pa.Table:
     rows: dict[str, list[Any]] = {f.name: [] for f in _INSTANCE_ROWS}
     if kept:
         pages = pq.read_table(
-            ctx.inputs["wikipedia"].files("pages")[j],
+            ctx.inputs["wikipedia"].files("pages")[span.file],
             columns=["page_id", "ns", "is_redirect", "text", "paragraph_starts"],
             filters=[("page_id", "in", sorted(kept))],
         )

@@ -18,8 +18,7 @@ audit's own `mem_exact_pct` leaves them out):
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ import pyarrow as pa
 from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
-from entbench.filters.memorization import Item
 from entbench.filters.memorization_reasons import PAIR_IN_TRAIN
 
 #: The training table's (mention, entity) columns.
@@ -67,21 +65,11 @@ class HanselLeakageAudit(MemAuditStage):
         """The audited tables and columns, train's included."""
         return {**super().fingerprint_extra(), "train_columns": list(self.train_columns)}
 
-    def _rows(
-        self,
-        ctx: StageContext,
-        ref: tuple[str, str],
-        id_columns: Sequence[str],
-        stats: Stats,
-        split: str,
-    ) -> Iterator[tuple[dict[str, Any], Item | None]]:
-        """Rows as the shared audit reads them, train's from `train_columns`."""
-        reader: MemAuditStage = self
+    def columns(self, split: str) -> tuple[tuple[str, ...], str]:
+        """Train's (mention, entity) columns are `train_columns`; the evaluation table's its own."""
         if split == "train":
-            reader = copy.copy(self)
-            reader.span_columns = (self.train_columns[0],)
-            reader.label_column = self.train_columns[1]
-        yield from MemAuditStage._rows(reader, ctx, ref, id_columns, stats, split)
+            return (self.train_columns[0],), self.train_columns[1]
+        return super().columns(split)
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
         """The audit's report and percentages, and the leakage share over all audited rows."""

@@ -18,6 +18,7 @@ naming the file and line. Stats: `docs`, `blank_lines`, `matches`, `texts_not_co
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 from collections.abc import Iterator, Mapping
@@ -37,6 +38,7 @@ from entbench.engine.stage import (
     Output,
     Params,
     ProgressFn,
+    SourceInfo,
     Stage,
     StageContext,
 )
@@ -54,17 +56,21 @@ from entbench.schemas import hansel as schema
 
 AUTOMATON_FILE = "automaton.bin"
 KEYS_FILE = "keys.arrow"
+#: Automatic shard count: about one shard per this much text (the docs and their matches).
+CORPUS_SHARD_BYTES = 64 << 20
+#: Estimated text/compressed size ratio of a corpus file.
+CORPUS_EXPANSION = {"none": 1, "gzip": 3, "bz2": 4}
 
 
 @dataclass(frozen=True)
 class HanselCorpusParams(Params):
     """Only the shard count: matching follows the alias table's own normalisation."""
 
-    num_shards: int = 8
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 def alias_normalizer(directory: str) -> MentionNormalizer:
@@ -97,7 +103,7 @@ class HanselCorpus(Stage):
     version = 1
     layer = "derived"
     params_type = HanselCorpusParams
-    default_num_shards = 8
+    default_num_shards = 0
     shard_key = "doc_id"
     description = "raw corpus texts (Simplified) and exact longest alias-table matches (Hansel app. A)"
     progress_unit = "B"
@@ -119,6 +125,15 @@ class HanselCorpus(Stage):
             Output("docs", schema.CORPUS_DOCS, ("doc_id",)),
             Output("matches", schema.CORPUS_MATCHES, ("key", "doc_id", "start")),
         ]
+
+    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+        """`num_shards` if given, else about one shard per 64 MB of corpus text."""
+        requested = getattr(params, "num_shards", 0)
+        if requested:
+            return int(requested)
+        src = sources[self.sources[0]]
+        expansion = CORPUS_EXPANSION[detect_compression(src.path)]
+        return max(1, math.ceil(src.size * expansion / CORPUS_SHARD_BYTES))
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
         """Build the automaton once, then blocks of whole lines of the decompressed corpus."""

@@ -1,10 +1,12 @@
 """Stage `hansel_links`: zhwiki articles as Hansel documents, their links as mentions or drops (spec §5).
 
 Reads a Wikipedia scan of zhwiki (`pages`, `links`), its title -> QID resolution over the kb's new
-Wikidata dump, and the kb's E_known/E_new (`entity_diff.kb_entities`). One map task per scan
-shard joins that shard's pages and links with the two global tables in DuckDB; the decisions are
-`hansel.resolution`'s. Rows are routed by `page_id` (as the scan routes them), so the `hansel`
-stage finds a page's links in the same shard number.
+Wikidata dump, and the kb's E_known/E_new (`entity_diff.kb_entities`). One map task per span of
+row groups of a scan shard's `pages` (`engine.inputs`: a few MB, so memory does not grow with the
+dump) joins those pages and their links (the same page-id range of the shard's `links`) with the
+rows of the two global tables they name, in DuckDB; the decisions are `hansel.resolution`'s. Rows
+are routed by `page_id` (as the scan routes them) into shards sized from the scan (`num_shards`
+0, the default).
 
 Tables: `documents` (every article with its status and number of mentions) and `links` (every
 link of a kept document with what it resolved to and its status). Stats count documents and
@@ -23,6 +25,7 @@ import pyarrow as pa
 
 from entbench.builders.hansel.resolution import document_status, link_status
 from entbench.engine.duck import stage_connection
+from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -41,11 +44,16 @@ from entbench.schemas import hansel as schema
 class HanselLinksParams(Params):
     """Only the shard count: what counts as a document or a mention is spec §5's."""
 
-    num_shards: int = 8
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+
+
+def page_shards(table: pa.Table, num_shards: int) -> np.ndarray:
+    """The shard of each row by its `page_id`, as the Wikipedia scan routes pages."""
+    return shards_of([str(p) for p in table.column("page_id").to_pylist()], num_shards)
 
 
 def split_by_page(table: pa.Table, num_shards: int) -> dict[int, pa.Table]:
@@ -63,10 +71,10 @@ class HanselLinks(Stage):
     version = 1
     layer = "derived"
     params_type = HanselLinksParams
-    default_num_shards = 8
+    default_num_shards = 0
     shard_key = "page_id"
     description = "zhwiki articles minus E_new pages; links resolved to E_known or dropped"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "links"
 
     def __init__(self, name: str, *, wikipedia: str, title_qid: str, kb: str = "entity_diff") -> None:
@@ -87,31 +95,46 @@ class HanselLinks(Stage):
             Output("links", schema.LINKS, ("page_id", "ordinal")),
         ]
 
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the scan's pages and links."""
+        return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
+
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per shard of the scan."""
-        for i in range(len(ctx.inputs[self.wikipedia].files("pages"))):
-            yield MapTask(f"p{i:05d}", {"part": i})
+        """One task per span of row groups of the scan's `pages` (its page-id range)."""
+        spans = row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id")
+        for span in spans:
+            yield MapTask(span.task_id, {**span.meta(), "tasks": len(spans)})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Decide the documents and links of one scan shard."""
-        part = int(task.meta["part"])
+        """Decide the documents and links of one span of a scan shard."""
+        span = Span.from_meta(task.meta)
         scan = ctx.inputs[self.wikipedia]
         stats = Stats()
-        con = stage_connection(ctx, tasks=len(scan.files("pages")), ordered=False)
+        con = stage_connection(ctx, tasks=int(task.meta["tasks"]), ordered=False)
+        span_rows = {"lo": span.first, "hi": span.last}
         try:
             con.execute(
+                "CREATE TEMP TABLE pages AS SELECT page_id, title, ns, is_redirect, is_disambiguation "
+                "FROM read_parquet($file) WHERE page_id BETWEEN $lo AND $hi",
+                {"file": scan.files("pages")[span.file], **span_rows},
+            )
+            con.execute(
+                "CREATE TEMP TABLE span_links AS SELECT page_id, ordinal, target_normalized, anchor, start, "
+                '"end" FROM read_parquet($file) WHERE page_id BETWEEN $lo AND $hi',
+                {"file": scan.files("links")[span.file], **span_rows},
+            )
+            # Only the rows of the global tables this span names (DuckDB keeps the wanted titles and
+            # streams the table past them).
+            con.execute(
                 "CREATE TEMP TABLE tq AS SELECT title, qid, status, is_disambiguation "
-                "FROM read_parquet($files)",
+                "FROM read_parquet($files) WHERE title IN "
+                "(SELECT title FROM pages UNION SELECT target_normalized FROM span_links)",
                 {"files": ctx.inputs[self.title_qid].files("title_qid")},
             )
             con.execute(
-                "CREATE TEMP TABLE kb AS SELECT qid, in_known, in_new FROM read_parquet($files)",
+                "CREATE TEMP TABLE kb AS SELECT qid, in_known, in_new FROM read_parquet($files) "
+                "WHERE qid IN (SELECT qid FROM tq WHERE qid IS NOT NULL)",
                 {"files": ctx.inputs[self.kb].files("kb_entities")},
-            )
-            con.execute(
-                "CREATE TEMP TABLE pages AS SELECT page_id, title, ns, is_redirect, is_disambiguation "
-                "FROM read_parquet($files)",
-                {"files": [scan.files("pages")[part]]},
             )
             for ns, is_redirect, n in con.execute(
                 "SELECT ns, is_redirect, count(*) FROM pages WHERE ns <> 0 OR is_redirect GROUP BY ALL"
@@ -127,12 +150,11 @@ class HanselLinks(Stage):
                 'SELECT l.page_id, l.ordinal, l.target_normalized, l.anchor, l.start, l."end", '
                 "t.status, t.qid, coalesce(t.is_disambiguation, false), "
                 "coalesce(k.in_known, false), coalesce(k.in_new, false) "
-                "FROM read_parquet($files) l "
+                "FROM span_links l "
                 "SEMI JOIN (SELECT page_id FROM pages WHERE ns = 0 AND NOT is_redirect) p "
                 "ON p.page_id = l.page_id "
                 "LEFT JOIN tq t ON t.title = l.target_normalized LEFT JOIN kb k ON k.qid = t.qid "
-                "ORDER BY l.page_id, l.ordinal",
-                {"files": [scan.files("links")[part]]},
+                "ORDER BY l.page_id, l.ordinal"
             ).fetchall()
         finally:
             con.close()

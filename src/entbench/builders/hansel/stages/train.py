@@ -11,26 +11,32 @@ or a window), converts it to Simplified with offsets kept, assigns whole documen
 `train`, and numbers records `hansel-<split>-N` in page-id order, then link order.
 
 `map_tasks` computes the split and first record number of every document once (from
-`hansel_links.documents`) into the stage's scratch directory; one map task per scan shard then
-writes that shard's records, routed by `page_id`. Stats: records and documents per split,
-`validation_docs_requested`, `mentions_changed_by_t2s` (mentions whose spelling conversion
-changed) and `contexts_not_converged` (contexts whose conversion found no fixed point; expected 0).
+`hansel_links.documents`) into the stage's scratch directory. Then a repartition join by `page_id`:
+map tasks read spans of row groups of the scan's `pages` (the text of documents with mentions)
+and of `hansel_links.links` (the mentions), a few MB each, and route both by page; each reducer
+cuts, converts and numbers the records of its pages. Shards are sized from the scan (`num_shards`
+0, the default), so a task or a reducer holds a few MB of text whatever the dump. Stats: records
+and documents per split, `validation_docs_requested`, `mentions_changed_by_t2s` (mentions whose
+spelling conversion changed) and `contexts_not_converged` (contexts whose conversion found no fixed
+point; expected 0).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
 from entbench.builders.hansel.splits import SPLITS, first_indices, record_id, validation_documents
-from entbench.builders.hansel.stages.links import split_by_page
-from entbench.engine.duck import stage_connection
+from entbench.builders.hansel.stages.links import page_shards
+from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -46,6 +52,15 @@ from entbench.filters.mentions import CONVERTERS
 from entbench.schemas import hansel as schema
 
 ASSIGNMENT_FILE = "assignment.arrow"
+#: The map tables: documents' text and their mentions, both routed by page.
+PAGES, LINKS = "_pages", "_links"
+_PAGE_ROWS = pa.schema(
+    [pa.field("page_id", pa.int64(), nullable=False), pa.field("text", pa.string(), nullable=False)]
+)
+_LINK_ROWS = pa.schema(
+    [schema.LINKS.field(n) for n in ("page_id", "ordinal", "start", "end", "anchor")]
+    + [pa.field("qid", pa.string(), nullable=False)]
+)
 ASSIGNMENT = pa.schema(
     [
         pa.field("page_id", pa.int64(), nullable=False),
@@ -66,7 +81,7 @@ class HanselParams(Params):
     validation_docs: int = 1000
     seed: int = 0
     converter: str = "opencc"
-    num_shards: int = 8
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if self.converter not in CONVERTERS:
@@ -77,8 +92,8 @@ class HanselParams(Params):
             raise ValueError("window must be >= 0")
         if self.validation_docs < 0:
             raise ValueError("validation_docs must be >= 0")
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 class HanselTrain(Stage):
@@ -87,10 +102,10 @@ class HanselTrain(Stage):
     version = 1
     layer = "benchmarks"
     params_type = HanselParams
-    default_num_shards = 8
+    default_num_shards = 0
     shard_key = "page_id"
     description = "Hansel train/validation: zhwiki links to E_known, Simplified contexts"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "mentions"
 
     def __init__(self, name: str, *, wikipedia: str, links: str) -> None:
@@ -107,19 +122,24 @@ class HanselTrain(Stage):
         """`train` and `validation`, in the same shape."""
         return [Output(split, schema.EXAMPLES, ("page_id", "ordinal")) for split in SPLITS]
 
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the scan's pages and links."""
+        return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
+
+    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+        """The two sides of the join: documents' text and their mentions."""
+        return {PAGES: _PAGE_ROWS, LINKS: _LINK_ROWS}
+
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """Assign documents to splits and record numbers once, then one task per scan shard."""
+        """Assign documents to splits and record numbers once, then one task per span of the
+        scan's `pages` and one per span of `hansel_links.links`."""
         params = ctx.params
         assert isinstance(params, HanselParams)
-        docs = pa.concat_tables(
-            [
-                pq.read_table(f, columns=["page_id", "mentions"])
-                for f in ctx.inputs[self.links].files("documents")
-            ]
-        )
-        mentions = dict(
-            zip(docs.column("page_id").to_pylist(), docs.column("mentions").to_pylist(), strict=True)
-        )
+        mentions: dict[int, int] = {}
+        for doc_file in ctx.inputs[self.links].files("documents"):
+            groups = range(pq.ParquetFile(doc_file).num_row_groups)
+            for batch in iter_span(doc_file, groups, ["page_id", "mentions"]):
+                mentions.update(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True))
         with_mentions = sum(count > 0 for count in mentions.values())
         if with_mentions and params.validation_docs >= with_mentions:
             # Every document would go to validation: an empty train set is never what was meant.
@@ -130,6 +150,7 @@ class HanselTrain(Stage):
             )
         held_out = validation_documents(mentions, params.validation_docs, params.seed)
         first = first_indices(mentions, held_out)
+        del mentions
         pages = sorted(first)
         table = pa.Table.from_arrays(
             [
@@ -139,45 +160,70 @@ class HanselTrain(Stage):
             ],
             schema=ASSIGNMENT,
         )
+        del first, pages
         path = ctx.scratch / ASSIGNMENT_FILE
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         with pa.ipc.new_file(str(tmp), ASSIGNMENT) as writer:
             writer.write_table(table)
         os.replace(tmp, path)
-        for i in range(len(ctx.inputs[self.wikipedia].files("pages"))):
-            yield MapTask(f"p{i:05d}", {"part": i})
+        for side, upstream, table_name in ((PAGES, self.wikipedia, "pages"), (LINKS, self.links, "links")):
+            for span in row_group_spans(ctx.inputs[upstream].files(table_name)):
+                yield MapTask(f"{side[1]}{span.task_id}", {**span.meta(), "side": side})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Cut, convert and number the mentions of one scan shard's documents."""
+        """Route one span's documents (their text) or mentions to the shards of their pages."""
+        span = Span.from_meta(task.meta)
+        side = str(task.meta["side"])
+        rows = 0
+        if side == PAGES:
+            assigned = _assignment(ctx).column("page_id").to_numpy()
+            path = ctx.inputs[self.wikipedia].files("pages")[span.file]
+            for batch in iter_span(path, span.row_groups, ["page_id", "text"]):
+                ids = batch.column(0).to_numpy()
+                # documents with mentions only: the assignment lists them, sorted
+                at = np.searchsorted(assigned, ids).clip(max=max(0, len(assigned) - 1))
+                keep = assigned[at] == ids if len(assigned) else np.zeros(len(ids), dtype=bool)
+                if keep.any():
+                    kept = pa.Table.from_batches([batch]).filter(pa.array(keep))
+                    sink.emit_sharded(PAGES, kept, page_shards(kept, ctx.num_shards))
+                    rows += kept.num_rows
+        else:
+            path = ctx.inputs[self.links].files("links")[span.file]
+            columns = ["page_id", "ordinal", "start", "end", "anchor", "qid", "status"]
+            for batch in iter_span(path, span.row_groups, columns):
+                table = pa.Table.from_batches([batch])
+                table = table.filter(pc.equal(table.column("status"), "known")).drop_columns(["status"])
+                if table.num_rows:
+                    sink.emit_sharded(LINKS, table.cast(_LINK_ROWS), page_shards(table, ctx.num_shards))
+                    rows += table.num_rows
+        progress(1, rows)
+        return Stats()
+
+    def reduce(
+        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Cut, convert and number the mentions of the shard's documents."""
         params = ctx.params
         assert isinstance(params, HanselParams)
-        part = int(task.meta["part"])
-        assignment = pa.ipc.open_file(pa.memory_map(str(ctx.scratch / ASSIGNMENT_FILE)))
-        con = stage_connection(ctx, tasks=len(ctx.inputs[self.wikipedia].files("pages")), ordered=False)
-        try:
-            con.register("assignment", assignment.read_all())
-            pages = con.execute(
-                "SELECT p.page_id, p.text, a.split, a.first "
-                "FROM read_parquet($files) p "
-                "JOIN assignment a ON a.page_id = p.page_id ORDER BY p.page_id",
-                {"files": [ctx.inputs[self.wikipedia].files("pages")[part]]},
-            ).fetchall()
-            con.register("shard_pages", pa.table({"page_id": pa.array([p[0] for p in pages], pa.int64())}))
-            links = con.execute(
-                'SELECT l.page_id, l.ordinal, l.start, l."end", l.anchor, l.qid '
-                "FROM read_parquet($files) l "
-                "SEMI JOIN shard_pages s ON s.page_id = l.page_id "
-                "WHERE l.status = 'known' ORDER BY l.page_id, l.ordinal",
-                {"files": ctx.inputs[self.links].files("links")},
-            ).fetchall()
-        finally:
-            con.close()
+        links = tables[LINKS].sort_by([("page_id", "ascending"), ("ordinal", "ascending")])
         by_page: dict[int, list[tuple[int, int, int, str, str]]] = {}
-        for page_id, ordinal, start, end, anchor, qid in links:
+        for page_id, ordinal, start, end, anchor, qid in zip(
+            *(links.column(c).to_pylist() for c in _LINK_ROWS.names), strict=True
+        ):
             by_page.setdefault(page_id, []).append((ordinal, start, end, anchor, qid))
+        del links
+        pages = tables[PAGES].sort_by("page_id")
+        assignment = _assignment(ctx)
+        assigned = assignment.column("page_id").to_numpy()
+        page_ids = pages.column("page_id").to_numpy()
+        at = np.searchsorted(assigned, page_ids)
+        splits = assignment.column("split").take(pa.array(at)).to_pylist()
+        firsts = assignment.column("first").take(pa.array(at)).to_pylist()
         stats = Stats()
         rows: dict[str, list[tuple[object, ...]]] = {split: [] for split in SPLITS}
-        for page_id, text, split, first in pages:
+        for page_id, text, split, first in zip(
+            page_ids.tolist(), pages.column("text").to_pylist(), splits, firsts, strict=True
+        ):
             mentions = by_page.get(page_id, [])
             stats.add(f"{split}_documents")
             stats.add(f"{split}_mentions", len(mentions))
@@ -197,18 +243,22 @@ class HanselTrain(Stage):
                     (record_id(split, index), context, start - lo, end - lo, mention, qid, index,
                      page_id, ordinal, lo)
                 )  # fmt: skip
+        out = {}
         for split, split_rows in rows.items():
-            if split_rows:
-                columns = list(zip(*split_rows, strict=True))
-                arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema.EXAMPLES, strict=True)]
-                table = pa.Table.from_arrays(arrays, schema=schema.EXAMPLES)
-                for shard, piece in split_by_page(table, ctx.num_shards).items():
-                    sink.emit(split, shard, piece)
-        progress(1, len(links))
-        return stats
+            columns: list[Sequence[object]] = list(zip(*split_rows, strict=True)) or [
+                [] for _ in schema.EXAMPLES
+            ]
+            arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema.EXAMPLES, strict=True)]
+            out[split] = pa.Table.from_arrays(arrays, schema=schema.EXAMPLES)
+        return out, stats
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, int]:
         """Record how many validation documents were asked for (the split may have fewer)."""
         params = ctx.params
         assert isinstance(params, HanselParams)
         return {"validation_docs_requested": params.validation_docs}
+
+
+def _assignment(ctx: StageContext) -> pa.Table:
+    """The documents' split and first record number (`map_tasks`), memory-mapped."""
+    return pa.ipc.open_file(pa.memory_map(str(ctx.scratch / ASSIGNMENT_FILE))).read_all()

@@ -50,7 +50,7 @@ class EntityDiffParams(Params):
     new_means: str = NOT_IN_OLD_DUMP
     languages: tuple[str, ...] = ("en", "zh")
     labels_from: str = schema.NEW
-    num_shards: int = 1
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         kb_params_check(
@@ -64,7 +64,7 @@ class EntityDiffParams(Params):
         if len(set(self.languages)) != len(self.languages):
             raise ValueError(f"languages repeat: {list(self.languages)}")
         if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0")
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 class EntityDiff(QueryStage):

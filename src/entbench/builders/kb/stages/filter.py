@@ -48,7 +48,7 @@ class InternalFilterParams(Params):
     site: str = "zhwiki"
     site_from: str = "new"
     ranks: str = "truthy"
-    num_shards: int = 1
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         kb_params_check(
@@ -58,7 +58,7 @@ class InternalFilterParams(Params):
         check_qids(self.classes, "classes")
         internal.check_site(self.site)
         if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0")
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 class InternalFilter(QueryStage):

@@ -67,10 +67,19 @@ class QueryStage(Stage):
     """
 
     layer = "derived"
-    default_num_shards = 1
+    default_num_shards = 0
     shard_key = "qid"
     progress_unit = "query"
     route_by: ClassVar[Mapping[str, str | None]] = {}
+    #: Automatic shard counts: about one shard per 64 MB of the entities read (rows per entity are
+    #: few and narrow here): a fixture or a small dump gives one shard, a full dump ~100.
+    shard_input_bytes = 64 << 20
+
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the KB's entities when the stage reads them, else from both dumps' entities."""
+        if "entity_diff" in self.inputs:
+            return (("entity_diff", "kb_entities"),)
+        return tuple((stage, "entities") for stage in SNAPSHOT_STAGES.values() if stage in self.inputs)
 
     def map_tasks(self, ctx: StageContext) -> list[MapTask]:
         """One task: the queries are global."""

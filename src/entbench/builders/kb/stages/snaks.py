@@ -29,13 +29,13 @@ class TopSnaksParams(Params):
     """`k`: how many (property, item value) snaks to keep (Hansel: 10,000)."""
 
     k: int = DEFAULT_K
-    num_shards: int = 1
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"k must be >= 1, got {self.k}")
         if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0")
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 class TopSnaks(QueryStage):

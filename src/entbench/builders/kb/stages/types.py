@@ -43,14 +43,14 @@ class TypeClosureParams(Params):
     """The root classes to close P279 downward from (default: Hansel Table 2's four roots)."""
 
     roots: tuple[str, ...] = DEFAULT_ROOTS
-    num_shards: int = 1
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         check_qids(self.roots, "roots")
         if not self.roots:
             raise ValueError("roots must name at least one class")
         if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0")
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 class TypeClosure(QueryStage):
@@ -95,14 +95,14 @@ class CoarseTypesParams(Params):
 
     precedence: tuple[str, ...] = DEFAULT_PRECEDENCE
     other: str = OTHER
-    num_shards: int = 1
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if not LABEL_PATTERN.fullmatch(self.other):
             raise ValueError(f"other must be an upper-case label such as OTHER, got {self.other!r}")
         parse_precedence(self.precedence, self.other)
         if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0")
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 class CoarseTypes(QueryStage):

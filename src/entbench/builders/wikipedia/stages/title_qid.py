@@ -16,7 +16,8 @@ Which Wikidata scan is read is fixed per stage instance: `title_qid` reads `wiki
 once). The site is the `site` parameter, by default the dump's own `dbname` (`_siteinfo.json`).
 
 One map task runs the whole resolution in DuckDB (it spills to disk) and streams the result, in
-batches, to the shards by `title`.
+batches, to the shards by `title`; their number is sized from the scan (`num_shards` 0, the
+default: about one per 64 MB of its Parquet).
 """
 
 from __future__ import annotations
@@ -56,13 +57,13 @@ class TitleQidParams(Params):
 
     site: str = ""
     max_hops: int = 10
-    num_shards: int = 8
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if self.max_hops < 0:
             raise ValueError("max_hops must be >= 0")
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 def read_siteinfo(directory: str) -> SiteInfo:
@@ -76,7 +77,9 @@ class TitleQid(Stage):
     version = 1
     layer = "derived"
     params_type = TitleQidParams
-    default_num_shards = 8
+    default_num_shards = 0
+    #: A title row is a few dozen bytes against a page's text: shards of the scan's 64 MB.
+    shard_input_bytes = 64 << 20
     shard_key = "title"
     description = "title -> QID via sitelinks, redirects followed <= max_hops (mGENRE order)"
     progress_unit = "task"
@@ -91,6 +94,10 @@ class TitleQid(Stage):
     def outputs(self, params: Params) -> list[Output]:
         """One table, `title_qid`."""
         return [Output("title_qid", TITLE_QID, ("title",))]
+
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the scan's pages and links."""
+        return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
         """A single task: the resolution is one relational query."""

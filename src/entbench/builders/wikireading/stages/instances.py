@@ -3,10 +3,11 @@
 Hewlett et al. 2016 §2.2: "Replacing each item with the text of the linked Wikipedia article
 (discarding unlinked items) yields a dataset of ... (document, property, answer) instances."
 
-A repartition join: map tasks read either a shard of `wikireading_triples` or a shard of the
-Wikipedia `pages` (namespace 0 only) and route both by the normalized title; each reducer joins
-its bucket. Losses are counted in the paper's order: an item whose sitelink names no article
-(`dropped_no_article`), a redirect (`dropped_article_is_redirect`) or, by default, a
+A repartition join: map tasks read either a span of row groups of `wikireading_triples` or of the
+Wikipedia `pages` (namespace 0 only; `engine.inputs`: a few MB each) and route both by the
+normalized title; each reducer joins its bucket. Shards are sized from the two inputs
+(`num_shards` 0, the default). Losses are counted in the paper's order: an item whose sitelink
+names no article (`dropped_no_article`), a redirect (`dropped_article_is_redirect`) or, by default, a
 disambiguation page (`dropped_article_is_disambiguation`), an empty text (`dropped_empty_article`),
 and only then the triples' own reasons (`dropped_property_without_label`,
 `dropped_no_renderable_value`). All counts are of (item, property) rows; `items_*` count items.
@@ -20,9 +21,9 @@ from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from entbench.builders.wikireading.documents import normalize_title, truncate_words
+from entbench.engine.inputs import Span, read_span, row_group_spans
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -58,27 +59,27 @@ class InstancesParams(Params):
 
     max_document_words: int = 0
     drop_disambiguation: bool = True
-    num_shards: int = 4
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if self.max_document_words < 0:
             raise ValueError("max_document_words must be >= 0 (0 = no truncation)")
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 class WikiReadingInstances(Stage):
     """(item, property, answers) x article text, joined by the sitelink title."""
 
     name = "wikireading_instances"
-    version = 1
+    version = 2  # 2: row groups of at most ~8 MB of values (`engine.shards.ROW_GROUP_BYTES`)
     layer = "derived"
     params_type = InstancesParams
     inputs = ("wikireading_triples", "wikipedia")
-    default_num_shards = 4
+    default_num_shards = 0
     shard_key = "title"
     description = "answer sets joined with the text of the item's article"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "rows"
 
     def outputs(self, params: Params) -> list[Output]:
@@ -89,32 +90,33 @@ class WikiReadingInstances(Stage):
         """Both sides of the join travel to the reducers keyed by the normalized title."""
         return {"_triples": _TRIPLE_ROWS, "_pages": _PAGE_ROWS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per triples shard, then one per pages shard."""
-        for j in range(len(ctx.inputs["wikireading_triples"].files("triples"))):
-            yield MapTask(f"t{j:05d}", {"side": "triples", "shard": j})
-        for j in range(len(ctx.inputs["wikipedia"].files("pages"))):
-            yield MapTask(f"p{j:05d}", {"side": "pages", "shard": j})
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the articles and the triples."""
+        return (("wikipedia", "pages"), ("wikireading_triples", "triples"))
 
-    def progress_total(self, ctx: StageContext) -> int | None:
-        """One unit per upstream shard."""
-        return len(ctx.inputs["wikireading_triples"].files("triples")) + len(
-            ctx.inputs["wikipedia"].files("pages")
-        )
+    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+        """One task per span of the triples, then one per span of the pages."""
+        for side, stage, table in (
+            ("triples", "wikireading_triples", "triples"),
+            ("pages", "wikipedia", "pages"),
+        ):
+            for span in row_group_spans(ctx.inputs[stage].files(table)):
+                yield MapTask(f"{side[0]}{span.task_id}", {**span.meta(), "side": side})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Add the normalized title to one upstream shard's rows and route them by it."""
+        """Add the normalized title to one upstream span's rows and route them by it."""
         stats = Stats()
-        j = int(task.meta["shard"])
+        span = Span.from_meta(task.meta)
         if task.meta["side"] == "triples":
-            table = pq.read_table(ctx.inputs["wikireading_triples"].files("triples")[j])
+            table = read_span(ctx.inputs["wikireading_triples"].files("triples")[span.file], span.row_groups)
             keys = [normalize_title(t) for t in table.column("site_title").to_pylist()]
             table = table.append_column(_TRIPLE_ROWS.field(TITLE_KEY), pa.array(keys, pa.string()))
             name = "_triples"
         else:
-            pages = pq.read_table(
-                ctx.inputs["wikipedia"].files("pages")[j],
-                columns=["page_id", "title", "ns", "is_redirect", "is_disambiguation", "text"],
+            pages = read_span(
+                ctx.inputs["wikipedia"].files("pages")[span.file],
+                span.row_groups,
+                ["page_id", "title", "ns", "is_redirect", "is_disambiguation", "text"],
             )
             stats.add("pages_read", pages.num_rows)
             pages = pages.filter(pc.equal(pages.column("ns"), 0)).drop_columns(["ns"])

@@ -31,6 +31,7 @@ from entbench.builders.wikireading.splits import (
     check_ratios,
     held_out_properties,
 )
+from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import atomic_write_text, shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -68,7 +69,7 @@ class SplitParams(Params):
     seed: int = 0
     holdout_share: float = 0.2
     holdout_max_documents: int = 0
-    num_shards: int = 4
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if self.preset not in self.PRESETS:
@@ -80,8 +81,8 @@ class SplitParams(Params):
             raise ValueError(f"holdout_share must be within [0, 1], got {self.holdout_share}")
         if self.holdout_max_documents < 0:
             raise ValueError("holdout_max_documents must be >= 0 (0 = no limit)")
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 def property_document_counts(instances: UpstreamOutput) -> dict[str, int]:
@@ -105,38 +106,40 @@ class WikiReadingSplit(Stage):
     """Instances -> `train`, `valid`, `test` tables in the released column shape."""
 
     name = "wikireading"
-    version = 2  # 2: `_held_out_properties.json` (sidecars start with `_`)
+    version = 3  # 2: `_held_out_properties.json`; 3: row groups of at most ~8 MB of values
     layer = "benchmarks"
     params_type = SplitParams
     inputs = ("wikireading_instances",)
-    default_num_shards = 4
+    default_num_shards = 0
     shard_key = "document_id"
     description = "WikiReading splits by document: train, valid, test"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "instances"
 
     def outputs(self, params: Params) -> list[Output]:
         """The three splits, each sorted by (document_id, property)."""
         return [Output(name, schema.SPLIT, ("document_id", "property")) for name in SPLITS]
 
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the instances."""
+        return (("wikireading_instances", "instances"),)
+
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per instance shard, each told the held-out properties."""
+        """One task per span of an instance shard (a range of whole documents), each told the
+        held-out properties."""
         params = cast(SplitParams, ctx.params)
         instances = ctx.inputs["wikireading_instances"]
         held_out = sorted(choose_held_out(params, instances))
-        for j in range(len(instances.files("instances"))):
-            yield MapTask(f"i{j:05d}", {"shard": j, "held_out": held_out})
-
-    def progress_total(self, ctx: StageContext) -> int | None:
-        """One unit per instance shard."""
-        return len(ctx.inputs["wikireading_instances"].files("instances"))
+        for span in row_group_spans(instances.files("instances"), key="document_id"):
+            yield MapTask(span.task_id, {**span.meta(), "held_out": held_out})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Assign one instance shard's documents to splits and route the rows by document."""
+        """Assign one span's documents to splits and route the rows by document."""
         params = cast(SplitParams, ctx.params)
         stats = Stats()
-        path = ctx.inputs["wikireading_instances"].files("instances")[int(task.meta["shard"])]
-        instances = pq.read_table(path)
+        span = Span.from_meta(task.meta)
+        path = ctx.inputs["wikireading_instances"].files("instances")[span.file]
+        instances = pq.read_table(path, filters=span.key_filters("document_id"))
         held_out = frozenset(task.meta["held_out"])
         parts = assign_splits(instances, params.ratios, params.seed, held_out)
         for name in SPLITS:

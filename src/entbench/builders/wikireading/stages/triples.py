@@ -1,9 +1,11 @@
 """Stage `wikireading_triples`: truthy statements -> one answer set per (item, property) (spec §6).
 
-One map task per shard of the `wikidata` stage. Each reads that shard's truthy claims, sitelinks
-and entity types, looks up the labels its values and properties need in *every* entity shard
-(DuckDB reads only the id, label and datatype columns, filtered to the ids wanted), consolidates
-the statements with `entbench.builders.wikireading.answers.consolidate`, and routes the rows by `qid`.
+One map task per row group of a `wikidata` shard's truthy claims (`engine.inputs`: a subject
+range, so a task holds at most 65,536 statements whatever the dump). Each reads those claims, the
+sitelinks and entity types of the same subjects, looks up the labels its values and properties
+need in *every* entity shard (DuckDB reads only the id, label and datatype columns, filtered to
+the ids wanted), consolidates the statements with
+`entbench.builders.wikireading.answers.consolidate`, and routes the rows by `qid`.
 
 The funnel is counted: `instances_considered` = `dropped_no_sitelink` +
 `dropped_property_without_label` + `dropped_no_renderable_value` + `instances_usable`, with
@@ -26,6 +28,7 @@ import pyarrow.parquet as pq
 from entbench.builders.wikireading.answers import PartialPolicy, consolidate
 from entbench.builders.wikireading.values import DEFAULT_DATATYPES, CoarseTime, RenderOptions
 from entbench.engine.duck import stage_connection
+from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -57,7 +60,7 @@ class TriplesParams(Params):
     datatypes: tuple[str, ...] = DEFAULT_DATATYPES
     coarse_time: str = "year"
     on_partial: str = "keep"
-    num_shards: int = 4
+    num_shards: int = 0
 
     def __post_init__(self) -> None:
         if self.coarse_time not in ("year", "drop"):
@@ -66,8 +69,8 @@ class TriplesParams(Params):
             raise ValueError(f"on_partial must be 'keep' or 'drop', got {self.on_partial!r}")
         if not self.datatypes:
             raise ValueError("datatypes must not be empty")
-        if self.num_shards < 1:
-            raise ValueError("num_shards must be >= 1")
+        if self.num_shards < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
     def render_options(self) -> RenderOptions:
         """The value-rendering options these parameters ask for."""
@@ -82,18 +85,23 @@ class WikiReadingTriples(Stage):
     layer = "derived"
     params_type = TriplesParams
     inputs = ("wikidata",)
-    default_num_shards = 4
+    default_num_shards = 0
     shard_key = "qid"
     description = "truthy statements -> one answer set per (item, property) with a sitelink"
-    progress_unit = "shard"
+    progress_unit = "task"
     progress_items = "instances"
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, sorted by (qid, property)."""
         return [Output("triples", schema.TRIPLES, ("qid", "property"))]
 
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        """Sized from the Wikidata scan's truthy statements."""
+        return (("wikidata", "truthy_claims"),)
+
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per Wikidata shard (after checking the scan kept the site and language)."""
+        """One task per span of a Wikidata shard's truthy statements (a subject range), after
+        checking the scan kept the site and language."""
         params = cast(TriplesParams, ctx.params)
         upstream = ctx.inputs["wikidata"]
         scan_params = upstream.params
@@ -108,22 +116,31 @@ class WikiReadingTriples(Stage):
                 f"wikireading_triples.language={params.language} but the wikidata scan kept only "
                 f"labels in {scan_params.get('languages')}; add it with --param wikidata.languages=..."
             )
-        for j in range(len(upstream.files("truthy_claims"))):
-            yield MapTask(f"w{j:05d}", {"shard": j})
-
-    def progress_total(self, ctx: StageContext) -> int | None:
-        """One unit per Wikidata shard."""
-        return len(ctx.inputs["wikidata"].files("truthy_claims"))
+        # One row group (65,536 statements) a task: the statements become Python dicts, ~2 KB each,
+        # so their count, not their few bytes of Parquet, is what a task holds.
+        spans = row_group_spans(upstream.files("truthy_claims"), 1, key="subject")
+        for span in spans:
+            yield MapTask(span.task_id, {**span.meta(), "tasks": len(spans)})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Consolidate one Wikidata shard's statements and route the rows by qid."""
+        """Consolidate one subject range's statements and route the rows by qid."""
         params = cast(TriplesParams, ctx.params)
         upstream = ctx.inputs["wikidata"]
-        j = int(task.meta["shard"])
+        span = Span.from_meta(task.meta)
         stats = Stats()
-        claims = pq.read_table(upstream.files("truthy_claims")[j], columns=_CLAIM_COLUMNS)
-        entities = pq.read_table(upstream.files("entities")[j], columns=["id", "type"])
-        sitelinks = pq.read_table(upstream.files("sitelinks")[j], columns=["id", "site", "title"])
+        claims = pq.read_table(
+            upstream.files("truthy_claims")[span.file],
+            columns=_CLAIM_COLUMNS,
+            filters=span.key_filters("subject"),
+        ).sort_by([("subject", "ascending"), ("property", "ascending"), ("ordinal", "ascending")])
+        entities = pq.read_table(
+            upstream.files("entities")[span.file], columns=["id", "type"], filters=span.key_filters("id")
+        )
+        sitelinks = pq.read_table(
+            upstream.files("sitelinks")[span.file],
+            columns=["id", "site", "title"],
+            filters=span.key_filters("id"),
+        )
         sitelinks = sitelinks.filter(pc.equal(sitelinks.column("site"), params.site))
         titles = dict(
             zip(sitelinks.column("id").to_pylist(), sitelinks.column("title").to_pylist(), strict=True)
@@ -135,7 +152,7 @@ class WikiReadingTriples(Stage):
             )
             if t == "item"
         }
-        labels, datatypes = _lookup_labels(ctx, upstream.files("entities"), claims, params.language)
+        labels, datatypes = _lookup_labels(ctx, upstream.files("entities"), claims, params.language, task)
         rows = _consolidate_shard(claims, items, titles, labels, datatypes, params, stats)
         table = pa.Table.from_pylist(rows, schema=schema.TRIPLES)
         sink.emit_by_key("triples", table, "qid", ctx.num_shards)
@@ -144,7 +161,7 @@ class WikiReadingTriples(Stage):
 
 
 def _lookup_labels(
-    ctx: StageContext, entity_files: list[str], claims: pa.Table, language: str
+    ctx: StageContext, entity_files: list[str], claims: pa.Table, language: str, task: MapTask
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Labels of every property, item value and unit the claims mention, and property datatypes."""
     column = f"label_{column_suffix(language)}"
@@ -162,7 +179,7 @@ def _lookup_labels(
         ).combine_chunks()
     )
     ids = pa.table({"id": wanted})
-    con = stage_connection(ctx, tasks=len(ctx.inputs["wikidata"].files("truthy_claims")))  # one per map task
+    con = stage_connection(ctx, tasks=int(task.meta["tasks"]))  # one per map task
     try:
         con.register("wanted", ids)
         result = con.sql(

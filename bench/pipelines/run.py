@@ -1,0 +1,237 @@
+"""The pipeline benchmark (issue 22): three targets end to end, S against 4S, 1 against 2 workers.
+
+    python bench/pipelines/run.py                  # S = 64 MB of XML and 4S, 3 rounds; writes results/
+    python bench/pipelines/run.py --quick --json   # 1 round; prints the JSON, writes nothing
+
+Two generated worlds per size (`gen_world.py`, cached under `--work`): a zhwiki multistream dump
+with a Wikidata old/new pair (`hansel-train`) and an enwiki one with a Wikidata dump
+(`alias-table`, then `wikireading` in the same output directory, so the two share their scans as
+a user's build would). Each build runs in a fresh process (`measure_build.py`) with default
+parameters: explicit `--source`s and no config (a real build: only the stages' documented
+defaults apply), `--workers` 1 or 2, nothing else.
+Per stage: its own seconds (`_RUN.json`) and its peak RSS (the largest process of the build while
+that stage ran, `measure_build.py`). In the same run, mwxml parses the same XML, decompressed, with
+nothing rendered: the baseline of the scan's rate. Measurements go round-robin over `--repeat`
+rounds; every figure is a median.
+
+The JSON's `ratios` (the issue's Must-show):
+* `time_ratio_4x_max`: the largest 4S/S time ratio (one worker) over stages taking >= 1 s at S;
+* `rss_ratio_4x_max`: the largest 4S/S peak-RSS ratio over stages, for one and for two workers;
+* `scaling_2_workers_min`: the smallest 1-worker/2-worker ratio at 4S over the three targets, of
+  the sum of their stages' seconds;
+* `scan_vs_mwxml`: mwxml's seconds on the plain XML over the scan stage's seconds (one worker, on
+  the multistream `.bz2`), the lower of the two languages at 4S (`bench/wikipedia`'s "stage x
+  mwxml-only", the figure issue 22 states as 0.22x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import gen_world
+
+import report
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parents[1]
+RESULT_FORMAT = "entbench.bench-pipelines/1"
+WORLDS = {
+    "zh": {
+        "targets": ("hansel-train",),
+        "sources": {"zhwiki": "xml", "wikidata_old": "old", "wikidata_new": "new"},
+    },
+    "en": {"targets": ("alias-table", "wikireading"), "sources": {"wikipedia": "xml", "wikidata": "old"}},
+}
+SCANS = {"zh": "zhwiki", "en": "wikipedia"}
+
+
+def world(work: Path, language: str, mb: float, seed: int, regenerate: bool) -> tuple[Path, dict[str, Any]]:
+    """A generated world (cached while the generators' versions, the size and the seed match) and
+    its plain XML (for the mwxml baseline)."""
+    key = f"{language}-w{gen_world.WORLD_VERSION}-x{gen_world.gen_xml.GENERATOR_VERSION}-s{seed}-{mb:g}mb"
+    directory = work / key
+    info_path = directory / "world.json"
+    if regenerate or not info_path.exists():
+        shutil.rmtree(directory, ignore_errors=True)
+        tmp = work / f".{key}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        info = gen_world.generate(tmp, language=language, mb=mb, seed=seed)
+        with bz2.open(tmp / info["xml"], "rb") as src, open(tmp / "plain.xml", "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 22)
+        info["xml_bytes"] = (tmp / "plain.xml").stat().st_size
+        (tmp / "world.json").write_text(json.dumps(info, indent=1) + "\n")
+        os.replace(tmp, directory)
+    return directory, json.loads(info_path.read_text())
+
+
+def source_args(directory: Path, info: dict[str, Any], language: str) -> list[str]:
+    """`--source NAME=PATH` for each of the world's dumps: no config, every parameter its default."""
+    files = {"xml": info["xml"], **info["wikidata"]}
+    args: list[str] = []
+    for name, kind in WORLDS[language]["sources"].items():
+        args += ["--source", f"{name}={directory / files[kind]}"]
+    return args
+
+
+def launch(argv: list[str], env: dict[str, str] | None = None) -> str:
+    """Run argv from the repository; its stdout (exit with its stderr if it failed)."""
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, check=False)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def build(
+    directory: Path, info: dict[str, Any], language: str, workers: int, scratch: Path
+) -> dict[str, Any]:
+    """One measured build of the world's targets in a fresh output directory."""
+    out = scratch / f"{directory.name}-w{workers}"
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [
+        sys.executable,
+        str(BENCH_DIR / "measure_build.py"),
+        "--out",
+        str(out),
+        *source_args(directory, info, language),
+        "--workers",
+        str(workers),
+        *WORLDS[language]["targets"],
+    ]
+    try:
+        return dict(json.loads(launch(argv)))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def mwxml_seconds(plain: Path) -> dict[str, Any]:
+    """mwxml over the plain XML in a fresh process: every page and revision text touched."""
+    code = (
+        "import json, time, mwxml\n"
+        "start = time.perf_counter(); pages = chars = 0\n"
+        f"with open({str(plain)!r}, 'rb') as f:\n"
+        "    for page in mwxml.Dump.from_file(f):\n"
+        "        pages += 1\n"
+        "        for revision in page:\n"
+        "            chars += len(revision.text or '')\n"
+        "print(json.dumps({'seconds': time.perf_counter() - start, 'pages': pages, 'chars': chars}))\n"
+    )
+    return dict(json.loads(launch([sys.executable, "-c", code])))
+
+
+def median_build(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median seconds and RSS per stage over rounds (the first round's rows and shard counts)."""
+    first = runs[0]
+    stages: dict[str, Any] = {}
+    for name, stage in first["stages"].items():
+        merged = dict(stage)
+        for key in (
+            "seconds",
+            "map_seconds",
+            "shuffle_seconds",
+            "shard_seconds",
+            "rss_mib",
+            "rss_main_mib",
+            "rss_workers_mib",
+            "rss_start_mib",
+        ):
+            values = [r["stages"][name][key] for r in runs if key in r["stages"].get(name, {})]
+            if values:
+                merged[key] = round(statistics.median(values), 3)
+        merged.pop("dir", None)
+        stages[name] = merged
+    return {
+        "wall_seconds": round(statistics.median(r["wall_seconds"] for r in runs), 3),
+        "targets": first["targets"],
+        "stages": stages,
+    }
+
+
+def load_average() -> float:
+    """The 1-minute load average (other people's jobs share this machine's cores)."""
+    return round(os.getloadavg()[0], 2)
+
+
+def main() -> None:
+    """Generate the worlds, measure round-robin, print or write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mb", type=float, default=64.0, help="S: MB of XML per world")
+    parser.add_argument("--scale", type=int, default=4, help="the larger size is S x scale")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one round")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "entbench-bench-pipelines")
+    parser.add_argument("--regenerate", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the JSON, write nothing")
+    parser.add_argument("--worlds", default="zh,en", help="comma-separated: zh, en")
+    args = parser.parse_args()
+    repeat = 1 if args.quick else args.repeat
+    started = time.perf_counter()
+    sizes = {"S": args.mb, f"{args.scale}S": args.mb * args.scale}
+    languages = [w for w in args.worlds.split(",") if w]
+    worlds = {
+        (size, language): world(args.work, language, mb, args.seed, args.regenerate)
+        for size, mb in sizes.items()
+        for language in languages
+    }
+    builds: dict[str, list[dict[str, Any]]] = {}
+    baselines: dict[str, list[dict[str, Any]]] = {}
+    loads = [load_average()]
+    with tempfile.TemporaryDirectory(dir=args.work, prefix="run-") as tmp:
+        for _ in range(repeat):
+            for (size, language), (directory, info) in worlds.items():
+                baselines.setdefault(f"{size}/{language}", []).append(mwxml_seconds(directory / "plain.xml"))
+                for workers in (1, 2):
+                    key = f"{size}/{language}/w{workers}"
+                    builds.setdefault(key, []).append(build(directory, info, language, workers, Path(tmp)))
+                loads.append(load_average())
+    results = {key: median_build(runs) for key, runs in builds.items()}
+    mwxml = {
+        key: {
+            "seconds": round(statistics.median(r["seconds"] for r in runs), 3),
+            "pages": runs[0]["pages"],
+        }
+        for key, runs in baselines.items()
+    }
+    doc: dict[str, Any] = {
+        "format": RESULT_FORMAT,
+        "date": datetime.date.today().isoformat(),
+        "command": " ".join(["python", "bench/pipelines/run.py", *sys.argv[1:]]),
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_average_1m": {"min": min(loads), "median": statistics.median(loads), "max": max(loads)},
+        },
+        "repeat": repeat,
+        "sizes_mb": sizes,
+        "worlds": {f"{size}/{language}": info for (size, language), (_d, info) in worlds.items()},
+        "builds": results,
+        "mwxml": mwxml,
+    }
+    doc.update(report.analyse(doc, sizes, languages, SCANS))
+    doc["projection"] = report.projection(doc, REPO / "bench" / "results" / "latest.json")
+    doc["harness_seconds"] = round(time.perf_counter() - started, 1)
+    if args.json:
+        print(json.dumps(doc, indent=2))
+        return
+    out = BENCH_DIR / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (out / "latest.md").write_text(report.markdown(doc))
+    print(report.markdown(doc))
+
+
+if __name__ == "__main__":
+    main()

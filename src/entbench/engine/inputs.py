@@ -1,0 +1,166 @@
+"""Sizing work from upstream outputs: automatic shard counts, map tasks bounded by bytes, streaming.
+
+A downstream stage whose `num_shards` is 0 gets a shard count from the bytes of the upstream
+tables it reads (`Stage.shard_inputs`, `Stage.shard_input_bytes`), so a reducer holds about the
+same amount whatever the size of the dump: a fixture world gets one shard, a full Wikipedia or
+Wikidata dump hundreds or thousands, as the scans size theirs from the dump. The sizes come from
+the upstream manifests (`UpstreamOutput.sizes`), so planning reads no data file.
+
+Map tasks over an upstream table are spans of consecutive row groups of one shard file whose
+uncompressed bytes stay under a budget (`row_group_spans`; the writer bounds row groups by bytes,
+`shards.ROW_GROUP_BYTES`), and a task reads its span in small batches (`iter_span`) with
+Parquet's buffered stream, so it holds a batch and a page, not its row groups' column chunks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from entbench.engine.stage import UpstreamOutput
+
+#: Read buffer of a streamed Parquet file: reads go through it a page or so at a time.
+STREAM_BUFFER_BYTES = 1 << 20
+#: Uncompressed bytes of an upstream table one map task reads: about one row group of a table of
+#: long rows (`shards.ROW_GROUP_BYTES`), so a Wikipedia scan's shard is several tasks.
+SPAN_BYTES = 8 << 20
+
+
+def auto_num_shards(total_bytes: int, bytes_per_shard: int) -> int:
+    """About one shard per `bytes_per_shard` of input, at least one."""
+    return max(1, math.ceil(total_bytes / max(1, bytes_per_shard)))
+
+
+def upstream_bytes(upstream: Mapping[str, UpstreamOutput], tables: Iterable[tuple[str, str]]) -> int:
+    """Bytes on disk of the named upstream tables ((stage, table) pairs), from their manifests."""
+    return sum(sum(upstream[stage].sizes.get(table, ())) for stage, table in tables)
+
+
+@dataclass(frozen=True)
+class Span:
+    """Consecutive row groups of one shard file: the unit of a map task over an upstream table.
+
+    `first` and `last` are the smallest and largest value of the file's sort key in the span (from
+    the row groups' statistics), so a task can also read the matching rows of a table sorted by the
+    same key (a scan's `links` beside its `pages`) by that range alone. A key that repeats (a
+    subject's statements) may run on into the next span's first row group: `after`, the previous
+    span's `last` in the same file, makes the spans' key ranges `(after, last]` disjoint, so each
+    key's rows are read by exactly one task (`key_filters`)."""
+
+    file: int  # index of the file in the table's shard list
+    row_groups: tuple[int, ...]
+    rows: int
+    bytes: int  # uncompressed, from the file's metadata
+    first: Any = None
+    last: Any = None
+    after: Any = None
+
+    @property
+    def task_id(self) -> str:
+        """A stable, unique name for the span (its file and first row group)."""
+        first = self.row_groups[0] if self.row_groups else 0
+        return f"f{self.file:05d}-g{first:05d}"
+
+    def meta(self) -> dict[str, Any]:
+        """The span as JSON-able `MapTask.meta`."""
+        return {
+            "file": self.file,
+            "row_groups": list(self.row_groups),
+            "first": self.first,
+            "last": self.last,
+            "after": self.after,
+        }
+
+    @staticmethod
+    def from_meta(meta: Mapping[str, Any]) -> Span:
+        """The span of a task's `meta` (rows and bytes are not carried)."""
+        groups = tuple(int(g) for g in meta["row_groups"])
+        return Span(int(meta["file"]), groups, 0, 0, meta["first"], meta["last"], meta.get("after"))
+
+    def key_filters(self, key: str) -> list[tuple[str, str, Any]]:
+        """pyarrow `filters` selecting the rows of the span's key range `(after, last]` in its file."""
+        filters: list[tuple[str, str, Any]] = [(key, "<=", self.last)]
+        if self.after is not None:
+            filters.append((key, ">", self.after))
+        return filters
+
+
+def row_group_spans(files: Sequence[str], max_bytes: int | None = None, key: str | None = None) -> list[Span]:
+    """The row groups of `files`, in order, cut into spans of at most `max_bytes` uncompressed
+    (default `SPAN_BYTES`; a larger row group is a span of its own); files without rows give no
+    span. With `key`, a column the files are sorted by and carry statistics for, each span records
+    its key range."""
+    if max_bytes is None:
+        max_bytes = SPAN_BYTES
+    spans: list[Span] = []
+    for index, path in enumerate(files):
+        current: list[tuple[int, int, int, Any, Any]] = []  # (group, rows, bytes, min, max)
+        previous: Span | None = None
+        for group in _row_groups(path, key):
+            if current and sum(g[2] for g in current) + group[2] > max_bytes:
+                previous = _span(index, current, previous)
+                spans.append(previous)
+                current = []
+            current.append(group)
+        if current:
+            spans.append(_span(index, current, previous))
+    return spans
+
+
+def _row_groups(path: str, key: str | None) -> list[tuple[int, int, int, Any, Any]]:
+    """(index, rows, uncompressed bytes, key min, key max) of every row group of a Parquet file."""
+    metadata = pq.ParquetFile(path).metadata
+    column = None if key is None else metadata.schema.to_arrow_schema().get_field_index(key)
+    out = []
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        low = high = None
+        if column is not None:
+            stats = group.column(column).statistics
+            if stats is None or not stats.has_min_max:
+                raise ValueError(f"{path}: row group {g} has no statistics for {key}")
+            low, high = stats.min, stats.max
+        out.append((g, group.num_rows, group.total_byte_size, low, high))
+    return out
+
+
+def _span(index: int, groups: Sequence[tuple[int, int, int, Any, Any]], previous: Span | None) -> Span:
+    return Span(
+        index,
+        tuple(g[0] for g in groups),
+        sum(g[1] for g in groups),
+        sum(g[2] for g in groups),
+        groups[0][3],
+        groups[-1][4],
+        None if previous is None else previous.last,
+    )
+
+
+def iter_span(
+    path: str, row_groups: Sequence[int], columns: Sequence[str] | None = None, batch_rows: int = 1024
+) -> Iterator[pa.RecordBatch]:
+    """The rows of `row_groups` of one Parquet file, in order, `batch_rows` at a time, read through
+    a small buffer (the default reader loads whole column chunks first)."""
+    if not row_groups:
+        return
+    parquet = pq.ParquetFile(path, buffer_size=STREAM_BUFFER_BYTES, pre_buffer=False)
+    yield from parquet.iter_batches(
+        batch_size=batch_rows, row_groups=list(row_groups), columns=None if columns is None else list(columns)
+    )
+
+
+def read_span(path: str, row_groups: Sequence[int], columns: Sequence[str] | None = None) -> pa.Table:
+    """The rows of `row_groups` of one Parquet file as one table (an empty table of the file's
+    schema, or of `columns`, when there are none)."""
+    parquet = pq.ParquetFile(path, buffer_size=STREAM_BUFFER_BYTES, pre_buffer=False)
+    if not row_groups:
+        schema = parquet.schema_arrow
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns])
+        return schema.empty_table()
+    return parquet.read_row_groups(list(row_groups), columns=None if columns is None else list(columns))

@@ -1,0 +1,169 @@
+"""Work sized from upstream outputs (`engine.inputs`): automatic shard counts, row groups bounded by
+bytes, map tasks over spans of row groups, and streamed reads.
+
+The text is real: the Chinese paragraphs of the Hansel corpus fixture, repeated until a shard holds
+several row groups' worth, as a Wikipedia scan's `pages` does on a real dump.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from entbench.engine.inputs import auto_num_shards, iter_span, read_span, row_group_spans, upstream_bytes
+from entbench.engine.plan import plan_stage
+from entbench.engine.shards import (
+    ROW_GROUP_BYTES,
+    ROW_GROUP_SIZE,
+    content_bytes,
+    row_group_rows,
+    write_parquet,
+)
+from entbench.engine.stage import BuildOptions, Output, Params, Stage, UpstreamOutput
+
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "hansel" / "corpus.jsonl.gz"
+PAGES = pa.schema(
+    [pa.field("page_id", pa.int64(), nullable=False), pa.field("text", pa.string(), nullable=False)]
+)
+LINKS = pa.schema(
+    [pa.field("page_id", pa.int64(), nullable=False), pa.field("ordinal", pa.int32(), nullable=False)]
+)
+
+
+def real_texts() -> list[str]:
+    with gzip.open(CORPUS, "rt", encoding="utf-8") as handle:
+        return [json.loads(line)["text"] for line in handle]
+
+
+def pages(min_bytes: int) -> pa.Table:
+    """Real texts as pages with even ids, at least `min_bytes` of text (each numbered, so that no
+    two pages repeat and the writer chooses no dictionary, as for a real dump's pages)."""
+    texts = real_texts()
+    rows: list[str] = []
+    total = 0
+    while total < min_bytes:
+        for text in texts:
+            rows.append(f"{len(rows)} {text}")
+            total += len(rows[-1].encode("utf-8"))
+    return pa.table({"page_id": list(range(0, 2 * len(rows), 2)), "text": rows}, schema=PAGES)
+
+
+def write(table: pa.Table, path: Path, schema: pa.Schema, sort_by: tuple[str, ...]) -> Path:
+    write_parquet(table, path, schema=schema, metadata={}, sort_by=sort_by)
+    return path
+
+
+def test_row_groups_hold_about_row_group_bytes_of_values_and_small_shards_are_cut_as_before(
+    tmp_path: Path,
+) -> None:
+    big = pages(3 * ROW_GROUP_BYTES + 1)
+    rows = row_group_rows(big)
+    assert content_bytes(big) > 3 * ROW_GROUP_BYTES
+    path = write(big, tmp_path / "big.parquet", PAGES, ("page_id",))
+    metadata = pq.ParquetFile(path).metadata
+    assert metadata.num_row_groups == 4
+    assert [metadata.row_group(g).num_rows for g in range(3)] == [rows] * 3
+    for g in range(4):
+        assert metadata.row_group(g).total_byte_size < 1.5 * ROW_GROUP_BYTES
+    # rows of a few bytes: the row count bounds the groups, as it always did
+    small = pa.table(
+        {"page_id": list(range(ROW_GROUP_SIZE + 10)), "ordinal": [0] * (ROW_GROUP_SIZE + 10)}, LINKS
+    )
+    assert row_group_rows(small) == ROW_GROUP_SIZE
+    # values only, never buffers: the same rows in other chunks are cut the same way
+    rechunked = pa.Table.from_batches(big.to_batches(max_chunksize=777))
+    assert row_group_rows(rechunked) == rows and content_bytes(rechunked) == content_bytes(big)
+
+
+def test_spans_cover_every_row_group_once_with_their_key_ranges(tmp_path: Path) -> None:
+    files = [
+        str(write(pages(2 * ROW_GROUP_BYTES + 1), tmp_path / "a.parquet", PAGES, ("page_id",))),
+        str(write(PAGES.empty_table(), tmp_path / "empty.parquet", PAGES, ("page_id",))),
+        str(write(pages(10_000), tmp_path / "b.parquet", PAGES, ("page_id",))),
+    ]
+    spans = row_group_spans(files, ROW_GROUP_BYTES, key="page_id")
+    assert [(s.file, s.row_groups) for s in spans] == [(0, (0,)), (0, (1,)), (0, (2,)), (2, (0,))]
+    assert len({s.task_id for s in spans}) == len(spans)
+    for span in spans:
+        table = read_span(files[span.file], span.row_groups)
+        ids = table.column("page_id").to_pylist()
+        assert (span.first, span.last) == (ids[0], ids[-1]) and span.rows == len(ids)
+        streamed = list(iter_span(files[span.file], span.row_groups, ["page_id"], batch_rows=100))
+        assert max(b.num_rows for b in streamed) <= 100
+        assert [i for b in streamed for i in b.column(0).to_pylist()] == ids
+    # one span per file when the budget holds them all
+    assert [s.row_groups for s in row_group_spans(files, 1 << 40)] == [(0, 1, 2), (0,)]
+
+
+def test_a_repeated_key_is_read_by_exactly_one_span(tmp_path: Path) -> None:
+    """A key whose rows straddle row groups (a subject's statements) belongs to the span it ends
+    in's predecessor: `(after, last]` ranges are disjoint and cover every row."""
+    texts = real_texts()
+    rows = [
+        (i // 7, t)
+        for i, t in enumerate(texts * (3 * ROW_GROUP_BYTES // sum(len(t.encode()) for t in texts) + 1))
+    ]
+    table = pa.table(
+        {"page_id": [r[0] for r in rows], "text": [f"{r[1]}{i}" for i, r in enumerate(rows)]}, PAGES
+    )
+    path = str(write(table, tmp_path / "repeated.parquet", PAGES, ("page_id", "text")))
+    spans = row_group_spans([path], ROW_GROUP_BYTES, key="page_id")
+    assert len(spans) >= 3
+    seen: list[int] = []
+    for span in spans:
+        part = pq.read_table(path, filters=span.key_filters("page_id")).column("page_id").to_pylist()
+        assert not set(part) & set(seen)
+        seen += part
+    assert sorted(seen) == table.column("page_id").to_pylist()
+
+
+@dataclass(frozen=True)
+class AutoParams(Params):
+    num_shards: int = 0
+
+
+class AutoStage(Stage):
+    """A downstream stage sized from one upstream table."""
+
+    name = "auto"
+    params_type = AutoParams
+    default_num_shards = 0
+    shard_input_bytes = 1000
+    inputs = ("up",)
+
+    def outputs(self, params: Params) -> list[Output]:
+        return [Output("t", LINKS, ("page_id",))]
+
+    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+        return (("up", "pages"),)
+
+
+def upstream(sizes: tuple[int, ...]) -> UpstreamOutput:
+    return UpstreamOutput(
+        "up", "/nowhere", "f" * 64, "m" * 64, {"pages": ("a",) * len(sizes)}, sizes={"pages": sizes}
+    )
+
+
+@pytest.mark.parametrize(
+    ("sizes", "expected"), [((), 1), ((10,), 1), ((1000,), 1), ((600, 401), 2), ((2500, 2500), 5)]
+)
+def test_automatic_shard_count_from_the_upstream_manifest_sizes(
+    tmp_path: Path, sizes: tuple[int, ...], expected: int
+) -> None:
+    up = {"up": upstream(sizes)}
+    assert upstream_bytes(up, [("up", "pages")]) == sum(sizes)
+    assert auto_num_shards(sum(sizes), 1000) == expected
+    plan = plan_stage(AutoStage(), AutoParams(), {}, up, tmp_path, BuildOptions())
+    assert plan.ctx.num_shards == expected
+    # the count enters the parameters, hence the fingerprint, as a number
+    assert (
+        plan.ctx.params == AutoParams(num_shards=expected) and plan.fingerprint_doc["num_shards"] == expected
+    )
+    fixed = plan_stage(AutoStage(), AutoParams(num_shards=3), {}, up, tmp_path, BuildOptions())
+    assert fixed.ctx.num_shards == 3
