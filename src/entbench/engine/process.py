@@ -13,13 +13,11 @@ those fresh buffers are not first touched 4 KB at a time.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import gc
 import os
 import platform
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
 from pathlib import Path
@@ -162,19 +160,3 @@ def _malloc_huge_pages_would_help() -> bool:
         return "[madvise]" in _THP_ENABLED.read_text(encoding="ascii")
     except OSError:
         return False
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused for a block (a scan's map task), then restored.
-
-    A map task builds millions of rows of acyclic objects (tuples, strings, ints) and holds them
-    until it emits them: the cyclic GC would re-traverse all of them at every collection and free
-    none of them (10-15% of a scan's time, measured)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -7,11 +7,11 @@ datafilter.py`), with its keys (quirks E2, U1-U3, F1, F2 in `entbench.filters.me
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
+
+from entbench.gc_pause import gc_paused
 
 Mode = Literal["eptest", "strict"]
 MODES: tuple[Mode, ...] = ("eptest", "strict")
@@ -132,29 +132,12 @@ def build_index(train: Iterable[Item], mode: Mode = "eptest") -> TrainIndex:
     """
     index: TrainIndex = EptestIndex() if check_mode(mode) == "eptest" else StrictIndex()
     distinct: dict[Item, int] = {}
-    with paused_gc():
+    with gc_paused():
         for item in train:
             distinct[item] = distinct.get(item, 0) + 1
         for item, count in distinct.items():
             index.add(checked(item), count)
     return index
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector around a bulk build of acyclic containers.
-
-    Building the index allocates a few hundred thousand tuples and frozensets; CPython 3.11 then
-    rescans every live container again and again (5x the build time on EWT). Nothing built here
-    is cyclic, so reference counting frees all of it; the collector is re-enabled after.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def check_mode(mode: str) -> Mode:

@@ -37,18 +37,17 @@ decompressed stream for `.gz`/`.bz2` input).
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import os
 import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from entbench.errors import DataError, UserError
+from entbench.gc_pause import gc_paused
 from entbench.readers.dumps import detect_compression, open_decompressed
 
 Policy = Literal["eptest", "strict"]
@@ -96,19 +95,6 @@ def read_input_bytes(path: str | Path) -> bytes:
         raise DataError(f"cannot decompress ({exc})", path=name) from exc
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while reading: a file becomes a few hundred thousand
-    acyclic tuples, and CPython 3.11 would rescan them all again and again (half the read time)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """Lines without their newline (and a trailing CR, as universal newlines drop it), with offsets."""
     offset = 0
@@ -134,7 +120,7 @@ def read_jiant(path: str | Path) -> list[EPItem]:
     """Every target of a jiant edge-probing JSON-lines file (plain, `.gz` or `.bz2`), in file order."""
     name = str(path)
     data = read_input_bytes(name)
-    with paused_gc():
+    with gc_paused():
         return _jiant_items(data, name)
 
 
@@ -285,7 +271,7 @@ def read_conllu(
         # C4: EPtest re-seeds for every arc, so its pick depends on the count only.
         return fresh_picks(n_candidates) if policy == "eptest" else rng.sample(range(n_candidates), 1)[0]
 
-    with paused_gc():
+    with gc_paused():
         return _conllu_items(read_input_bytes(name), name, task, policy, pick)
 
 

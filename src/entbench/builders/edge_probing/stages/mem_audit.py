@@ -57,8 +57,9 @@ from entbench.filters.memorization import (
     mem_uniform,
     percent,
 )
-from entbench.filters.memorization_index import checked, paused_gc
+from entbench.filters.memorization_index import checked
 from entbench.filters.memorization_reasons import UNSEEN_LABEL
+from entbench.gc_pause import gc_paused
 from entbench.schemas import edge_probing as schema
 
 #: The audit's report (`filter mem`'s `report.json`), a sidecar: `_` keeps Parquet readers off it.
@@ -270,7 +271,7 @@ class MemAuditStage(Stage):
         wanted = pc.unique(rows.filter(rows.column("_valid")).column("_key"))
         train = train.filter(pc.is_in(train.column("_key"), value_set=wanted))
         index = StrictIndex()
-        with paused_gc():
+        with gc_paused():
             for spans, labels, count in zip(
                 *(train.column(c).to_pylist() for c in ("_spans", "_labels", "_count")), strict=True
             ):

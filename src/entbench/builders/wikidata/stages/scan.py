@@ -38,7 +38,6 @@ from entbench.builders.wikidata.scan import (
     write_rejects,
     write_task_rejects,
 )
-from entbench.engine.process import gc_paused
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -51,6 +50,7 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
+from entbench.gc_pause import gc_paused
 from entbench.readers.compressed_blocks import iter_decompressed_blocks
 from entbench.readers.dumps import (
     StreamTruncated,

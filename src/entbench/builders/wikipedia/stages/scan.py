@@ -30,7 +30,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from entbench.engine.executors.base import on_release
-from entbench.engine.process import gc_paused
 from entbench.engine.shards import atomic_write_text, shard_of
 from entbench.engine.stage import (
     BucketSink,
@@ -43,6 +42,7 @@ from entbench.engine.stage import (
     StageContext,
 )
 from entbench.engine.stats import Stats
+from entbench.gc_pause import gc_paused
 from entbench.readers.compressed_blocks import iter_decompressed_blocks
 from entbench.readers.dumps import StreamTruncated, detect_compression
 from entbench.readers.mediawiki_xml import (
