@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from entbench.engine.stage import UpstreamOutput
+from entbench.engine.stage import MapTask, UpstreamOutput
 
 #: Read buffer of a streamed Parquet file: reads go through it a page or so at a time.
 STREAM_BUFFER_BYTES = 1 << 20
@@ -110,6 +110,13 @@ def row_group_spans(files: Sequence[str], max_bytes: int | None = None, key: str
         if current:
             spans.append(_span(index, current, previous))
     return spans
+
+
+def span_tasks(files: Sequence[str], max_bytes: int | None = None, key: str | None = None) -> list[MapTask]:
+    """One map task per span of `files` (`row_group_spans`), its meta the span's plus `tasks`, how
+    many tasks the stage has (a DuckDB task divides the stage's threads by it)."""
+    spans = row_group_spans(files, max_bytes, key)
+    return [MapTask(span.task_id, {**span.meta(), "tasks": len(spans)}) for span in spans]
 
 
 def _row_groups(path: str, key: str | None) -> list[tuple[int, int, int, Any, Any]]:

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import Span, row_group_spans
+from entbench.engine.inputs import Span, span_tasks
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
@@ -130,9 +130,7 @@ class AliasTable(Stage):
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
         """One task per span of row groups of the scan's `pages` (its page-id range)."""
-        spans = row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id")
-        for span in spans:
-            yield MapTask(span.task_id, {**span.meta(), "tasks": len(spans)})
+        yield from span_tasks(ctx.inputs[self.wikipedia].files("pages"), key="page_id")
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Count anchors, titles and redirects of one span of a scan shard per (normalised

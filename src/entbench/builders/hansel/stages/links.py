@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from entbench.builders.hansel.resolution import document_status, link_status
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import Span, row_group_spans
+from entbench.engine.inputs import Span, span_tasks
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -101,9 +101,7 @@ class HanselLinks(Stage):
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
         """One task per span of row groups of the scan's `pages` (its page-id range)."""
-        spans = row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id")
-        for span in spans:
-            yield MapTask(span.task_id, {**span.meta(), "tasks": len(spans)})
+        yield from span_tasks(ctx.inputs[self.wikipedia].files("pages"), key="page_id")
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Decide the documents and links of one span of a scan shard."""

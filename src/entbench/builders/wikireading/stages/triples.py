@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from entbench.builders.wikireading.answers import PartialPolicy, consolidate
 from entbench.builders.wikireading.values import DEFAULT_DATATYPES, CoarseTime, RenderOptions
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import Span, row_group_spans
+from entbench.engine.inputs import Span, span_tasks
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -118,9 +118,7 @@ class WikiReadingTriples(Stage):
             )
         # One row group (65,536 statements) a task: the statements become Python dicts, ~2 KB each,
         # so their count, not their few bytes of Parquet, is what a task holds.
-        spans = row_group_spans(upstream.files("truthy_claims"), 1, key="subject")
-        for span in spans:
-            yield MapTask(span.task_id, {**span.meta(), "tasks": len(spans)})
+        yield from span_tasks(upstream.files("truthy_claims"), 1, key="subject")
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Consolidate one subject range's statements and route the rows by qid."""
