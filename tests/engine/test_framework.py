@@ -124,6 +124,19 @@ def test_params_errors_name_the_parameter_and_the_value() -> None:
     assert make_params(ToyParams, "toy", {"note": 7}) == ToyParams(note="7")
 
 
+def test_every_stage_refuses_a_negative_shard_count() -> None:
+    """`num_shards` is checked once, in `Params`, for every stage that has it (0 = automatic)."""
+    import entbench.builders  # noqa: F401 - declares every dataset's pipeline
+
+    with_shards = [s for s in registry.stages().values() if "num_shards" in s.params_type().to_json()]
+    assert len(with_shards) >= 16
+    for stage in with_shards:
+        with pytest.raises(UserError, match=r"num_shards must be >= 0 \(0 = automatic\)"):
+            make_params(stage.params_type, stage.stage_name, {"num_shards": -1})
+        automatic = make_params(stage.params_type, stage.stage_name, {"num_shards": 0})
+        assert automatic.to_json()["num_shards"] == 0
+
+
 def test_config_file_overrides_and_errors(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('[sources]\nwikidata = "dumps/a.json"\n[params.wikidata]\nnum_shards = 2\n')

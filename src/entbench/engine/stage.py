@@ -43,6 +43,12 @@ class Params:
 
     PATH_FIELDS: ClassVar[tuple[str, ...]] = ()
 
+    def __post_init__(self) -> None:
+        """The check every stage's `num_shards` shares: 0 (automatic) or more. A subclass with
+        checks of its own calls this from its `__post_init__`."""
+        if getattr(self, "num_shards", 0) < 0:
+            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+
     def to_json(self) -> dict[str, Any]:
         """The parameters as plain JSON (tuples become lists)."""
         return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}

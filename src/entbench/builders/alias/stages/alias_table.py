@@ -86,8 +86,7 @@ class AliasTableParams(Params):
             raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}")
         if self.title_weight < 0 or self.redirect_weight < 0:
             raise ValueError("weights must be >= 0")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalizer:

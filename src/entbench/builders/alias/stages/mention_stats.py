@@ -69,10 +69,6 @@ class MentionStatsParams(Params):
 
     num_shards: int = 0
 
-    def __post_init__(self) -> None:
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
-
 
 class _Counter:
     """Occurrence and document counts per mention id, folded with numpy every FLUSH_IDS ids.

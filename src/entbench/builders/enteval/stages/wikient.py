@@ -70,8 +70,7 @@ class DescriptionsParams(Params):
     def __post_init__(self) -> None:
         if self.description_tokens < 1:
             raise ValueError("description_tokens must be >= 1")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 @dataclass(frozen=True)
@@ -82,10 +81,6 @@ class WikiEntParams(Params):
     drop_disambiguation_targets: bool = False
     require_qid: bool = False
     num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
 
 
 def route_by_page(table: pa.Table, column: str, num_shards: int) -> dict[int, pa.Table]:

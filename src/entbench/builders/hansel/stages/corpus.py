@@ -68,10 +68,6 @@ class HanselCorpusParams(Params):
 
     num_shards: int = 0
 
-    def __post_init__(self) -> None:
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
-
 
 def alias_normalizer(directory: str) -> MentionNormalizer:
     """The normaliser an alias table's keys were built with (its `_normalization.json`)."""

@@ -46,10 +46,6 @@ class HanselLinksParams(Params):
 
     num_shards: int = 0
 
-    def __post_init__(self) -> None:
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
-
 
 def page_shards(table: pa.Table, num_shards: int) -> np.ndarray:
     """The shard of each row by its `page_id`, as the Wikipedia scan routes pages."""

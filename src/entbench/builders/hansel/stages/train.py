@@ -92,8 +92,7 @@ class HanselParams(Params):
             raise ValueError("window must be >= 0")
         if self.validation_docs < 0:
             raise ValueError("validation_docs must be >= 0")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 class HanselTrain(Stage):

@@ -63,8 +63,7 @@ class EntityDiffParams(Params):
         )
         if len(set(self.languages)) != len(self.languages):
             raise ValueError(f"languages repeat: {list(self.languages)}")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 class EntityDiff(QueryStage):

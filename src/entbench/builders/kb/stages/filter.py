@@ -57,8 +57,7 @@ class InternalFilterParams(Params):
         )
         check_qids(self.classes, "classes")
         internal.check_site(self.site)
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 class InternalFilter(QueryStage):

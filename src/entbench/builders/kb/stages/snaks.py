@@ -34,8 +34,7 @@ class TopSnaksParams(Params):
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ValueError(f"k must be >= 1, got {self.k}")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 class TopSnaks(QueryStage):

@@ -49,8 +49,7 @@ class TypeClosureParams(Params):
         check_qids(self.roots, "roots")
         if not self.roots:
             raise ValueError("roots must name at least one class")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 class TypeClosure(QueryStage):
@@ -101,8 +100,7 @@ class CoarseTypesParams(Params):
         if not LABEL_PATTERN.fullmatch(self.other):
             raise ValueError(f"other must be an upper-case label such as OTHER, got {self.other!r}")
         parse_precedence(self.precedence, self.other)
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 class CoarseTypes(QueryStage):

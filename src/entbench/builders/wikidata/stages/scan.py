@@ -80,8 +80,7 @@ class WikidataScanParams(Params):
     def __post_init__(self) -> None:
         if not self.languages:
             raise ValueError("languages must not be empty")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
     def decode_config(self) -> DecodeConfig:
         """The decoder configuration these parameters ask for."""

@@ -94,8 +94,7 @@ class WikipediaScanParams(Params):
     def __post_init__(self) -> None:
         if not self.namespaces:
             raise ValueError("namespaces must not be empty")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 def page_shard(page_id: int, num_shards: int) -> int:

@@ -62,8 +62,7 @@ class TitleQidParams(Params):
     def __post_init__(self) -> None:
         if self.max_hops < 0:
             raise ValueError("max_hops must be >= 0")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 def read_siteinfo(directory: str) -> SiteInfo:

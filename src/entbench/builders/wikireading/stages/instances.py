@@ -64,8 +64,7 @@ class InstancesParams(Params):
     def __post_init__(self) -> None:
         if self.max_document_words < 0:
             raise ValueError("max_document_words must be >= 0 (0 = no truncation)")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 class WikiReadingInstances(Stage):

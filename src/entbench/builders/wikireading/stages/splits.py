@@ -81,8 +81,7 @@ class SplitParams(Params):
             raise ValueError(f"holdout_share must be within [0, 1], got {self.holdout_share}")
         if self.holdout_max_documents < 0:
             raise ValueError("holdout_max_documents must be >= 0 (0 = no limit)")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
 
 def property_document_counts(instances: UpstreamOutput) -> dict[str, int]:

@@ -69,8 +69,7 @@ class TriplesParams(Params):
             raise ValueError(f"on_partial must be 'keep' or 'drop', got {self.on_partial!r}")
         if not self.datatypes:
             raise ValueError("datatypes must not be empty")
-        if self.num_shards < 0:
-            raise ValueError("num_shards must be >= 0 (0 = automatic)")
+        super().__post_init__()
 
     def render_options(self) -> RenderOptions:
         """The value-rendering options these parameters ask for."""
