@@ -6,7 +6,6 @@ import contextlib
 import importlib
 import multiprocessing
 import signal
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -92,17 +91,22 @@ class ProcessPoolTaskExecutor:
         self._aborted = False
         # Workers start on the first submit; start them now so that interpreter start-up and
         # imports overlap the coordinator's source hashing and planning instead of the first tasks.
-        # They start with Ctrl-C ignored: the coordinator alone answers it (one line, exit 130) and
-        # stops them, instead of each printing a KeyboardInterrupt traceback of its own.
-        with _interrupts_ignored():
-            self._pool = ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=context,
-                initializer=_init_worker,
-                initargs=(self._queue, tuple(preload)),
-            )
-            for _ in range(workers):
-                self._pool.submit(_ready)
+        # They start with Ctrl-C blocked (`interrupts_held`): the coordinator alone answers it (one
+        # line, exit 130) and stops them, instead of each printing a KeyboardInterrupt traceback.
+        try:
+            with interrupts_held():
+                self._pool = ProcessPoolExecutor(
+                    max_workers=workers,
+                    mp_context=context,
+                    initializer=_init_worker,
+                    initargs=(self._queue, tuple(preload)),
+                )
+                for _ in range(workers):
+                    self._pool.submit(_ready)
+        except KeyboardInterrupt:  # a Ctrl-C held while the workers were spawned, delivered now
+            if hasattr(self, "_pool"):
+                self.abort()
+            raise
 
     def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
         """Submit tasks lazily, yield results as they complete; the first failure cancels the rest."""
@@ -156,15 +160,16 @@ class ProcessPoolTaskExecutor:
 
 
 @contextlib.contextmanager
-def _interrupts_ignored() -> Iterator[None]:
-    """SIGINT ignored while worker processes are spawned, so that they inherit SIG_IGN (Python keeps
-    an inherited SIG_IGN instead of installing its KeyboardInterrupt handler); only the main thread
-    may change signal handlers, so elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+def interrupts_held() -> Iterator[None]:
+    """SIGINT blocked in this thread while it spawns worker processes. A spawned process inherits
+    the signal mask through fork and exec, so the workers never receive Ctrl-C (the coordinator
+    alone answers it and stops them, instead of each printing a KeyboardInterrupt traceback).
+    Here the signal is only held, never dropped: another thread's receipt of it still interrupts
+    the main thread, and one sent to a process whose threads all block it is delivered when the
+    block ends. (Ignoring it with SIG_IGN instead, as workers would also inherit, lost a Ctrl-C
+    in that window and the build went on to exit 0.)"""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
