@@ -20,6 +20,23 @@ from entbench.errors import EntbenchError
 
 #: The status of a command whose reader closed the pipe (128 + SIGPIPE, as the shell reports `cat`'s).
 SIGPIPE_EXIT = 141
+#: The status and the one line of a build stopped by Ctrl-C (128 + SIGINT, as the shell reports it).
+INTERRUPTED_EXIT = 130
+INTERRUPTED = "entbench: interrupted; re-run the same command to resume"
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a Ctrl-C is behind `exc`: a library that catches everything while it loads (opencc
+    turns a KeyboardInterrupt during its import into `ImportError: opencc_clib not found`) must not
+    make an interrupt look like an internal error."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def closed_stdout() -> None:
@@ -43,8 +60,8 @@ class EntbenchGroup(click.Group):
             click.echo(f"entbench: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
-            click.echo("entbench: interrupted; re-run the same command to resume", err=True)
-            ctx.exit(130)
+            click.echo(INTERRUPTED, err=True)
+            ctx.exit(INTERRUPTED_EXIT)
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except MemoryError:
@@ -62,6 +79,9 @@ class EntbenchGroup(click.Group):
             click.echo(f"entbench: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
             ctx.exit(1)
         except Exception as exc:
+            if caused_by_interrupt(exc):
+                click.echo(INTERRUPTED, err=True)
+                ctx.exit(INTERRUPTED_EXIT)
             verbose = bool(ctx.meta.get("verbose"))
             if verbose:
                 traceback.print_exc()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import sys
+
+#: Same text as `cli.app.INTERRUPTED`, which a Ctrl-C during the imports below cannot reach.
+INTERRUPTED = "entbench: interrupted; re-run the same command to resume"
 
 
 def main() -> None:
@@ -16,11 +20,39 @@ def main() -> None:
         from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
         from entbench.cli.app import cli
 
-        cli(prog_name="entbench")
+        sys.exit(run(cli))
     except KeyboardInterrupt:
         # Ctrl-C outside a command's run (start-up, imports, exit): the same one line as inside it.
-        print("entbench: interrupted; re-run the same command to resume", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         sys.exit(130)
+
+
+def run(group: object, args: list[str] | None = None) -> int:
+    """Run the click group and return the exit status; what click's standalone mode would do, except
+    that a Ctrl-C anywhere (while the arguments are parsed, or as the context closes) gives the one
+    line and exit 130 of an interrupted build, not click's "Aborted!" and exit 1. `args`: the
+    command line after `entbench` (default: `sys.argv[1:]`)."""
+    import click
+
+    from entbench.cli.app import INTERRUPTED_EXIT, SIGPIPE_EXIT, closed_stdout
+
+    assert isinstance(group, click.Command)
+    try:
+        status = group.main(args, prog_name="entbench", standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt, EOFError):
+        print(INTERRUPTED, file=sys.stderr)
+        return INTERRUPTED_EXIT
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        closed_stdout()
+        return SIGPIPE_EXIT
+    # Non-standalone, click returns a command's own return value, or the status of `ctx.exit`;
+    # commands return None.
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

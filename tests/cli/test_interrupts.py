@@ -1,0 +1,72 @@
+"""Ctrl-C at any point of a command is one line and exit 130 (issue 19's fault matrix sends it at
+fixed times; these cover the windows a timer hits only now and then, deterministically)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import pytest
+
+from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
+from entbench.cli.app import INTERRUPTED, EntbenchGroup, caused_by_interrupt, cli
+from entbench.cli.main import run
+
+
+def group_with(command: Any) -> click.Group:
+    group = EntbenchGroup("entbench")
+    group.add_command(click.command("go")(command))
+    return group
+
+
+def test_a_ctrl_c_while_click_parses_the_arguments_is_the_interrupt_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(*_args: Any, **_kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(EntbenchGroup, "make_context", interrupted)
+    assert run(cli, ["build", "--help"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == INTERRUPTED and "Aborted" not in err
+
+
+def test_an_import_error_raised_by_a_ctrl_c_is_the_interrupt_line(capsys: pytest.CaptureFixture[str]) -> None:
+    def go() -> None:
+        try:
+            raise KeyboardInterrupt
+        except BaseException as exc:  # what opencc does while it loads its library
+            raise ImportError("opencc_clib not found") from exc
+
+    assert run(group_with(go), ["go"]) == 130
+    assert capsys.readouterr().err.strip() == INTERRUPTED
+
+
+def test_other_errors_are_still_internal_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    def go() -> None:
+        raise ImportError("no such module")
+
+    assert run(group_with(go), ["go"]) == 1
+    assert "internal error: ImportError: no such module" in capsys.readouterr().err
+
+
+def test_run_keeps_clicks_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(cli, ["--version"]) == 0
+    assert "entbench" in capsys.readouterr().out
+    assert run(cli, ["nope"]) == 2
+    assert "No such command 'nope'" in capsys.readouterr().err
+    assert run(cli, ["build", "nope"]) == 2
+    assert "unknown target 'nope'" in capsys.readouterr().err
+
+
+def test_caused_by_interrupt_follows_causes_and_contexts() -> None:
+    inner = KeyboardInterrupt()
+    outer = RuntimeError("wrapped")
+    outer.__context__ = ImportError("x")
+    outer.__context__.__cause__ = inner
+    assert caused_by_interrupt(outer)
+    assert not caused_by_interrupt(ValueError("plain"))
+    looped = ValueError("loop")
+    looped.__context__ = looped
+    assert not caused_by_interrupt(looped)
+
