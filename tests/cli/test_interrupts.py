@@ -3,6 +3,11 @@ fixed times; these cover the windows a timer hits only now and then, determinist
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -11,6 +16,8 @@ import pytest
 from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
 from entbench.cli.app import INTERRUPTED, EntbenchGroup, caused_by_interrupt, cli
 from entbench.cli.main import run
+from entbench.engine import process
+from entbench.engine.process import SIGINT_HELD_VARIABLE
 
 
 def group_with(command: Any) -> click.Group:
@@ -70,3 +77,38 @@ def test_caused_by_interrupt_follows_causes_and_contexts() -> None:
     looped.__context__ = looped
     assert not caused_by_interrupt(looped)
 
+
+def test_a_ctrl_c_held_across_the_huge_pages_exec_interrupts_the_new_process(tmp_path: Path) -> None:
+    """`reexec_with_huge_pages` holds SIGINT across its exec; a Ctrl-C in that window (here: sent
+    while held) reaches the new process, which stops with the one line, not a build to the end."""
+    program = (
+        "import os, signal, sys\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        f"os.environ[{SIGINT_HELD_VARIABLE!r}] = '1'\n"
+        "os.execv(sys.executable, [sys.executable, '-m', 'entbench.cli.main', 'build', 'kb', '--out', 'o'])\n"
+    )
+    command = [sys.executable, "-c", program]
+    done = subprocess.run(command, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == INTERRUPTED
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_huge_pages_exec_blocks_sigint_and_marks_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    def execv(*_args: Any) -> None:
+        seen["blocked"] = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+        seen["marked"] = os.environ.get(SIGINT_HELD_VARIABLE)
+        raise OSError("not here")
+
+    monkeypatch.setattr(process, "huge_pages_environment", lambda: {"ENTBENCH_TEST_UNUSED": "1"})
+    monkeypatch.setattr(os, "execv", execv)
+    monkeypatch.setattr(sys, "argv", ["entbench", "build"])
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-m", "entbench", "build"], raising=False)
+    process.reexec_with_huge_pages()
+    assert seen == {"blocked": True, "marked": "1"}
+    # The exec failed: the process runs on as it was.
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    assert SIGINT_HELD_VARIABLE not in os.environ

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import signal
 import sys
 from collections.abc import Sequence
 from importlib.abc import MetaPathFinder
@@ -121,6 +122,7 @@ def reexec_with_huge_pages() -> None:
     the tunable (`glibc.malloc.hugetlb=0` opts out), or off Linux, glibc < 2.35, or a kernel
     that gives huge pages to all memory or to none.
     """
+    deliver_held_interrupt()
     update = huge_pages_environment()
     argv = list(getattr(sys, "orig_argv", []))
     # Not for a program read from stdin ("-") or typed in (""): running it again would read nothing.
@@ -129,10 +131,30 @@ def reexec_with_huge_pages() -> None:
     os.environ.update(update)
     sys.stdout.flush()
     sys.stderr.flush()
+    # A Ctrl-C that reached Python's handler but not yet the code would die with this process
+    # image, and the new one would build to the end: hold SIGINT across the exec (the mask and a
+    # pending signal survive it) and let the new process take it (`deliver_held_interrupt`). One
+    # that came before the block raises here, before the exec.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    os.environ[SIGINT_HELD_VARIABLE] = "1"
     try:
         os.execv(sys.executable, [sys.executable, *argv[1:]])
     except OSError:  # run on as we are; workers still inherit the variable
+        os.environ.pop(SIGINT_HELD_VARIABLE, None)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return
+
+
+#: Set by `reexec_with_huge_pages` in the environment of the process it becomes: SIGINT is blocked
+#: there until `deliver_held_interrupt` unblocks it.
+SIGINT_HELD_VARIABLE = "ENTBENCH_SIGINT_HELD"
+
+
+def deliver_held_interrupt() -> None:
+    """Unblock the SIGINT that `reexec_with_huge_pages` held across its exec: a Ctrl-C sent in
+    between raises KeyboardInterrupt here."""
+    if os.environ.pop(SIGINT_HELD_VARIABLE, None) is not None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def huge_pages_environment() -> dict[str, str]:
