@@ -3,8 +3,9 @@
 `UserError` is something the user can fix on the command line or in the config (exit 2);
 `DataError` is something wrong with an input file (exit 1) and always names the file and,
 where there is one, the byte offset; `StorageError` is a failed operation on the store a build
-publishes to (exit 1), naming the store and what was being done. Anything else is a bug and
-shows a traceback only with `--verbose`.
+publishes to (exit 1), naming the store and what was being done; `WorkerLost` is a worker process
+that died under a build (exit 1), most often killed by the system for memory. Anything else is a
+bug and shows a traceback only with `--verbose`.
 """
 
 from __future__ import annotations
@@ -41,5 +42,12 @@ class DataError(EntbenchError):
 
 class StorageError(EntbenchError):
     """A store operation (upload, download, listing) failed: network, permissions, quota."""
+
+    exit_code = 1
+
+
+class WorkerLost(EntbenchError):
+    """A worker process died while it ran a task (killed by a signal, or it exited): the build
+    stops, what finished is kept, and a re-run resumes."""
 
     exit_code = 1

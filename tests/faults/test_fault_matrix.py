@@ -379,3 +379,39 @@ def test_build_help_lists_every_target(tmp_path: Path) -> None:
         "enteval-tasks",
     ):
         assert f"\n  {target} " in targets
+
+
+def _worker_pids(parent: int) -> list[int]:
+    """The executor's worker processes under `parent` (not multiprocessing's resource tracker)."""
+    pids = []
+    for child in Path(f"/proc/{parent}/task/{parent}/children").read_text().split():
+        cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+        if b"spawn_main" in cmdline:
+            pids.append(int(child))
+    return pids
+
+
+def test_a_worker_killed_by_the_oom_killer_is_one_clear_line_and_the_rerun_resumes(tmp_path: Path) -> None:
+    """SIGKILL to a worker during the map (what the kernel's OOM killer sends): exit 1 and one
+    line saying what happened and what to do, nothing half-done looks complete, the re-run completes."""
+    dump = gzip.compress(json_dump(tmp_path) * 20, mtime=1, compresslevel=1)  # ~20 map tasks of 1 MB
+    source = write(tmp_path, "dump.json.gz", dump)
+    args = ["build", "wikidata", *SAMPLES, "--source", f"wikidata={source}", "--out", str(tmp_path / "o")]
+    args += ["--workers", "2", "--chunk-mb", "1", "--no-progress", "--max-bad-lines", "1000"]
+    proc = start(args, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "o").glob("normalized/wikidata/.incomplete/v*/_map/*.done.json")):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.01)
+    workers = _worker_pids(proc.pid)
+    assert workers
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=60)
+    errors = [line for line in stderr.splitlines() if line.startswith("entbench: ")]
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    assert len(errors) == 1 and "a worker process was killed (SIGKILL)" in errors[0], stderr
+    assert "fewer --workers" in errors[0]
+    assert_nothing_half_done_looks_complete(tmp_path / "o")
+    again = run(tmp_path, *args)
+    assert again.returncode == 0, again.stderr

@@ -6,13 +6,16 @@ import contextlib
 import importlib
 import multiprocessing
 import signal
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from entbench.engine.executors.base import TaskFn, release_memory
 from entbench.engine.process import set_up_owned_process
 from entbench.engine.progress import QueueDrain, StageBar
+from entbench.errors import WorkerLost
 
 _worker_queue: Any = None
 
@@ -89,6 +92,8 @@ class ProcessPoolTaskExecutor:
         # (a Queue's feeder thread could deliver them after it, onto the next phase's bar).
         self._queue = context.SimpleQueue()
         self._aborted = False
+        #: Every worker process by pid, kept here: a broken pool drops its own list as it shuts down.
+        self._processes: dict[int, Any] = {}
         # Workers start on the first submit; start them now so that interpreter start-up and
         # imports overlap the coordinator's source hashing and planning instead of the first tasks.
         # They start with Ctrl-C blocked (`interrupts_held`): the coordinator alone answers it (one
@@ -123,11 +128,18 @@ class ProcessPoolTaskExecutor:
                         exhausted = True
                         break
                     pending.add(self._pool.submit(_call_in_worker, fn, args))
+                    self._processes.update(getattr(self._pool, "_processes", None) or {})
                 if not pending:
                     break
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=id):
                     yield future.result()
+        except BrokenProcessPool as exc:
+            # A worker died (the OOM killer's SIGKILL, most often): the pool cannot run anything
+            # more, and "BrokenProcessPool" as an internal error told the user nothing to do.
+            lost = self._lost_workers()
+            self.abort()
+            raise WorkerLost(lost_worker_message(lost, self.workers)) from exc
         except KeyboardInterrupt:
             self.abort()  # the running tasks would otherwise finish first: minutes, on a real dump
             raise
@@ -144,6 +156,18 @@ class ProcessPoolTaskExecutor:
         2-worker map of a small dump lost ~0.1-0.3 s to it; the inline executor never paid it)."""
         for _ in range(self.workers):
             self._pool.submit(_import_modules, tuple(modules))
+
+    def _lost_workers(self) -> list[int]:
+        """Exit codes of the workers (negative: killed by that signal), once the broken pool has
+        ended and reaped them all; the pool's own thread reaps them as this one asks, so an exit
+        code can read as unknown for a moment."""
+        self._processes.update(getattr(self._pool, "_processes", None) or {})
+        deadline = time.monotonic() + 5
+        while True:
+            codes = [process.exitcode for process in self._processes.values()]
+            if all(code is not None for code in codes) or time.monotonic() > deadline:
+                return [code for code in codes if code is not None]
+            time.sleep(0.02)
 
     def abort(self) -> None:
         """Stop the workers now (an interrupt): what they were writing is in `.incomplete/`, which a
@@ -173,3 +197,35 @@ def interrupts_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def lost_worker_message(exit_codes: Sequence[int], workers: int) -> str:
+    """What to tell the user when a worker process died: how it ended, the likely cause, what to do.
+
+    `exit_codes` are every worker's (negative: the signal that ended it); the pool itself ends the
+    others with SIGTERM once one has died, so that signal is named only when nothing else is."""
+    signals = {-code for code in exit_codes if code < 0}
+    statuses = sorted({code for code in exit_codes if code > 0})
+    others = sorted(signals - {signal.SIGTERM})
+    if signal.SIGKILL in signals:
+        how = (
+            "was killed (SIGKILL); on Linux that is most often the kernel's out-of-memory killer "
+            "(`dmesg` says so)"
+        )
+    elif others:
+        how = "was killed by " + ", ".join(_signal_name(n) for n in others)
+    elif statuses:
+        how = f"exited with status {statuses[0]}"
+    elif signals:
+        how = "was killed by SIGTERM"
+    else:
+        how = "ended unexpectedly"
+    fewer = f"with fewer --workers (this build had {workers}) " if workers > 1 else ""
+    return f"a worker process {how}; finished work is kept: re-run the same command {fewer}to resume"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
