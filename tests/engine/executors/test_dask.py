@@ -86,3 +86,27 @@ def _worker_set_up() -> tuple[str, str]:
     else:
         pandas_import = "imported"
     return pa.default_memory_pool().backend_name, pandas_import
+
+
+def kill_own_worker(_value: int, *, progress: object) -> None:
+    """A task whose every run kills the worker process it runs in, as the OOM killer would."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_task_that_kills_its_dask_workers_is_a_worker_lost_error() -> None:
+    from entbench.engine.executors.dask import DaskExecutor
+    from entbench.engine.progress import StageBar
+    from entbench.errors import WorkerLost
+
+    executor = DaskExecutor(2, None)
+    bar = StageBar("map", total=None, unit="task", items="rows", enabled=False)
+    try:
+        with pytest.raises(WorkerLost) as caught:
+            list(executor.run(kill_own_worker, [(1,)], bar))
+    finally:
+        bar.close()
+        executor.close()
+    assert "out-of-memory killer" in str(caught.value) and "re-run the same command" in str(caught.value)

@@ -12,7 +12,7 @@ from typing import Any
 from entbench.engine.executors.base import release_memory
 from entbench.engine.process import set_up_owned_process
 from entbench.engine.progress import StageBar
-from entbench.errors import UserError
+from entbench.errors import UserError, WorkerLost
 
 
 def _call(fn: Any, args: tuple[Any, ...]) -> tuple[Any, int, int]:
@@ -54,7 +54,7 @@ class DaskExecutor:
 
     def run(self, fn: Any, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
         """Submit lazily; yield results as tasks complete; the first failure cancels the rest."""
-        from distributed import as_completed
+        from distributed import KilledWorker, as_completed
 
         iterator = iter(tasks)
         limit = max(2, 2 * sum(self._client.nthreads().values()))
@@ -68,7 +68,16 @@ class DaskExecutor:
                     break
             for future in pending:
                 in_flight -= 1
-                result, units, items = future.result()
+                try:
+                    result, units, items = future.result()
+                except KilledWorker as exc:
+                    # dask ran the task again on other workers, and each of them died under it.
+                    raise WorkerLost(
+                        "the dask workers that ran one task all died under it (dask gave up: "
+                        f"{exc}); on Linux that is most often the out-of-memory killer: give each "
+                        "worker more memory, or run fewer workers per machine; finished work is "
+                        "kept: re-run the same command to resume"
+                    ) from exc
                 bar.update(units, items)
                 yield result
                 for args in iterator:
