@@ -234,7 +234,9 @@ class Builder:
                 for task in planned:
                     task_ids.append(task.task_id)
                     done = read_done(map_dir, task.task_id)
-                    if done is not None:
+                    # A record of other work under this id (a plan cut differently) is not this
+                    # task's: it runs again and overwrites it.
+                    if done is not None and done.get("task_digest") == task.digest():
                         stats.merge(done["stats"])
                         stage.on_map_done(ctx, done, bar.update)
                         continue

@@ -129,12 +129,14 @@ class _SpillFile:
             self._sink.write(message)
             self._index.setdefault(table, []).append([key, offset, message.size])
 
-    def close(self, stats: Stats) -> None:
-        """Close the file, then write the completion record (last, atomically)."""
+    def close(self, stats: Stats, task_digest: str = "") -> None:
+        """Close the file, then write the completion record (last, atomically); `task_digest`: a
+        map task's `MapTask.digest`."""
         if self._sink is not None:
             self._sink.close()
         done = {
             "task": self.task_id,
+            "task_digest": task_digest,
             "spill_format": SPILL_FORMAT,
             "stats": stats.sorted(),
             "batches": dict(sorted(self._index.items())),
@@ -159,9 +161,11 @@ class FileBucketSink(BucketSink):
         task_id: str,
         schemas: Mapping[str, pa.Schema],
         layout: ShuffleLayout,
+        task_digest: str = "",
     ) -> None:
         self.directory = directory
         self.task_id = task_id
+        self.task_digest = task_digest
         self.schemas = dict(schemas)
         self.layout = layout
         self.shards_per_group = layout.shards_per_group
@@ -217,7 +221,7 @@ class FileBucketSink(BucketSink):
         """Flush everything and mark the task done (the index file is the completion marker)."""
         for key in sorted(self._pending):
             self._flush(key)
-        self._files.close(stats)
+        self._files.close(stats, self.task_digest)
 
 
 def read_done(directory: Path, task_id: str) -> dict[str, Any] | None:

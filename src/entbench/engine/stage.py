@@ -17,6 +17,8 @@ never on how many workers ran or in which order tasks finished.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,6 +162,13 @@ class MapTask:
     task_id: str
     meta: Mapping[str, Any] = field(default_factory=dict)
     payload: bytes | bytearray | None = None
+
+    def digest(self) -> str:
+        """What the task covers (its id and meta), as its completion record keeps it: a resumed
+        build re-runs a task whose record was written for other work under the same id (a plan
+        cut differently by another entbench), instead of taking its rows for this task's."""
+        text = json.dumps({"task": self.task_id, "meta": self.meta}, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 class BucketSink:

@@ -40,7 +40,7 @@ def map_task(
     progress: ProgressFn,
 ) -> dict[str, Any]:
     """Run one map task: its rows into its spill file, its record (`<task>.done.json`) last."""
-    sink = FileBucketSink(Path(map_dir), task.task_id, schemas, layout)
+    sink = FileBucketSink(Path(map_dir), task.task_id, schemas, layout, task.digest())
     stats = stage.map(ctx, task, sink, progress)
     sink.close(stats)
     done = read_done(Path(map_dir), task.task_id)
