@@ -16,7 +16,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.engine.inputs import auto_num_shards, iter_span, read_span, row_group_spans, upstream_bytes
+from entbench.engine.inputs import (
+    SPAN_BYTES,
+    auto_num_shards,
+    columns_bytes,
+    iter_span,
+    read_span,
+    row_group_spans,
+    spans_reading,
+    upstream_bytes,
+)
 from entbench.engine.plan import plan_stage
 from entbench.engine.shards import (
     ROW_GROUP_BYTES,
@@ -99,6 +108,34 @@ def test_spans_cover_every_row_group_once_with_their_key_ranges(tmp_path: Path) 
         assert [i for b in streamed for i in b.column(0).to_pylist()] == ids
     # one span per file when the budget holds them all
     assert [s.row_groups for s in row_group_spans(files, 1 << 40)] == [(0, 1, 2), (0,)]
+
+
+def test_spans_of_a_task_that_reads_some_columns_are_sized_by_what_it_reads(tmp_path: Path) -> None:
+    """A task reading the ids of a span of text-heavy pages, and the links of those pages: its spans
+    hold about SPAN_BYTES of what it reads (ids plus its share of the links), not of text."""
+    page_file = str(write(pages(3 * ROW_GROUP_BYTES), tmp_path / "pages.parquet", PAGES, ("page_id",)))
+    ids = pq.read_table(page_file, columns=["page_id"]).column("page_id").to_pylist()
+    links = pa.table(
+        {"page_id": [p for p in ids for _ in range(40)], "ordinal": [o for _ in ids for o in range(40)]},
+        LINKS,
+    )
+    link_file = str(write(links, tmp_path / "links.parquet", LINKS, ("page_id", "ordinal")))
+    metadata = pq.ParquetFile(page_file).metadata
+    id_bytes = [
+        metadata.row_group(g).column(0).total_uncompressed_size for g in range(metadata.num_row_groups)
+    ]
+    assert columns_bytes([page_file], ["page_id"]) == sum(id_bytes)
+    assert columns_bytes([page_file], ["page_id", "text"]) == sum(
+        metadata.row_group(g).total_byte_size for g in range(metadata.num_row_groups)
+    )
+    by_text = row_group_spans([page_file], key="page_id")
+    assert len(by_text) == metadata.num_row_groups  # a task per row group of text
+    tasks = spans_reading([page_file], ["page_id"], ([link_file], ["page_id", "ordinal"]), key="page_id")
+    read = columns_bytes([page_file], ["page_id"]) + columns_bytes([link_file], ["page_id", "ordinal"])
+    assert len(tasks) < len(by_text) and len(tasks) == -(-read // SPAN_BYTES)
+    # every row group once, in order, with the key ranges the links are read by
+    assert [g for t in tasks for g in t.meta["row_groups"]] == list(range(metadata.num_row_groups))
+    assert tasks[0].meta["first"] == ids[0] and tasks[-1].meta["last"] == ids[-1]
 
 
 def test_a_repeated_key_is_read_by_exactly_one_span(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ Map tasks over an upstream table are spans of consecutive row groups of one shar
 uncompressed bytes stay under a budget (`row_group_spans`; the writer bounds row groups by bytes,
 `shards.ROW_GROUP_BYTES`), and a task reads its span in small batches (`iter_span`) with
 Parquet's buffered stream, so it holds a batch and a page, not its row groups' column chunks.
+A task that reads only some columns of a span, and the rows of a companion table in the same key
+range (a scan's `links` beside its `pages`), sizes its spans by those bytes (`spans_reading`).
 """
 
 from __future__ import annotations
@@ -90,18 +92,23 @@ class Span:
         return filters
 
 
-def row_group_spans(files: Sequence[str], max_bytes: int | None = None, key: str | None = None) -> list[Span]:
+def row_group_spans(
+    files: Sequence[str],
+    max_bytes: int | None = None,
+    key: str | None = None,
+    columns: Sequence[str] | None = None,
+) -> list[Span]:
     """The row groups of `files`, in order, cut into spans of at most `max_bytes` uncompressed
     (default `SPAN_BYTES`; a larger row group is a span of its own); files without rows give no
     span. With `key`, a column the files are sorted by and carry statistics for, each span records
-    its key range."""
+    its key range. With `columns`, only those columns' bytes count (what the task reads)."""
     if max_bytes is None:
         max_bytes = SPAN_BYTES
     spans: list[Span] = []
     for index, path in enumerate(files):
         current: list[tuple[int, int, int, Any, Any]] = []  # (group, rows, bytes, min, max)
         previous: Span | None = None
-        for group in _row_groups(path, key):
+        for group in _row_groups(path, key, columns):
             if current and sum(g[2] for g in current) + group[2] > max_bytes:
                 previous = _span(index, current, previous)
                 spans.append(previous)
@@ -112,17 +119,52 @@ def row_group_spans(files: Sequence[str], max_bytes: int | None = None, key: str
     return spans
 
 
-def span_tasks(files: Sequence[str], max_bytes: int | None = None, key: str | None = None) -> list[MapTask]:
+def span_tasks(
+    files: Sequence[str],
+    max_bytes: int | None = None,
+    key: str | None = None,
+    columns: Sequence[str] | None = None,
+) -> list[MapTask]:
     """One map task per span of `files` (`row_group_spans`), its meta the span's plus `tasks`, how
     many tasks the stage has (a DuckDB task divides the stage's threads by it)."""
-    spans = row_group_spans(files, max_bytes, key)
+    spans = row_group_spans(files, max_bytes, key, columns)
     return [MapTask(span.task_id, {**span.meta(), "tasks": len(spans)}) for span in spans]
 
 
-def _row_groups(path: str, key: str | None) -> list[tuple[int, int, int, Any, Any]]:
-    """(index, rows, uncompressed bytes, key min, key max) of every row group of a Parquet file."""
+def spans_reading(
+    files: Sequence[str],
+    columns: Sequence[str],
+    companion: tuple[Sequence[str], Sequence[str]],
+    key: str,
+) -> list[MapTask]:
+    """`span_tasks` over `files` for a task that reads `columns` of its span and the `companion`
+    (files, columns) rows of the same key range: a span's share of both is about `SPAN_BYTES`.
+
+    A scan's `pages` are mostly text: a stage that reads only their titles, and their links beside
+    them, got a task per 8 MB of text it never read (13 tasks of ~2.4 MB of links on the 256 MB
+    zhwiki world of `bench/pipelines`; now 5 of ~6.5 MB), and
+    every task pays for its look-ups in the stage's global tables (`hansel_links` reads the titles
+    it names from the whole `title_qid`). The companion's bytes are shared out in proportion to the
+    spans' own, which holds where both tables come from the same pages (a scan's shards)."""
+    own = columns_bytes(files, columns)
+    other = columns_bytes(*companion)
+    budget = max(1, SPAN_BYTES * own // max(1, own + other))
+    return span_tasks(files, budget, key, columns)
+
+
+def columns_bytes(files: Sequence[str], columns: Sequence[str]) -> int:
+    """Uncompressed bytes of `columns` (nested ones with every leaf) in `files`, from their metadata."""
+    return sum(group[2] for path in files for group in _row_groups(path, None, columns))
+
+
+def _row_groups(
+    path: str, key: str | None, columns: Sequence[str] | None = None
+) -> list[tuple[int, int, int, Any, Any]]:
+    """(index, rows, uncompressed bytes, key min, key max) of every row group of a Parquet file;
+    with `columns`, the bytes of those columns only."""
     metadata = pq.ParquetFile(path).metadata
     column = None if key is None else metadata.schema.to_arrow_schema().get_field_index(key)
+    wanted = None if columns is None else set(columns)
     out = []
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
@@ -132,7 +174,14 @@ def _row_groups(path: str, key: str | None) -> list[tuple[int, int, int, Any, An
             if stats is None or not stats.has_min_max:
                 raise ValueError(f"{path}: row group {g} has no statistics for {key}")
             low, high = stats.min, stats.max
-        out.append((g, group.num_rows, group.total_byte_size, low, high))
+        size = group.total_byte_size
+        if wanted is not None:
+            size = sum(
+                group.column(c).total_uncompressed_size
+                for c in range(group.num_columns)
+                if group.column(c).path_in_schema.split(".")[0] in wanted
+            )
+        out.append((g, group.num_rows, size, low, high))
     return out
 
 

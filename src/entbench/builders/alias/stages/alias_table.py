@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import Span, span_tasks
+from entbench.engine.inputs import Span, spans_reading
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
@@ -53,6 +53,9 @@ from entbench.schemas.alias import ALIAS_TABLE
 
 #: Written next to the shards: how mentions were normalised, so lookups normalise the same way.
 NORMALIZATION_FILE = "_normalization.json"  # a sidecar: `_` keeps Parquet readers off it
+#: What a map task reads of the scan's `pages` and `links` (its span is sized by their bytes).
+PAGE_COLUMNS = ("page_id", "title", "is_redirect", "ns")
+LINK_COLUMNS = ("page_id", "anchor", "target_normalized")
 #: What map tasks emit: the three components, before the reducer sums them.
 PARTIAL = pa.schema(
     [ALIAS_TABLE.field(n) for n in ("mention", "qid", "link_count", "title_flag", "redirect_flag")]
@@ -128,8 +131,12 @@ class AliasTable(Stage):
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per span of row groups of the scan's `pages` (its page-id range)."""
-        yield from span_tasks(ctx.inputs[self.wikipedia].files("pages"), key="page_id")
+        """One task per span of row groups of the scan's `pages` (its page-id range), sized by the
+        page and link columns it reads."""
+        scan = ctx.inputs[self.wikipedia]
+        yield from spans_reading(
+            scan.files("pages"), PAGE_COLUMNS, (scan.files("links"), LINK_COLUMNS), key="page_id"
+        )
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Count anchors, titles and redirects of one span of a scan shard per (normalised

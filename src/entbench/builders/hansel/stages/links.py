@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from entbench.builders.hansel.resolution import document_status, link_status
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import Span, span_tasks
+from entbench.engine.inputs import Span, spans_reading
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -38,6 +39,12 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats
 from entbench.schemas import hansel as schema
+
+#: What a map task reads of the scan's `pages` and `links` (its span is sized by their bytes).
+PAGE_COLUMNS = ("page_id", "title", "ns", "is_redirect", "is_disambiguation")
+LINK_COLUMNS = ("page_id", "ordinal", "target_normalized", "anchor", "start", "end")
+#: Links decided and emitted at a time.
+LINK_BATCH_ROWS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -96,8 +103,12 @@ class HanselLinks(Stage):
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per span of row groups of the scan's `pages` (its page-id range)."""
-        yield from span_tasks(ctx.inputs[self.wikipedia].files("pages"), key="page_id")
+        """One task per span of row groups of the scan's `pages` (its page-id range), sized by the
+        page and link columns it reads."""
+        scan = ctx.inputs[self.wikipedia]
+        yield from spans_reading(
+            scan.files("pages"), PAGE_COLUMNS, (scan.files("links"), LINK_COLUMNS), key="page_id"
+        )
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Decide the documents and links of one span of a scan shard."""
@@ -140,7 +151,8 @@ class HanselLinks(Stage):
                 "FROM pages p LEFT JOIN tq t ON t.title = p.title LEFT JOIN kb k ON k.qid = t.qid "
                 "WHERE p.ns = 0 AND NOT p.is_redirect ORDER BY p.page_id"
             ).fetchall()
-            links = con.execute(
+            status_of, doc_rows = self._documents(docs, stats)
+            cursor = con.execute(
                 'SELECT l.page_id, l.ordinal, l.target_normalized, l.anchor, l.start, l."end", '
                 "t.status, t.qid, coalesce(t.is_disambiguation, false), "
                 "coalesce(k.in_known, false), coalesce(k.in_new, false) "
@@ -149,9 +161,25 @@ class HanselLinks(Stage):
                 "ON p.page_id = l.page_id "
                 "LEFT JOIN tq t ON t.title = l.target_normalized LEFT JOIN kb k ON k.qid = t.qid "
                 "ORDER BY l.page_id, l.ordinal"
-            ).fetchall()
+            )
+            # A batch of links at a time: as Python tuples a span's links took ~17x their bytes.
+            counts: dict[int, list[int]] = {}
+            total = 0
+            while batch := cursor.fetchmany(LINK_BATCH_ROWS):
+                total += len(batch)
+                link_rows = self._links(batch, status_of, counts, stats)
+                self._emit(sink, "links", schema.LINKS, link_rows, ctx.num_shards)
         finally:
             con.close()
+        for row in doc_rows:
+            row[5], row[6] = counts.get(row[0], [0, 0])
+        self._emit(sink, "documents", schema.DOCUMENTS, [tuple(r) for r in doc_rows], ctx.num_shards)
+        progress(1, total)
+        return stats
+
+    @staticmethod
+    def _documents(docs: list[tuple[Any, ...]], stats: Stats) -> tuple[dict[int, str], list[list[Any]]]:
+        """Each article's status (by page id) and its document row (mention counts filled later)."""
         status_of: dict[int, str] = {}
         doc_rows = []
         for page_id, title, qid, in_kb, page_dis, item_dis, in_new in docs:
@@ -163,8 +191,15 @@ class HanselLinks(Stage):
             elif status == "kept" and not in_kb:
                 stats.add("documents_kept_not_in_kb")
             doc_rows.append([page_id, title, qid, bool(in_kb), status, 0, 0])
+        return status_of, doc_rows
+
+    @staticmethod
+    def _links(
+        links: list[tuple[Any, ...]], status_of: dict[int, str], counts: dict[int, list[int]], stats: Stats
+    ) -> list[tuple[object, ...]]:
+        """The rows of the links of kept documents, with their status; counts every page's links
+        and known links in `counts`."""
         link_rows = []
-        counts: dict[int, list[int]] = {}
         for page_id, ordinal, target, anchor, start, end, t_status, qid, dis, known, new in links:
             tally = counts.setdefault(page_id, [0, 0])
             tally[0] += 1
@@ -175,12 +210,7 @@ class HanselLinks(Stage):
             stats.add(f"links_{status}")
             tally[1] += status == "known"
             link_rows.append((page_id, ordinal, target, anchor, start, end, qid, status))
-        for row in doc_rows:
-            row[5], row[6] = counts.get(row[0], [0, 0])
-        self._emit(sink, "documents", schema.DOCUMENTS, [tuple(r) for r in doc_rows], ctx.num_shards)
-        self._emit(sink, "links", schema.LINKS, link_rows, ctx.num_shards)
-        progress(1, len(links))
-        return stats
+        return link_rows
 
     @staticmethod
     def _emit(
