@@ -199,7 +199,7 @@ class HanselLinks(Stage):
     ) -> list[tuple[object, ...]]:
         """The rows of the links of kept documents, with their status; counts every page's links
         and known links in `counts`."""
-        link_rows = []
+        link_rows: list[tuple[object, ...]] = []
         for page_id, ordinal, target, anchor, start, end, t_status, qid, dis, known, new in links:
             tally = counts.setdefault(page_id, [0, 0])
             tally[0] += 1
