@@ -16,9 +16,9 @@ P(e|m), ties by QID number. Candidates that are disambiguation pages are dropped
 unless `drop_disambiguation = false`.
 
 Map tasks take one span of row groups of a scan shard's `pages` each with the links of the same
-page-id range (`engine.inputs.spans_reading`: about 8 MB of the columns they read), and route partial counts by mention; reducers sum them,
-so every candidate of a mention is in one shard. Shards are sized from the scan (`num_shards` 0,
-the default). The companion stage `mention_stats`
+page-id range (`engine.inputs.spans_reading`: about 8 MB of the columns they read), and route
+partial counts by mention; reducers sum them, so every candidate of a mention is in one shard.
+Shards are sized from the scan (`num_shards` 0, the default). The companion stage `mention_stats`
 (`builders.alias.stages.mention_stats`) adds P(unlinked|m). `alias_table_kb`/`mention_stats_kb` are the same
 stages over `title_qid_kb` (Wikidata `wikidata_new`), for builds with a `kb`.
 """
