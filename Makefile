@@ -32,8 +32,8 @@ run: install
 test: install lint typecheck pytest fixtures-check
 
 lint: install
-	$(BIN)/ruff check src tests bench hatch_build.py
-	$(BIN)/ruff format --check src tests bench hatch_build.py
+	$(BIN)/ruff check src tests bench fixtures/scripts hatch_build.py
+	$(BIN)/ruff format --check src tests bench fixtures/scripts hatch_build.py
 	$(BIN)/lint-imports --no-logo
 
 typecheck: install
