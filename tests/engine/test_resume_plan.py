@@ -1,5 +1,6 @@
-"""A resumed build takes a finished map task's rows only for the work that task did: a record left
-under the same task id by a plan cut differently (another entbench, another budget) runs again."""
+"""How a map phase starts: a resumed build takes a finished map task's rows only for the work that
+task did (a record left under the same task id by a plan cut differently runs again), and a map whose
+workers would not fit in memory is announced with a worker count that fits."""
 
 from __future__ import annotations
 
@@ -90,3 +91,48 @@ def test_a_finished_task_of_another_plan_under_the_same_id_runs_again(
     monkeypatch.setattr(tasks, "map_task", original)
     monkeypatch.setattr(RangeStage, "task_size", 4)
     assert build(tmp_path) == list(range(ROWS))
+
+
+class HeavyRangeStage(RangeStage):
+    """`RangeStage` whose tasks each need a table of 3 GB."""
+
+    def worker_memory_estimate(self, ctx: StageContext) -> int | None:
+        return 3 * 10**9
+
+
+def test_a_map_whose_workers_would_not_fit_in_memory_is_announced_with_a_worker_count_that_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from entbench.engine import runner
+
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 7 * 10**9)
+    logged: list[str] = []
+    options = BuildOptions(progress=False, workers=4)
+    builder = Builder(tmp_path, BuildConfig(sources={}, params={}), options, log=logged.append)
+    builder.run(builder.plan(HeavyRangeStage(), {}), InlineExecutor())
+    warnings = [m for m in logged if "warning" in m]
+    assert warnings == [
+        "ranges: warning: each worker holds ~3.0 GB for this stage; 4 worker(s) need ~12.0 GB and 7.0 GB "
+        "are available: the system may kill workers for memory; --workers 2 would fit"
+    ]
+    logged.clear()
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 13 * 10**9)
+    roomy = Builder(tmp_path / "b", BuildConfig(sources={}, params={}), options, log=logged.append)
+    roomy.run(roomy.plan(HeavyRangeStage(), {}), InlineExecutor())
+    assert not [m for m in logged if "warning" in m]
+
+
+def test_mention_stats_estimates_its_automaton_from_the_alias_tables_mentions() -> None:
+    from entbench.builders.alias.stages.mention_stats import (
+        WORKER_BYTES_PER_MENTION,
+        MentionStats,
+        MentionStatsParams,
+    )
+    from entbench.engine.stage import UpstreamOutput
+
+    stage = MentionStats("mention_stats", alias_table="alias_table")
+    upstream = UpstreamOutput("alias_table", "/nowhere", "fp", "sha", {}, stats={"mentions": 15_000_000})
+    ctx = StageContext(
+        "mention_stats", MentionStatsParams(), 1, {}, {"alias_table": upstream}, "/nowhere", BuildOptions()
+    )
+    assert stage.worker_memory_estimate(ctx) == 15_000_000 * WORKER_BYTES_PER_MENTION  # ~5 GB

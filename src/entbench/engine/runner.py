@@ -172,6 +172,7 @@ class Builder:
             if plan.stage.is_map_reduce:
                 if todo_shards or not workdir.map_records_complete(plan):
                     self._warn_if_short_of_scratch(plan)
+                    self._warn_if_short_of_memory(plan)
                     t0 = time.monotonic()
                     map_stats, task_ids = self._run_map_phase(plan, executor)
                     timings["map_seconds"] = round(time.monotonic() - t0, 3)
@@ -274,6 +275,23 @@ class Builder:
                 f"{plan.stage.stage_name}: warning: the map may need ~{need / 1e9:,.1f} GB of scratch under "
                 f"{plan.work_dir}, and {free / 1e9:,.1f} GB are free; a build stopped by a full "
                 "disk resumes where it stopped once space is made"
+            )
+
+    def _warn_if_short_of_memory(self, plan: StagePlan) -> None:
+        """Say up front when every worker holding the stage's shared table will likely not fit in
+        memory: the system's out-of-memory killer ends a worker without a word, hours in."""
+        each = plan.stage.worker_memory_estimate(plan.ctx)
+        available = available_memory_bytes()
+        if not each or available is None:
+            return
+        workers = self.options.workers
+        if each * workers > available:
+            fits = max(1, available // each)
+            self._log(
+                f"{plan.stage.stage_name}: warning: each worker holds ~{each / 1e9:,.1f} GB for this stage; "
+                f"{workers} worker(s) need ~{each * workers / 1e9:,.1f} GB and {available / 1e9:,.1f} GB "
+                f"are available: the system may kill workers for memory"
+                + (f"; --workers {fits} would fit" if fits < workers else "")
             )
 
     def _layout(self, plan: StagePlan) -> ShuffleLayout:
@@ -389,3 +407,15 @@ def _run_all(
             pass
     finally:
         bar.close()
+
+
+def available_memory_bytes() -> int | None:
+    """Memory the system can give without swapping (`MemAvailable`, Linux), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None

@@ -275,6 +275,11 @@ class Stage:
         """About how many bytes the map phase spills (for a free-space warning), if known."""
         return None
 
+    def worker_memory_estimate(self, ctx: StageContext) -> int | None:
+        """About how many bytes each process running this stage's map tasks holds for the whole
+        phase (a table or automaton every task needs; for an out-of-memory warning), if known."""
+        return None
+
     def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
         """Called for map tasks found already finished on resume (e.g. to advance the progress bar)."""
 
