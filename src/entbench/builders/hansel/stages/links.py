@@ -17,12 +17,14 @@ links by status (`documents_<status>`, `links_<status>`), links of dropped docum
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from entbench.builders.hansel.resolution import document_status, link_status
 from entbench.engine.duck import stage_connection
@@ -43,6 +45,9 @@ from entbench.schemas import hansel as schema
 #: What a map task reads of the scan's `pages` and `links` (its span is sized by their bytes).
 PAGE_COLUMNS = ("page_id", "title", "ns", "is_redirect", "is_disambiguation")
 LINK_COLUMNS = ("page_id", "ordinal", "target_normalized", "anchor", "start", "end")
+#: Every title with its QID's kb flags, joined once per build in the stage's scratch directory.
+TITLES_FILE = "titles_kb.parquet"
+TITLE_BATCH_ROWS = 1 << 17
 #: Links decided and emitted at a time.
 LINK_BATCH_ROWS = 1 << 16
 
@@ -103,12 +108,40 @@ class HanselLinks(Stage):
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per span of row groups of the scan's `pages` (its page-id range), sized by the
-        page and link columns it reads."""
+        """Join every title with the kb once, then one task per span of row groups of the scan's
+        `pages` (its page-id range), sized by the page and link columns it reads."""
+        if not (ctx.scratch / TITLES_FILE).exists():
+            self._join_titles_with_kb(ctx)
         scan = ctx.inputs[self.wikipedia]
         yield from spans_reading(
             scan.files("pages"), PAGE_COLUMNS, (scan.files("links"), LINK_COLUMNS), key="page_id"
         )
+
+    def _join_titles_with_kb(self, ctx: StageContext) -> None:
+        """Write every title's resolution with its QID's kb flags to the stage's scratch directory:
+        one join, where every task used to filter the whole `kb_entities` (a Wikidata-sized table)
+        for the QIDs its titles name."""
+        tmp = ctx.scratch / f".{TITLES_FILE}.tmp-{os.getpid()}"
+        with stage_connection(ctx, tasks=1, ordered=False) as con:
+            con.execute(
+                "CREATE TEMP TABLE tq AS SELECT title, qid, status, is_disambiguation "
+                "FROM read_parquet($files)",
+                {"files": ctx.inputs[self.title_qid].files("title_qid")},
+            )
+            con.execute(
+                "CREATE TEMP TABLE kb AS SELECT qid, in_known, in_new FROM read_parquet($files) "
+                "WHERE qid IN (SELECT qid FROM tq WHERE qid IS NOT NULL)",
+                {"files": ctx.inputs[self.kb].files("kb_entities")},
+            )
+            reader = con.sql(
+                "SELECT t.title, t.qid, t.status, t.is_disambiguation, k.qid IS NOT NULL AS in_kb, "
+                "coalesce(k.in_known, false) AS in_known, coalesce(k.in_new, false) AS in_new "
+                "FROM tq t LEFT JOIN kb k ON k.qid = t.qid"
+            ).to_arrow_reader(TITLE_BATCH_ROWS)
+            with pq.ParquetWriter(str(tmp), reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+        os.replace(tmp, ctx.scratch / TITLES_FILE)
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Decide the documents and links of one span of a scan shard."""
@@ -128,38 +161,32 @@ class HanselLinks(Stage):
                 '"end" FROM read_parquet($file) WHERE page_id BETWEEN $lo AND $hi',
                 {"file": scan.files("links")[span.file], **span_rows},
             )
-            # Only the rows of the global tables this span names (DuckDB keeps the wanted titles and
-            # streams the table past them).
+            # Only the titles this span names (DuckDB keeps the wanted titles and streams the table
+            # of every title past them).
             con.execute(
-                "CREATE TEMP TABLE tq AS SELECT title, qid, status, is_disambiguation "
-                "FROM read_parquet($files) WHERE title IN "
+                "CREATE TEMP TABLE tq AS SELECT * FROM read_parquet($file) WHERE title IN "
                 "(SELECT title FROM pages UNION SELECT target_normalized FROM span_links)",
-                {"files": ctx.inputs[self.title_qid].files("title_qid")},
-            )
-            con.execute(
-                "CREATE TEMP TABLE kb AS SELECT qid, in_known, in_new FROM read_parquet($files) "
-                "WHERE qid IN (SELECT qid FROM tq WHERE qid IS NOT NULL)",
-                {"files": ctx.inputs[self.kb].files("kb_entities")},
+                {"file": str(ctx.scratch / TITLES_FILE)},
             )
             for ns, is_redirect, n in con.execute(
                 "SELECT ns, is_redirect, count(*) FROM pages WHERE ns <> 0 OR is_redirect GROUP BY ALL"
             ).fetchall():
                 stats.add("pages_redirect" if ns == 0 and is_redirect else f"pages_namespace_{ns}", int(n))
             docs = con.execute(
-                "SELECT p.page_id, p.title, t.qid, k.qid IS NOT NULL, p.is_disambiguation, "
-                "coalesce(t.is_disambiguation AND t.qid IS NOT NULL, false), coalesce(k.in_new, false) "
-                "FROM pages p LEFT JOIN tq t ON t.title = p.title LEFT JOIN kb k ON k.qid = t.qid "
+                "SELECT p.page_id, p.title, t.qid, coalesce(t.in_kb, false), p.is_disambiguation, "
+                "coalesce(t.is_disambiguation AND t.qid IS NOT NULL, false), coalesce(t.in_new, false) "
+                "FROM pages p LEFT JOIN tq t ON t.title = p.title "
                 "WHERE p.ns = 0 AND NOT p.is_redirect ORDER BY p.page_id"
             ).fetchall()
             status_of, doc_rows = self._documents(docs, stats)
             cursor = con.execute(
                 'SELECT l.page_id, l.ordinal, l.target_normalized, l.anchor, l.start, l."end", '
                 "t.status, t.qid, coalesce(t.is_disambiguation, false), "
-                "coalesce(k.in_known, false), coalesce(k.in_new, false) "
+                "coalesce(t.in_known, false), coalesce(t.in_new, false) "
                 "FROM span_links l "
                 "SEMI JOIN (SELECT page_id FROM pages WHERE ns = 0 AND NOT is_redirect) p "
                 "ON p.page_id = l.page_id "
-                "LEFT JOIN tq t ON t.title = l.target_normalized LEFT JOIN kb k ON k.qid = t.qid "
+                "LEFT JOIN tq t ON t.title = l.target_normalized "
                 "ORDER BY l.page_id, l.ordinal"
             )
             # A batch of links at a time: as Python tuples a span's links took ~17x their bytes.
