@@ -1,12 +1,13 @@
 """Stage `hansel_links`: zhwiki articles as Hansel documents, their links as mentions or drops (spec §5).
 
 Reads a Wikipedia scan of zhwiki (`pages`, `links`), its title -> QID resolution over the kb's new
-Wikidata dump, and the kb's E_known/E_new (`entity_diff.kb_entities`). One map task per span of
-row groups of a scan shard's `pages` (`engine.inputs.spans_reading`: about 8 MB of the page and
-link columns it reads, so memory does not grow with the dump) joins those pages and their links
-(the same page-id range of the shard's `links`) with the rows of the two global tables they name,
-in DuckDB; the decisions are `hansel.resolution`'s. Rows are routed by `page_id` (as the scan
-routes them) into shards sized from the scan (`num_shards` 0, the default).
+Wikidata dump, and the kb's E_known/E_new (`entity_diff.kb_entities`). The titles are joined with
+the kb once per build (in the stage's scratch directory); then one map task per span of row groups
+of a scan shard's `pages` (`engine.inputs.spans_reading`: about 8 MB of the page and link columns
+it reads, so memory does not grow with the dump) joins those pages and their links (the same
+page-id range of the shard's `links`) with the rows of that table they name, in DuckDB; the
+decisions are `hansel.resolution`'s. Rows are routed by `page_id` (as the scan routes them) into
+shards sized from the scan (`num_shards` 0, the default).
 
 Tables: `documents` (every article with its status and number of mentions) and `links` (every
 link of a kept document with what it resolved to and its status). Stats count documents and
