@@ -142,10 +142,10 @@ def spans_reading(
 
     A scan's `pages` are mostly text: a stage that reads only their titles, and their links beside
     them, got a task per 8 MB of text it never read (13 tasks of ~2.4 MB of links on the 256 MB
-    zhwiki world of `bench/pipelines`; now 5 of ~6.5 MB), and
-    every task pays for its look-ups in the stage's global tables (`hansel_links` reads the titles
-    it names from the whole `title_qid`). The companion's bytes are shared out in proportion to the
-    spans' own, which holds where both tables come from the same pages (a scan's shards)."""
+    zhwiki world of `bench/pipelines`; now 5 of ~6.5 MB), and every task pays for its look-ups in
+    the stage's global tables (`hansel_links` reads the titles it names from the whole table of
+    titles). The companion's bytes are shared out in proportion to the spans' own, which holds
+    where both tables come from the same pages (a scan's shards)."""
     own = columns_bytes(files, columns)
     other = columns_bytes(*companion)
     budget = max(1, SPAN_BYTES * own // max(1, own + other))
