@@ -136,3 +136,26 @@ def test_mention_stats_estimates_its_automaton_from_the_alias_tables_mentions() 
         "mention_stats", MentionStatsParams(), 1, {}, {"alias_table": upstream}, "/nowhere", BuildOptions()
     )
     assert stage.worker_memory_estimate(ctx) == 15_000_000 * WORKER_BYTES_PER_MENTION  # ~5 GB
+
+
+def test_a_resume_with_the_same_plan_runs_only_the_unfinished_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = tasks.map_task
+    ran: list[str] = []
+    dying = [True]
+
+    def recording(*args: object, **kwargs: object) -> object:
+        if dying[0] and len(ran) == 2:
+            raise KeyboardInterrupt
+        ran.append(args[2].task_id)  # type: ignore[attr-defined]
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tasks, "map_task", recording)
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path)
+    assert ran == ["from-000", "from-003"]
+    dying[0] = False
+    ran.clear()
+    assert build(tmp_path) == list(range(ROWS))
+    assert ran == ["from-006", "from-009"]  # the finished two are taken as they are
