@@ -59,6 +59,11 @@ def write(tmp: Path, name: str, data: bytes) -> str:
     return str(path)
 
 
+def build_from(tmp: Path, target: str, source: str, *extra: str) -> list[str]:
+    """`build TARGET --out TMP/o EXTRA… --source TARGET=SOURCE`: a target built from one dump."""
+    return ["build", target, "--out", str(tmp / "o"), *extra, "--source", f"{target}={source}"]
+
+
 @dataclass(frozen=True)
 class Row:
     """One fault: how to make its arguments, what must come of them."""
@@ -94,112 +99,76 @@ MATRIX = (
     ),
     Row(
         "a .gz Wikidata dump cut in half, bad lines allowed",
-        lambda t: [
-            "build",
+        lambda t: build_from(
+            t,
             "wikidata",
-            "--out",
-            str(t / "o"),
+            write(t, "cut.json.gz", cut(gzip.compress(json_dump(t), mtime=0), 0.5)),
             "--max-bad-lines",
             "10",
-            "--source",
-            "wikidata=" + write(t, "cut.json.gz", cut(gzip.compress(json_dump(t), mtime=0), 0.5)),
-        ],
+        ),
         1,
         "cut.json.gz at byte offset",
         "wikidata",
     ),
     Row(
         "a .bz2 Wikidata dump cut in half, bad lines allowed",
-        lambda t: [
-            "build",
+        lambda t: build_from(
+            t,
             "wikidata",
-            "--out",
-            str(t / "o"),
+            write(t, "cut.json.bz2", cut(bz2.compress(json_dump(t)), 0.5)),
             "--max-bad-lines",
             "10",
-            "--source",
-            "wikidata=" + write(t, "cut.json.bz2", cut(bz2.compress(json_dump(t)), 0.5)),
-        ],
+        ),
         1,
         "cut.json.bz2",
         "wikidata",
     ),
     Row(
         "a plain Wikidata dump cut inside an entity, bad lines allowed",
-        lambda t: [
-            "build",
-            "wikidata",
-            "--out",
-            str(t / "o"),
-            "--max-bad-lines",
-            "10",
-            "--source",
-            "wikidata=" + write(t, "cut.json", cut(json_dump(t), 0.5)),
-        ],
+        lambda t: build_from(
+            t, "wikidata", write(t, "cut.json", cut(json_dump(t), 0.5)), "--max-bad-lines", "10"
+        ),
         1,
         "the dump ends in the middle of an entity",
         "wikidata",
     ),
     Row(
         "a Wikipedia dump cut mid-page inside an intact .bz2",
-        lambda t: [
-            "build",
-            "wikipedia",
-            "--out",
-            str(t / "o"),
-            "--source",
-            "wikipedia=" + write(t, "cut.xml.bz2", bz2.compress(cut(xml_dump(t), 0.8))),
-        ],
+        lambda t: build_from(t, "wikipedia", write(t, "cut.xml.bz2", bz2.compress(cut(xml_dump(t), 0.8)))),
         1,
         "a <page> is never closed (truncated dump?)",
         "wikipedia",
     ),
     Row(
         "a Wikipedia dump cut mid-page inside an intact .gz",
-        lambda t: [
-            "build",
-            "wikipedia",
-            "--out",
-            str(t / "o"),
-            "--source",
-            "wikipedia=" + write(t, "cut.xml.gz", gzip.compress(cut(xml_dump(t), 0.8), mtime=0)),
-        ],
+        lambda t: build_from(
+            t, "wikipedia", write(t, "cut.xml.gz", gzip.compress(cut(xml_dump(t), 0.8), mtime=0))
+        ),
         1,
         "a <page> is never closed (truncated dump?)",
         "wikipedia",
     ),
     Row(
         "a plain Wikipedia dump cut mid-page",
-        lambda t: [
-            "build",
-            "wikipedia",
-            "--out",
-            str(t / "o"),
-            "--source",
-            "wikipedia=" + write(t, "cut.xml", cut(xml_dump(t), 0.8)),
-        ],
+        lambda t: build_from(t, "wikipedia", write(t, "cut.xml", cut(xml_dump(t), 0.8))),
         1,
         "a <page> is never closed (truncated dump?)",
         "wikipedia",
     ),
     Row(
         "a Wikipedia dump cut between two pages",
-        lambda t: [
-            "build",
+        lambda t: build_from(
+            t,
             "wikipedia",
-            "--out",
-            str(t / "o"),
-            "--source",
-            "wikipedia="
-            + write(t, "between.xml.bz2", bz2.compress(xml_dump(t)[: xml_dump(t).rindex(b"</page>") + 7])),
-        ],
+            write(t, "between.xml.bz2", bz2.compress(xml_dump(t)[: xml_dump(t).rindex(b"</page>") + 7])),
+        ),
         1,
         "the dump ends without </mediawiki> (truncated dump?)",
         "wikipedia",
     ),
     Row(
         "an XML file given as a Wikidata dump",
-        lambda t: ["build", "wikidata", "--out", str(t / "o"), "--source", f"wikidata={ENWIKI}"],
+        lambda t: build_from(t, "wikidata", str(ENWIKI)),
         1,
         "this is an XML file",
         "wikidata",
