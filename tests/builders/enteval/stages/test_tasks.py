@@ -162,39 +162,19 @@ def test_unconfigured_tasks_are_skipped_and_listed(built: dict[str, Path], tmp_p
 
 def test_user_and_data_errors(run_cli: RunCli, tmp_path: Path, fixtures_dir: Path) -> None:
     out = str(tmp_path / "out")
-    config = ["--config", str(SAMPLES_CONFIG)]
-    partial = run_cli(
-        ["build", "enteval-tasks", "--out", out, "--no-progress", *config, "--param", "enteval_cap.vectors="]
-    )
+
+    def build_with(param: str) -> Result:
+        command = ["build", "enteval-tasks", "--out", out, "--no-progress", "--config", str(SAMPLES_CONFIG)]
+        return run_cli([*command, "--param", param])
+
+    partial = build_with("enteval_cap.vectors=")
     assert partial.exit_code == 2 and "given without vectors" in partial.output
-    missing = run_cli(
-        [
-            "build",
-            "enteval-tasks",
-            "--out",
-            out,
-            "--no-progress",
-            *config,
-            "--param",
-            "enteval_kore.source=nope.txt",
-        ]
-    )
+    missing = build_with("enteval_kore.source=nope.txt")
     # A relative --param path is taken from the current directory, and named in full.
     assert missing.exit_code == 2 and f"file not found: {Path.cwd() / 'nope.txt'}" in missing.output
     bad = tmp_path / "kore.txt"
     bad.write_text("Aristotle\n\tAltruism\nAyn Rand\n\tAnarchism\n\tAltruism\n", encoding="utf-8")
-    broken = run_cli(
-        [
-            "build",
-            "enteval-tasks",
-            "--out",
-            out,
-            "--no-progress",
-            *config,
-            "--param",
-            f"enteval_kore.source={bad}",
-        ]
-    )
+    broken = build_with(f"enteval_kore.source={bad}")
     assert broken.exit_code == 1
     assert f"{bad} at byte offset 20: line 3: seed 'Ayn Rand' has 2 candidates" in broken.output
 
