@@ -10,6 +10,11 @@ bug and shows a traceback only with `--verbose`.
 
 from __future__ import annotations
 
+#: The status and the one line of a command stopped by Ctrl-C (128 + SIGINT, as the shell reports
+#: it), whenever it comes: the entry point (`cli.main`) and the command group (`cli.app`) both say it.
+INTERRUPTED_EXIT = 130
+INTERRUPTED = "entbench: interrupted; re-run the same command to resume"
+
 
 class EntbenchError(Exception):
     """Base of the errors the CLI turns into one clear line."""

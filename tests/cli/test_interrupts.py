@@ -14,10 +14,11 @@ import click
 import pytest
 
 from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
-from entbench.cli.app import INTERRUPTED, EntbenchGroup, caused_by_interrupt, cli
+from entbench.cli.app import EntbenchGroup, caused_by_interrupt, cli
 from entbench.cli.main import run
 from entbench.engine import process
 from entbench.engine.process import SIGINT_HELD_VARIABLE
+from entbench.errors import INTERRUPTED
 
 
 def group_with(command: Any) -> click.Group:

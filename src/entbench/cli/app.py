@@ -16,13 +16,10 @@ import click
 
 from entbench import __version__
 from entbench.engine.docs import where_it_is
-from entbench.errors import EntbenchError
+from entbench.errors import INTERRUPTED, INTERRUPTED_EXIT, EntbenchError
 
 #: The status of a command whose reader closed the pipe (128 + SIGPIPE, as the shell reports `cat`'s).
 SIGPIPE_EXIT = 141
-#: The status and the one line of a build stopped by Ctrl-C (128 + SIGINT, as the shell reports it).
-INTERRUPTED_EXIT = 130
-INTERRUPTED = "entbench: interrupted; re-run the same command to resume"
 
 
 def caused_by_interrupt(exc: BaseException) -> bool:

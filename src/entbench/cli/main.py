@@ -5,8 +5,7 @@ from __future__ import annotations
 import errno
 import sys
 
-#: Same text as `cli.app.INTERRUPTED`, which a Ctrl-C during the imports below cannot reach.
-INTERRUPTED = "entbench: interrupted; re-run the same command to resume"
+from entbench.errors import INTERRUPTED, INTERRUPTED_EXIT
 
 
 def main() -> None:
@@ -24,7 +23,7 @@ def main() -> None:
     except KeyboardInterrupt:
         # Ctrl-C outside a command's run (start-up, imports, exit): the same one line as inside it.
         print(INTERRUPTED, file=sys.stderr)
-        sys.exit(130)
+        sys.exit(INTERRUPTED_EXIT)
 
 
 def run(group: object, args: list[str] | None = None) -> int:
@@ -34,7 +33,7 @@ def run(group: object, args: list[str] | None = None) -> int:
     command line after `entbench` (default: `sys.argv[1:]`)."""
     import click
 
-    from entbench.cli.app import INTERRUPTED_EXIT, SIGPIPE_EXIT, closed_stdout
+    from entbench.cli.app import SIGPIPE_EXIT, closed_stdout
 
     assert isinstance(group, click.Command)
     try:
