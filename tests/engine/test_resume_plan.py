@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -29,6 +30,7 @@ from entbench.engine.stage import (
     StageContext,
 )
 from entbench.engine.stats import Stats
+from tests.builders.kb.support import die_after
 
 SCHEMA = pa.schema([pa.field("value", pa.int64(), nullable=False)])
 ROWS = 12
@@ -69,23 +71,19 @@ def build(out: Path) -> list[int]:
     return sorted(v for f in result.files("rows") for v in pq.read_table(f).column("value").to_pylist())
 
 
+def finished_tasks(out: Path) -> list[str]:
+    """The map tasks of an unfinished build that left a completion record."""
+    return sorted(path.name.removesuffix(".done.json") for path in out.glob("**/_map/*.done.json"))
+
+
 def test_a_finished_task_of_another_plan_under_the_same_id_runs_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = tasks.map_task
-    ran: list[str] = []
-
-    def die_after_two(*args: object, **kwargs: object) -> object:
-        if len(ran) == 2:
-            raise KeyboardInterrupt
-        ran.append(args[2].task_id)  # type: ignore[attr-defined]
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(tasks, "map_task", die_after_two)
+    original = die_after(monkeypatch, "map_task", 2)
     monkeypatch.setattr(RangeStage, "task_size", 2)  # from-000 = [0, 2), from-002 = [2, 4)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path)
-    assert ran == ["from-000", "from-002"]
+    assert finished_tasks(tmp_path) == ["from-000", "from-002"]
     # Resumed with tasks of 4 values: from-000 is now [0, 4), and from-004 [4, 8)... The record
     # of the old from-000 covers [0, 2) only: taking it would lose 2 and 3.
     monkeypatch.setattr(tasks, "map_task", original)
@@ -141,21 +139,16 @@ def test_mention_stats_estimates_its_automaton_from_the_alias_tables_mentions() 
 def test_a_resume_with_the_same_plan_runs_only_the_unfinished_tasks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = tasks.map_task
-    ran: list[str] = []
-    dying = [True]
-
-    def recording(*args: object, **kwargs: object) -> object:
-        if dying[0] and len(ran) == 2:
-            raise KeyboardInterrupt
-        ran.append(args[2].task_id)  # type: ignore[attr-defined]
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(tasks, "map_task", recording)
+    original = die_after(monkeypatch, "map_task", 2)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path)
-    assert ran == ["from-000", "from-003"]
-    dying[0] = False
-    ran.clear()
+    assert finished_tasks(tmp_path) == ["from-000", "from-003"]
+    ran: list[str] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        ran.append(args[2].task_id)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "map_task", recording)
     assert build(tmp_path) == list(range(ROWS))
     assert ran == ["from-006", "from-009"]  # the finished two are taken as they are
