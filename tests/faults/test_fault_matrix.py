@@ -257,21 +257,31 @@ def start(args: list[str], tmp: Path, **kwargs: object) -> subprocess.Popen[str]
     )
 
 
+def two_worker_build_of_20_tasks(tmp: Path) -> list[str]:
+    """`build wikidata` of a dump written to `tmp`, in ~20 map tasks of 1 MB on 2 workers."""
+    dump = gzip.compress(json_dump(tmp) * 20, mtime=1, compresslevel=1)
+    source = write(tmp, "dump.json.gz", dump)
+    args = ["build", "wikidata", *SAMPLES, "--source", f"wikidata={source}", "--out", str(tmp / "o")]
+    return [*args, "--workers", "2", "--chunk-mb", "1", "--no-progress", "--max-bad-lines", "1000"]
+
+
+def wait_for_a_finished_map_task(tmp: Path, proc: subprocess.Popen[str]) -> None:
+    """Until the build started by `two_worker_build_of_20_tasks` has finished a map task."""
+    deadline = time.monotonic() + 60
+    while not list((tmp / "o").glob("normalized/wikidata/.incomplete/v*/_map/*.done.json")):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("after", [0.3, 1.0, "map"])
 def test_ctrl_c_is_one_line_and_exit_130_in_any_phase(after: float | str, tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while the workers start,
     while they import, and during the map: one line, exit 130, no traceback from any process; the
     re-run then completes."""
-    dump = gzip.compress(json_dump(tmp_path) * 20, mtime=1, compresslevel=1)  # ~20 map tasks of 1 MB
-    source = write(tmp_path, "dump.json.gz", dump)
-    args = ["build", "wikidata", *SAMPLES, "--source", f"wikidata={source}", "--out", str(tmp_path / "o")]
-    args += ["--workers", "2", "--chunk-mb", "1", "--no-progress", "--max-bad-lines", "1000"]
+    args = two_worker_build_of_20_tasks(tmp_path)
     proc = start(args, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if after == "map":
-        deadline = time.monotonic() + 60
-        while not list((tmp_path / "o").glob("normalized/wikidata/.incomplete/v*/_map/*.done.json")):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.01)
+        wait_for_a_finished_map_task(tmp_path, proc)
     else:
         time.sleep(float(after))
     os.killpg(proc.pid, signal.SIGINT)
@@ -363,15 +373,9 @@ def _worker_pids(parent: int) -> list[int]:
 def test_a_worker_killed_by_the_oom_killer_is_one_clear_line_and_the_rerun_resumes(tmp_path: Path) -> None:
     """SIGKILL to a worker during the map (what the kernel's OOM killer sends): exit 1 and one
     line saying what happened and what to do, nothing half-done looks complete, the re-run completes."""
-    dump = gzip.compress(json_dump(tmp_path) * 20, mtime=1, compresslevel=1)  # ~20 map tasks of 1 MB
-    source = write(tmp_path, "dump.json.gz", dump)
-    args = ["build", "wikidata", *SAMPLES, "--source", f"wikidata={source}", "--out", str(tmp_path / "o")]
-    args += ["--workers", "2", "--chunk-mb", "1", "--no-progress", "--max-bad-lines", "1000"]
+    args = two_worker_build_of_20_tasks(tmp_path)
     proc = start(args, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not list((tmp_path / "o").glob("normalized/wikidata/.incomplete/v*/_map/*.done.json")):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.01)
+    wait_for_a_finished_map_task(tmp_path, proc)
     workers = _worker_pids(proc.pid)
     assert workers
     os.kill(workers[0], signal.SIGKILL)
