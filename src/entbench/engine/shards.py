@@ -9,7 +9,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -178,6 +178,35 @@ def write_parquet(
     installed): the shard is then written through fsspec under a temp name and moved into place,
     with the same bytes as a local write.
     """
+    if order is not None and any(column.num_chunks > 1 for column in table.columns):
+        # A take from a chunked column concatenates its chunks first, on every call: once here
+        # instead of once per row group.
+        table = table.combine_chunks()
+    size = row_group_rows(table)
+    groups = (
+        table.slice(start, size) if order is None else table.take(order.slice(start, size))
+        for start in range(0, table.num_rows, size)
+    )
+    return write_row_groups(
+        groups, path, schema=schema, metadata=metadata, sort_by=sort_by, rows=table.num_rows
+    )
+
+
+def write_row_groups(
+    groups: Iterable[pa.Table],
+    path: Path | str,
+    *,
+    schema: pa.Schema,
+    metadata: dict[str, str],
+    sort_by: Sequence[str] = (),
+    rows: int,
+) -> WrittenShard:
+    """Write a shard of `rows` rows given as its row groups, in order (each cut by
+    `rows_per_group`, as `write_parquet` cuts a table), atomically and with the same options.
+
+    The dictionary columns are chosen from the first groups' rows, so a shard written from groups
+    produced one at a time (`engine.external_sort`) has the bytes of the same rows written whole.
+    """
     schema_with_meta = schema.with_metadata(
         {
             **metadata,
@@ -185,28 +214,38 @@ def write_parquet(
             "entbench.schema": json.dumps(schema_to_json(schema), sort_keys=True),
         }
     )
-    table = table.replace_schema_metadata(schema_with_meta.metadata)
-    if order is not None and any(column.num_chunks > 1 for column in table.columns):
-        # A take from a chunked column concatenates its chunks first, on every call: once here
-        # instead of once per row group (and once more for the dictionary sample).
-        table = table.combine_chunks()
-    options = parquet_options(_first_rows(table, order), sort_by)
+    head, groups = _peek_rows(iter(groups), DICTIONARY_SAMPLE_ROWS, schema)
+    options = parquet_options(head, sort_by)
+    del head
     if is_url(path):
-        return _write_parquet_fsspec(table, order, str(path), schema_with_meta, options)
+        return _write_parquet_fsspec(groups, rows, str(path), schema_with_meta, options)
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with pq.ParquetWriter(str(tmp), schema_with_meta, **options) as writer:
-            _write_row_groups(writer, table, order)
+            _write_groups(writer, groups)
         _fsync(tmp)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
-    return WrittenShard(
-        file=path.name, rows=table.num_rows, bytes=path.stat().st_size, sha256=file_sha256(path)
-    )
+    return WrittenShard(file=path.name, rows=rows, bytes=path.stat().st_size, sha256=file_sha256(path))
+
+
+def _peek_rows(
+    groups: Iterator[pa.Table], rows: int, schema: pa.Schema
+) -> tuple[pa.Table, Iterator[pa.Table]]:
+    """The first `rows` rows of `groups` (fewer if there are fewer), and `groups` still whole."""
+    taken: list[pa.Table] = []
+    count = 0
+    for group in groups:
+        taken.append(group)
+        count += group.num_rows
+        if count >= rows:
+            break
+    head = pa.concat_tables(taken).slice(0, rows) if taken else schema.empty_table()
+    return head, itertools.chain(taken, groups)
 
 
 def is_url(path: Path | str) -> bool:
@@ -280,22 +319,20 @@ def _collect_repetitive(path: str, values: pa.Array, out: list[str]) -> None:
             out.append(path)
 
 
-def _first_rows(table: pa.Table, order: pa.Array | None) -> pa.Table:
-    """The rows `dictionary_columns` samples, in written order."""
-    if order is None:
-        return table.slice(0, DICTIONARY_SAMPLE_ROWS)
-    return table.take(order.slice(0, DICTIONARY_SAMPLE_ROWS))
-
-
 def row_group_rows(table: pa.Table) -> int:
-    """Rows per row group: `ROW_GROUP_SIZE`, unless that would put more than `ROW_GROUP_BYTES`
-    of values in a group on average; then as many rows as make groups of about that size, all of
-    one shard's groups but the last of equal row counts. Shards of small rows are cut as before.
+    """Rows per row group of `table` (`rows_per_group`)."""
+    return rows_per_group(table.num_rows, content_bytes(table))
 
-    It depends on the rows' values only (`content_bytes`), never on how their buffers are
-    chunked, so every worker count cuts a shard the same way."""
-    rows: int = table.num_rows
-    by_bytes = math.ceil(content_bytes(table) / ROW_GROUP_BYTES)
+
+def rows_per_group(rows: int, value_bytes: int) -> int:
+    """Rows per row group of a shard of `rows` rows holding `value_bytes` (`content_bytes`):
+    `ROW_GROUP_SIZE`, unless that would put more than `ROW_GROUP_BYTES` of values in a group on
+    average; then as many rows as make groups of about that size, all of one shard's groups but
+    the last of equal row counts. Shards of small rows are cut as before.
+
+    It depends on the rows' values only, never on how their buffers are chunked, so every worker
+    count cuts a shard the same way."""
+    by_bytes = math.ceil(value_bytes / ROW_GROUP_BYTES)
     if by_bytes <= math.ceil(rows / ROW_GROUP_SIZE):
         return ROW_GROUP_SIZE
     return max(1, math.ceil(rows / by_bytes))
@@ -323,20 +360,19 @@ def _value_bytes(kind: pa.DataType, values: pa.ChunkedArray | pa.Array) -> int:
     return 8 * (len(values) - int(values.null_count))
 
 
-def _write_row_groups(writer: pq.ParquetWriter, table: pa.Table, order: pa.Array | None) -> None:
-    """`table`'s rows (in `order`, if given) as row groups of `row_group_rows` rows.
+def _write_groups(writer: pq.ParquetWriter, groups: Iterable[pa.Table]) -> None:
+    """Each of `groups` as one row group.
 
     An empty shard is a footer with the schema and no row group: a zero-row row group breaks
     readers that size batches by the first row group (Hugging Face `datasets`: "BatchSize must
     be greater than 0")."""
-    size = row_group_rows(table)
-    for start in range(0, table.num_rows, size):
-        rows = table.slice(start, size) if order is None else table.take(order.slice(start, size))
-        writer.write_table(rows.combine_chunks(), row_group_size=size)
+    for rows in groups:
+        if rows.num_rows:
+            writer.write_table(rows.combine_chunks(), row_group_size=rows.num_rows)
 
 
 def _write_parquet_fsspec(
-    table: pa.Table, order: pa.Array | None, url: str, schema_with_meta: pa.Schema, options: dict[str, Any]
+    groups: Iterable[pa.Table], rows: int, url: str, schema_with_meta: pa.Schema, options: dict[str, Any]
 ) -> WrittenShard:
     try:
         from fsspec.core import url_to_fs
@@ -350,7 +386,7 @@ def _write_parquet_fsspec(
         with fs.open(tmp, "wb") as raw:
             sink = _HashingSink(raw)
             with pq.ParquetWriter(sink, schema_with_meta, **options) as writer:
-                _write_row_groups(writer, table, order)
+                _write_groups(writer, groups)
             raw.flush()
             fileno = getattr(raw, "fileno", None)
             if fileno is not None:  # a local file: make it durable before the rename
@@ -362,7 +398,7 @@ def _write_parquet_fsspec(
     finally:
         if fs.exists(tmp):
             fs.rm(tmp)
-    return WrittenShard(file=name, rows=table.num_rows, bytes=sink.size, sha256=sink.hexdigest())
+    return WrittenShard(file=name, rows=rows, bytes=sink.size, sha256=sink.hexdigest())
 
 
 def file_sha256(path: Path | str, chunk: int = 1 << 22) -> str:

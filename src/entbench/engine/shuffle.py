@@ -372,6 +372,17 @@ class GatheredTables(Mapping[str, pa.Table]):
     def __len__(self) -> int:
         return len(self._schemas)
 
+    def spilled_bytes(self, name: str) -> int:
+        """Bytes of table `name`'s spilled batches (their IPC messages), read from the index only."""
+        return sum(length for _, tables in self._inputs for _, length in tables.get(name, ()))
+
+    def batches(self, name: str) -> Iterator[pa.RecordBatch]:
+        """Table `name`'s rows as they were spilled, one map task's batches at a time."""
+        for task_id, tables in self._inputs:
+            spans = tables.get(name)
+            if spans:
+                yield from read_spilled(self._directory, task_id, spans, self._schemas[name])
+
     def take(self, name: str) -> pa.Table:
         """Table `name`, no longer held here (read now unless the reduce already read it)."""
         table = self._loaded.pop(name, None)

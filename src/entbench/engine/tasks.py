@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from entbench.engine.external_sort import SORT_MEMORY_BYTES, write_sorted
 from entbench.engine.plan import table_rel_path
 from entbench.engine.shards import atomic_write_text, cast_rows, sort_order, write_parquet
 from entbench.engine.shuffle import (
@@ -93,17 +94,30 @@ def shard_task(
         # as it was mapped): each table is freed once written, so the shard's peak is about its
         # largest table and that table sorted, not every table twice.
         table = tables.pop(output.name, None)
+        rel = table_rel_path(outputs, output.name, shard, ctx.num_shards)
+        metadata = {**meta, "entbench.table": output.name}
         if table is None and gathered is not None and output.name in gathered:
+            if output.sort_by and gathered.spilled_bytes(output.name) > SORT_MEMORY_BYTES:
+                written = write_sorted(
+                    gathered.batches(output.name),
+                    work / rel,
+                    schema=output.schema,
+                    metadata=metadata,
+                    sort_by=output.sort_by,
+                    scratch=ctx.scratch / "sort" / f"{output.name}-{shard:05d}",
+                )
+                entries[output.name] = {**written.to_json(), "file": rel}
+                rows += written.rows
+                continue
             table = gathered.take(output.name)
         rows_out = cast_rows(output.schema.empty_table() if table is None else table, output.schema)
         del table
         order = sort_order(rows_out, output.sort_by)
-        rel = table_rel_path(outputs, output.name, shard, ctx.num_shards)
         written = write_parquet(
             rows_out,
             work / rel,
             schema=output.schema,
-            metadata={**meta, "entbench.table": output.name},
+            metadata=metadata,
             sort_by=output.sort_by,
             order=order,
         )
