@@ -23,8 +23,9 @@ EXPANSION = {"none": 1, "gzip": 7, "bz2": 9}
 #: Map spill bytes per byte of JSON, rounded up from the 20% measured on the benchmark dump.
 SPILL_SHARE = 0.25
 #: Target decompressed JSON bytes per output shard when `num_shards` is 0 (auto). Small enough that
-#: a shard's reduce (all its rows in memory, sorted) stays well inside a worker's memory budget and
-#: that a dump of a few hundred MB already has shards for two workers to reduce in parallel.
+#: a shard's reduce (its `entities` whole, to drop superseded revisions; the other tables' keys, their
+#: rows being sorted through runs on disk, `engine.external_sort`) stays well inside a worker's memory
+#: budget and that a dump of a few hundred MB already has shards for two workers to reduce in parallel.
 AUTO_SHARD_INPUT_BYTES = 256 << 20
 #: Bytes of a rejected line kept in its reject record.
 HEAD_BYTES = 200
