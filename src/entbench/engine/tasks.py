@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pyarrow as pa
 
 from entbench.engine.external_sort import SORT_MEMORY_BYTES, write_sorted
 from entbench.engine.plan import table_rel_path
-from entbench.engine.shards import atomic_write_text, cast_rows, sort_order, write_parquet
+from entbench.engine.shards import WrittenShard, atomic_write_text, cast_rows, sort_order, write_parquet
 from entbench.engine.shuffle import (
     FileBucketSink,
     GatheredTables,
@@ -87,18 +88,14 @@ def shard_task(
     else:
         tables, stats = stage.shard(ctx, shard)
     tables = dict(tables)
-    entries = {}
-    rows = 0
-    for output in outputs:
-        # Taken out of `tables` (or read from the spills only now, for an output the reduce left
-        # as it was mapped): each table is freed once written, so the shard's peak is about its
-        # largest table and that table sorted, not every table twice.
-        table = tables.pop(output.name, None)
-        rel = table_rel_path(outputs, output.name, shard, ctx.num_shards)
+    rels = {output.name: table_rel_path(outputs, output.name, shard, ctx.num_shards) for output in outputs}
+
+    def write(output: Output, table: pa.Table | None) -> WrittenShard:
+        rel = rels[output.name]
         metadata = {**meta, "entbench.table": output.name}
         if table is None and gathered is not None and output.name in gathered:
             if output.sort_by and gathered.spilled_bytes(output.name) > SORT_MEMORY_BYTES:
-                written = write_sorted(
+                return write_sorted(
                     gathered.batches(output.name),
                     work / rel,
                     schema=output.schema,
@@ -106,25 +103,47 @@ def shard_task(
                     sort_by=output.sort_by,
                     scratch=ctx.scratch / "sort" / f"{output.name}-{shard:05d}",
                 )
-                entries[output.name] = {**written.to_json(), "file": rel}
-                rows += written.rows
-                continue
             table = gathered.take(output.name)
         rows_out = cast_rows(output.schema.empty_table() if table is None else table, output.schema)
         del table
-        order = sort_order(rows_out, output.sort_by)
-        written = write_parquet(
+        return write_parquet(
             rows_out,
             work / rel,
             schema=output.schema,
             metadata=metadata,
             sort_by=output.sort_by,
-            order=order,
+            order=sort_order(rows_out, output.sort_by),
         )
-        del rows_out, order
-        entries[output.name] = {**written.to_json(), "file": rel}
-        rows += written.rows
+
+    def take_and_write(output: Output) -> WrittenShard:
+        # Taken out of `tables` (or read from the spills only now, for an output the reduce left
+        # as it was mapped) and freed once written: the shard's peak is about its largest table
+        # and that table sorted, not every table twice.
+        return write(output, tables.pop(output.name, None))
+
+    threads = writer_threads(ctx, len(outputs))
+    if threads == 1:
+        written = [take_and_write(output) for output in outputs]
+    else:
+        # Fewer shards than workers (a scan of a small dump: one shard), so the other workers would
+        # idle through this reduce: its tables are written side by side (Parquet encoding and the
+        # sorts run outside the GIL). Each file's bytes are the same either way.
+        with ThreadPoolExecutor(threads, thread_name_prefix="entbench-shard") as pool:
+            written = list(pool.map(take_and_write, outputs))
+    entries = {
+        output.name: {**shard_file.to_json(), "file": rels[output.name]}
+        for output, shard_file in zip(outputs, written, strict=True)
+    }
+    rows = sum(shard_file.rows for shard_file in written)
     record = {"shard": shard, "tables": entries, "stats": Stats(stats).sorted()}
     atomic_write_text(work / "_shards" / f"part-{shard:05d}.json", json.dumps(record, sort_keys=True))
     progress(1, rows)
     return shard
+
+
+def writer_threads(ctx: StageContext, tables: int) -> int:
+    """Threads a shard task writes its `tables` tables with: the cores its stage's shards leave
+    idle (`--workers` over the shards running at once), at most one per table."""
+    workers = ctx.options.workers
+    running = max(1, min(workers, ctx.num_shards))
+    return max(1, min(tables, workers // running))

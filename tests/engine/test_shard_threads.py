@@ -1,0 +1,53 @@
+"""A shard task writes its tables side by side when its stage has fewer shards than workers
+(`tasks.writer_threads`): the other workers would idle through the reduce. The bytes must be
+those of one table after another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from entbench.engine.stage import BuildOptions, Params, StageContext
+from entbench.engine.tasks import writer_threads
+from tests.builders.kb.support import shard_hashes
+from tests.builders.wikidata.test_wikidata_build import FIXTURES, build
+
+
+def context(workers: int, shards: int) -> StageContext:
+    return StageContext(
+        stage="s",
+        params=Params(),
+        num_shards=shards,
+        sources={},
+        inputs={},
+        workdir="/nonexistent",
+        options=BuildOptions(workers=workers),
+    )
+
+
+@pytest.mark.parametrize(
+    ("workers", "shards", "tables", "threads"),
+    [
+        (1, 1, 6, 1),  # one worker: tables in turn
+        (2, 1, 6, 2),  # one shard, two workers: the idle one's core writes a second table
+        (2, 1, 1, 1),  # ...but a single table has nothing to share
+        (8, 1, 6, 6),  # at most one thread per table
+        (8, 2, 6, 4),  # two shards at once leave four cores each
+        (2, 2, 6, 1),  # as many shards as workers: every core already has a shard
+        (4, 7, 2, 1),
+    ],
+)
+def test_threads_are_the_cores_the_shards_leave_idle(
+    workers: int, shards: int, tables: int, threads: int
+) -> None:
+    assert writer_threads(context(workers, shards), tables) == threads
+
+
+def test_one_shard_written_by_two_workers_has_the_bytes_of_one_worker(tmp_path: Path) -> None:
+    source = FIXTURES / "entities-new.json.bz2"
+    one = build(tmp_path / "w1", source, "wikidata.num_shards=1", workers=1)
+    two = build(tmp_path / "w2", source, "wikidata.num_shards=1", workers=2)
+    hashes = shard_hashes(one, files=True)
+    assert len(hashes) >= 4  # every table of the scan, each its own file
+    assert shard_hashes(two, files=True) == hashes
