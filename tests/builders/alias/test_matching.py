@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import unicodedata
+from array import array
 
 import ahocorasick
+from hypothesis import given
+from hypothesis import strategies as st
 
 from entbench.builders.alias.matching import (
     build_automaton,
+    build_matcher,
     find_occurrences,
     longest_first,
+    match,
     normalize_with_offsets,
+    segments,
 )
 from entbench.filters.mentions import MentionNormalizer
 from tests.builders.hansel.support import corpus
@@ -39,10 +45,51 @@ def test_longest_wins_over_leftmost() -> None:
     keys = ["AB", "BCD", "D"]
     kept = longest_first([(0, 2, 0), (1, 4, 1), (3, 4, 2)])
     assert kept == [(1, 4, 1)]
+    assert leftmost_longest(keys, "ABCD") == ["AB", "D"]  # mention_stats' rule differs
     automaton = build_automaton(keys)
-    assert [keys[i] for _, i in automaton.iter_long("ABCD")] == ["AB", "D"]  # leftmost-longest differs
     occ = find_occurrences(automaton, keys, MentionNormalizer("hansel"), "ABCD")
     assert [(o.start, o.end, keys[o.key]) for o in occ] == [(1, 4, "BCD")]
+
+
+def leftmost_longest(keys: list[str], text: str, links: tuple[tuple[int, int], ...] = ()) -> list[str]:
+    """`match` over `text` with link anchors at `links`: the keys found, unlinked then linked."""
+    linked, unlinked = array("q"), array("q")
+    match(build_matcher(keys), text, segments(len(text), links), linked, unlinked)
+    return [keys[i] for i in unlinked] + [keys[i] for i in linked]
+
+
+def brute_leftmost_longest(keys: list[str], text: str) -> list[str]:
+    """Scanning left to right: the longest key starting here, then on after it; else one step on."""
+    found, pos = [], 0
+    while pos < len(text):
+        key = max((k for k in keys if k and text.startswith(k, pos)), key=len, default="")
+        if key:
+            found.append(key)
+        pos += len(key) or 1
+    return found
+
+
+def test_leftmost_longest_finds_a_key_after_an_unfinished_longer_one() -> None:
+    # pyahocorasick's `iter_long` (mention_stats' matcher before) reports nothing here: having
+    # followed "cdd" towards "cdda" it skips the "d"s it passed.
+    assert leftmost_longest(["cdda", "d"], "cdd") == ["d", "d"]
+    assert leftmost_longest(["长江", "江", "长江三峡大坝"], "长江三峡的江") == ["长江", "江"]
+
+
+def test_leftmost_longest_matches_inside_each_segment_only() -> None:
+    keys = ["ab", "b", "bc"]
+    # "abc" with "bc" an anchor: unlinked "a" finds nothing, the anchor finds "bc"
+    assert leftmost_longest(keys, "abc", ((1, 3),)) == ["bc"]
+    assert leftmost_longest(keys, "abc") == ["ab"]
+    assert leftmost_longest(["", "a"], "aa") == ["a", "a"]  # an empty key never matches
+
+
+@given(
+    st.lists(st.text(alphabet="abcd", min_size=1, max_size=5), min_size=1, max_size=8, unique=True),
+    st.text(alphabet="abcd", max_size=30),
+)
+def test_leftmost_longest_agrees_with_brute_force(keys: list[str], text: str) -> None:
+    assert leftmost_longest(keys, text) == brute_leftmost_longest(keys, text)
 
 
 def test_ties_go_to_the_leftmost() -> None:

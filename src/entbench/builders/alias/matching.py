@@ -5,17 +5,22 @@ the two overlap rules, and which stage uses which.
 multiple mentions overlap … do not use any tokenization mechanism … also compute P(unlinked|m),
 i.e. the prior of a given phrase that do not have a hyperlink in Wikipedia." (Hansel, appendix A)
 
-Every key is found by one Aho-Corasick automaton (`build_automaton`: pyahocorasick, no
-tokenisation) over text normalised the way the keys were (`filters.mentions.MentionNormalizer`),
-and overlapping occurrences are resolved in favour of the longer one. The two rules differ when a
-longer key starts later: with keys "AB" and "BCD" over "ABCD",
+Every key is found by one Aho-Corasick automaton (no tokenisation) over text normalised the way
+the keys were (`filters.mentions.MentionNormalizer`), and overlapping occurrences are resolved in
+favour of the longer one. The two rules differ when a longer key starts later: with keys "AB" and
+"BCD" over "ABCD",
 
-* leftmost-longest (`match`, pyahocorasick's `iter_long`) keeps "AB": scanning left to right,
-  the longest key at the leftmost start wins. `mention_stats` counts P(unlinked|m) with it over
-  every article of Wikipedia: one C call per link segment, and the text is cut at link
-  boundaries first (`segments`, `matching_text`), so an occurrence is linked iff it lies in an
-  anchor.
-* longest-first (`find_occurrences`, `longest_first`) keeps "BCD": the longest occurrence
+* leftmost-longest (`match` over a `build_matcher` automaton: ahocorasick-rs, the Rust
+  `aho-corasick` crate's `LeftmostLongest`) keeps "AB": scanning left to right, the longest key at
+  the leftmost start wins. `mention_stats` counts P(unlinked|m) with it over every article of
+  Wikipedia: one native call per link segment, and the text is cut at link boundaries first
+  (`segments`, `matching_text`), so an occurrence is linked iff it lies in an anchor. Its
+  contiguous NFA holds ~125 bytes a key where pyahocorasick's trie held ~290 (a full enwiki alias
+  table has ~15M keys, and every worker holds the automaton). pyahocorasick's `iter_long` is not
+  used for it: it skips some occurrences that follow an unfinished longer key (keys "cdda" and
+  "d" over "cdd" give nothing, not "d" twice).
+* longest-first (`find_occurrences` over a `build_automaton` automaton: pyahocorasick,
+  `longest_first`) keeps "BCD": the longest occurrence
   anywhere wins, ties to the leftmost, as the paper puts it. `hansel_corpus` finds the few-shot
   candidates with it, where each kept occurrence is shown to annotators and its raw-text offsets
   matter (`normalize_with_offsets` maps every normalised character back); a corpus is small
@@ -35,6 +40,7 @@ from operator import itemgetter
 from typing import Literal, NamedTuple
 
 import ahocorasick
+import ahocorasick_rs
 
 from entbench.filters.mentions import MentionNormalizer
 
@@ -52,6 +58,21 @@ def build_automaton(mentions: Iterable[str]) -> ahocorasick.Automaton:
 
 
 # --- leftmost-longest, inside link segments: P(unlinked|m) (`mention_stats`) -------------------
+#: Stands in for an empty key, which the automaton refuses: 0xFF is no byte of any UTF-8 text, so
+#: it never matches, and every other key keeps its index.
+_NEVER = b"\xff"
+
+
+def build_matcher(mentions: Iterable[str]) -> ahocorasick_rs.BytesAhoCorasick:
+    """A leftmost-longest automaton over the UTF-8 of `mentions`; a match's first item is the
+    mention's index in the iteration order (`match`)."""
+    return ahocorasick_rs.BytesAhoCorasick(
+        (mention.encode() if mention else _NEVER for mention in mentions),
+        matchkind=ahocorasick_rs.MatchKind.LeftmostLongest,
+        implementation=ahocorasick_rs.Implementation.ContiguousNFA,
+    )
+
+
 def segments(length: int, spans: Sequence[tuple[int, int]]) -> list[Segment]:
     """Cut [0, length) at the (sorted, non-overlapping) link spans."""
     out: list[Segment] = []
@@ -95,7 +116,7 @@ def matching_text(
 
 
 def match(
-    automaton: ahocorasick.Automaton,
+    automaton: ahocorasick_rs.BytesAhoCorasick,
     text: str,
     cut: Sequence[Segment],
     linked: array[int],
@@ -103,17 +124,17 @@ def match(
 ) -> None:
     """Append the indices of the keys found in linked and in unlinked segments (one per occurrence).
 
-    The matches go from pyahocorasick's iterator straight into the arrays (`array.extend` over a
-    C `map`): no Python list or loop step per match.
+    Each segment is matched on its own (a key never spans a link boundary), as UTF-8: offsets are
+    not needed, only which key. The matches go from the automaton's list straight into the arrays
+    (`array.extend` over a C `map`): no Python loop step per match.
     """
-    if not len(automaton):
-        return
+    find = automaton.find_matches_as_indexes
     for start, end, is_link in cut:
         if end > start:
-            (linked if is_link else unlinked).extend(map(_VALUE, automaton.iter_long(text, start, end)))
+            (linked if is_link else unlinked).extend(map(_KEY, find(text[start:end].encode())))
 
 
-_VALUE = itemgetter(1)  # (end index, value) -> value
+_KEY = itemgetter(0)  # (key index, start, end) -> key index
 
 
 # --- longest-first, with raw-text offsets: few-shot candidates (`hansel_corpus`) ---------------

@@ -5,35 +5,35 @@ removed the mentions that are over-commonly missing hyperlinks in Wikipedia, def
 P(unlinked|m) > 0.98." (Hansel, appendix A)
 
 Over the text of every article (namespace 0, not a redirect), each mention of the alias table is
-found by exact, untokenised matching (one pyahocorasick automaton over all keys, longest match
-wins on overlap, `builders.alias.matching`), inside link anchors (linked) and between links
+found by exact, untokenised matching (one Aho-Corasick automaton over all keys, leftmost-longest
+on overlap, `builders.alias.matching`), inside link anchors (linked) and between links
 (unlinked) separately; text is normalised as the keys were (the alias table's own parameters).
 
     P(unlinked|m) = unlinked occurrences / (linked + unlinked occurrences)   (null if m never occurs)
 
 `docs_linked`/`docs_unlinked` count the articles where m occurs linked / unlinked at least once.
-The automaton is built once per build (in the stage's scratch directory) and loaded by every map
-task; map tasks take one span of row groups of a scan shard's `pages` each (`engine.inputs`: a few
-MB of text, read a batch at a time) with the links of the same page-id range, and route partial
-counts by mention. Shards are sized from the scan (`num_shards` 0, the default).
+The sorted keys are listed once per build (in the stage's scratch directory); every worker builds
+the automaton over them once (`_matcher`); map tasks take one span of row groups of a scan shard's
+`pages` each (`engine.inputs`: a few MB of text, read a batch at a time) with the links of the same
+page-id range, and route partial counts by mention. Shards are sized from the scan (`num_shards`
+0, the default).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import ahocorasick
+import ahocorasick_rs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from entbench.builders.alias.matching import build_automaton, match, matching_text
+from entbench.builders.alias.matching import build_matcher, match, matching_text
 from entbench.builders.alias.stages.alias_table import normalizer_for
 from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.duck import stage_connection
@@ -56,12 +56,11 @@ PARTIAL = pa.schema(
     [MENTION_STATS.field(n) for n in ("mention", "linked_occurrences", "unlinked_occurrences")]
     + [MENTION_STATS.field(n) for n in ("docs_linked", "docs_unlinked")]
 )
-AUTOMATON_FILE = "automaton.bin"
 MENTIONS_FILE = "mentions.arrow"
-#: What a worker holds per alias-table mention while the stage runs: the automaton (293 bytes a
-#: mention, measured on the 256 MB enwiki world of `bench/pipelines`: 86 MiB for 307k mentions of
-#: 14 characters on average) and the mentions themselves. A full enwiki alias table (~15M
-#: mentions) is then ~5 GB per worker.
+#: A worker's peak per alias-table mention: building the automaton (~300 bytes a mention for a
+#: moment, measured on the 256 MB enwiki world of `bench/pipelines`: 307k mentions of 14 characters
+#: on average; ~125 bytes a mention are then held while the tasks run) and the mentions
+#: themselves. A full enwiki alias table (~15M mentions) is then ~5 GB per worker at the start.
 WORKER_BYTES_PER_MENTION = 320
 #: Occurrence ids buffered before they are folded into counts (bounds a task's memory: 8 bytes each).
 FLUSH_IDS = 4_000_000
@@ -147,7 +146,7 @@ def _run_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class MentionStats(Stage):
     """Count linked and unlinked occurrences of every alias-table mention in article text."""
 
-    version = 1
+    version = 2  # 2: true leftmost-longest (pyahocorasick's iter_long missed some keys)
     layer = "derived"
     params_type = MentionStatsParams
     default_num_shards = 0
@@ -183,28 +182,23 @@ class MentionStats(Stage):
         return int(mentions) * WORKER_BYTES_PER_MENTION if mentions else None
 
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """Build the automaton over all alias keys once, then one task per span of row groups of
-        the scan's `pages`."""
+        """List the alias keys once, then one task per span of row groups of the scan's `pages`."""
         scratch = self._scratch(ctx)
-        if not (scratch / AUTOMATON_FILE).exists():
+        if not (scratch / MENTIONS_FILE).exists():
             # In a function of its own: this generator's frame lives while the tasks run (in this
-            # process, with one worker), and must not keep the mentions and the automaton alive.
-            self._save_automaton(ctx, scratch)
+            # process, with one worker), and must not keep the mentions alive.
+            self._save_mentions(ctx, scratch)
         for span in row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id"):
             yield MapTask(span.task_id, span.meta())
 
-    def _save_automaton(self, ctx: StageContext, scratch: Path) -> None:
-        """Write the sorted mentions and the automaton over them to the stage's scratch directory."""
+    def _save_mentions(self, ctx: StageContext, scratch: Path) -> None:
+        """Write the sorted mentions (the automaton's keys, `_matcher`) to the scratch directory."""
         scratch.mkdir(parents=True, exist_ok=True)
         mentions = _all_mentions(ctx, ctx.inputs[self.alias_table].files("alias_table"), tasks=1)
         tmp = scratch / f".{MENTIONS_FILE}.tmp-{os.getpid()}"
         with pa.ipc.new_file(str(tmp), pa.schema([pa.field("mention", pa.string())])) as writer:
             writer.write_table(pa.table({"mention": mentions}))
         os.replace(tmp, scratch / MENTIONS_FILE)
-        automaton = build_automaton(mentions.to_pylist())
-        tmp = scratch / f".{AUTOMATON_FILE}.tmp-{os.getpid()}"
-        automaton.save(str(tmp))
-        os.replace(tmp, scratch / AUTOMATON_FILE)
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Match every key in the articles of one span of a scan shard; route counts by mention."""
@@ -281,21 +275,27 @@ class MentionStats(Stage):
         return {"mention_stats": result.cast(MENTION_STATS)}, stats
 
 
-#: The automaton and mentions this process loaded last, by their file's identity: loading is ~1.4 s
-#: for 300k mentions, so a worker loads them once per stage, not once per task (the cache is
-#: dropped when the process ends a phase, `engine.executors.base.on_release`).
-_LOADED: dict[tuple[str, int, int, int], tuple[ahocorasick.Automaton, pa.Array]] = {}
+#: The automaton and mentions this process built last, by the mentions file's identity: building is
+#: ~1 s for 300k mentions, so a worker builds it once per stage, not once per task (the cache is
+#: dropped when the process ends a phase, `engine.executors.base.on_release`). Built, not loaded:
+#: the automaton cannot be saved, and the build is as quick as loading pyahocorasick's was.
+_LOADED: dict[tuple[str, int, int, int], tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]] = {}
+#: Mentions turned into Python strings at a time while the automaton is built (not all at once).
+_BUILD_BATCH = 65_536
 
 
-def _matcher(scratch: Path) -> tuple[ahocorasick.Automaton, pa.Array]:
-    """The stage's automaton and its mentions (index = the automaton's value), loaded once."""
-    info = os.stat(scratch / AUTOMATON_FILE)
+def _matcher(scratch: Path) -> tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]:
+    """The stage's automaton and its mentions (index = the automaton's key index), built once."""
+    path = scratch / MENTIONS_FILE
+    info = os.stat(path)
     key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns)
     if key not in _LOADED:
         _LOADED.clear()
-        automaton = ahocorasick.load(str(scratch / AUTOMATON_FILE), pickle.loads)
-        mentions = pa.ipc.open_file(pa.memory_map(str(scratch / MENTIONS_FILE))).read_all().column(0)
-        _LOADED[key] = (automaton, mentions.combine_chunks())
+        mentions = pa.ipc.open_file(pa.memory_map(str(path))).read_all().column(0).combine_chunks()
+        batches = (
+            mentions.slice(start, _BUILD_BATCH).to_pylist() for start in range(0, len(mentions), _BUILD_BATCH)
+        )
+        _LOADED[key] = (build_matcher(m for batch in batches for m in batch), mentions)
     return _LOADED[key]
 
 
