@@ -10,6 +10,7 @@ imports neither.
 from __future__ import annotations
 
 import ctypes
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -44,9 +45,19 @@ def release_memory() -> None:
 
     for hook in _RELEASE_HOOKS:
         hook()
+    # CPython's type attribute cache keeps a strong reference to the name of each of its 4096
+    # latest look-ups. Names built while the tasks ran outlive them there, a few hundred small
+    # strings scattered over the whole phase's heap, and each pins a 1 MiB arena of the small-
+    # object allocator: after a one-worker 256 MB Wikipedia scan, 150 arenas for 36 MB of live
+    # objects (+110 MiB carried into every later stage); cleared, 39. It refills in microseconds.
+    _clear_type_cache()
     pa.default_memory_pool().release_unused()
     if _libc is not None:
         _libc.malloc_trim(0)
+
+
+#: `sys._clear_type_cache` (3.11, 3.12), `sys._clear_internal_caches` from 3.13 (which deprecates it).
+_clear_type_cache: Any = getattr(sys, "_clear_internal_caches", None) or sys._clear_type_cache
 
 
 def _load_libc() -> Any:
