@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from entbench.engine.executors.base import release_memory
+from entbench.engine.executors.local import ProcessPoolTaskExecutor
+from entbench.engine.progress import StageBar
 
 
 class _Row:
@@ -19,3 +22,21 @@ def test_names_the_type_cache_kept_from_a_phase_are_released() -> None:
     held = sys.getrefcount(name)
     release_memory()
     assert sys.getrefcount(name) < held
+
+
+def test_at_the_end_of_a_phase_every_worker_releases_even_one_that_ran_no_task() -> None:
+    """A phase of one task (one shard, one global query) leaves the other worker idle: it must
+    still hand back what it held from the phase before."""
+    executor = ProcessPoolTaskExecutor(2)
+    try:
+        bar = StageBar("one task", total=None, unit="task", items="rows", enabled=False)
+        assert list(executor.run(_square, [(3,)], bar)) == [9]
+        workers = set(executor._processes)
+        assert len(workers) == 2
+        assert executor.released == workers  # each worker released once, the idle one too
+    finally:
+        executor.close()
+
+
+def _square(value: int, *, progress: Any) -> int:
+    return value * value
