@@ -88,3 +88,38 @@ def test_the_users_tunables_are_kept_and_theirs_decides() -> None:
     opted_out = _reexec_probe("glibc.malloc.hugetlb=0")
     assert [line[0] for line in opted_out] == ["start", "after"]  # no second start
     assert opted_out[1][1].startswith("glibc.malloc.hugetlb=0 ")
+
+
+DUCKDB_PROBE = """
+import ctypes
+from entbench.engine.process import set_up_owned_process
+set_up_owned_process()
+import _duckdb
+lib = ctypes.CDLL(_duckdb.__file__)
+if not hasattr(lib, "duckdb_je_mallctl"):
+    raise SystemExit("no jemalloc")
+value = ctypes.c_ssize_t(0)
+size = ctypes.c_size_t(ctypes.sizeof(value))
+name = b"opt.dirty_decay_ms"
+assert lib.duckdb_je_mallctl(name, ctypes.byref(value), ctypes.byref(size), None, 0) == 0
+print(value.value)
+"""
+
+
+def _duckdb_dirty_decay(env_conf: str | None) -> int:
+    env = {k: v for k, v in os.environ.items() if k != process.DUCKDB_MALLOC_CONF_VARIABLE}
+    if env_conf is not None:
+        env[process.DUCKDB_MALLOC_CONF_VARIABLE] = env_conf
+    done = subprocess.run(
+        [sys.executable, "-c", DUCKDB_PROBE], env=env, capture_output=True, text=True, check=False
+    )
+    if "no jemalloc" in done.stderr:
+        pytest.skip("this DuckDB build does not bundle jemalloc")
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="DuckDB bundles jemalloc on Linux only")
+def test_duckdb_gives_freed_pages_back_at_once_unless_the_user_chose() -> None:
+    assert _duckdb_dirty_decay(None) == 0
+    assert _duckdb_dirty_decay("dirty_decay_ms:1000") == 1000
