@@ -1,13 +1,16 @@
 """A shard task writes its tables side by side when its stage has fewer shards than workers
-(`tasks.writer_threads`): the other workers would idle through the reduce. The bytes must be
-those of one table after another."""
+(`tasks.writer_threads`) and its tables hold enough to be worth it: the other workers would idle
+through the reduce. The bytes must be those of one table after another."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from entbench.engine import tasks
 from entbench.engine.stage import BuildOptions, Params, StageContext
 from entbench.engine.tasks import writer_threads
 from tests.builders.kb.support import shard_hashes
@@ -51,3 +54,25 @@ def test_one_shard_written_by_two_workers_has_the_bytes_of_one_worker(tmp_path: 
     hashes = shard_hashes(one, files=True)
     assert len(hashes) >= 4  # every table of the scan, each its own file
     assert shard_hashes(two, files=True) == hashes
+
+
+def test_tables_written_side_by_side_have_the_bytes_of_one_after_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The threaded path, run here (a one-worker build told it has two cores to fill, whatever
+    its tables hold): every file as the one-table-at-a-time build writes it."""
+    source = FIXTURES / "entities-new.json.bz2"
+    reference = shard_hashes(build(tmp_path / "one", source, "wikidata.num_shards=1"), files=True)
+    writers: set[str] = set()
+    original = tasks.write_parquet
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        writers.add(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "THREADED_WRITE_MIN_BYTES", 0)
+    monkeypatch.setattr(tasks, "writer_threads", lambda ctx, tables: 2)
+    monkeypatch.setattr(tasks, "write_parquet", recording)
+    side_by_side = build(tmp_path / "two", source, "wikidata.num_shards=1")
+    assert shard_hashes(side_by_side, files=True) == reference
+    assert writers and all(name.startswith("entbench-shard") for name in writers)
