@@ -171,6 +171,30 @@ class MapTask:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def map_column(tables: Mapping[str, pa.Table], table: str, column: str) -> pa.Array:
+    """One column of a reduce's map table `table`, as one array.
+
+    From a reducer's gathered tables (anything with `batches(table)`, as `engine.shuffle`'s) it is
+    read one spilled batch at a time and copied out of it, so the table's other columns (a page's
+    text) are never all held; the table can then still be left to the runner, which sorts a large
+    one on disk (`engine.external_sort`)."""
+    batches = getattr(tables, "batches", None)
+    if batches is None:
+        return tables[table].column(column).combine_chunks()
+    parts = [pa.concat_arrays([batch.column(column)]) for batch in batches(table)]
+    if not parts:
+        return pa.array([], type=tables[table].schema.field(column).type)
+    return pa.concat_arrays(parts)
+
+
+def map_rows(tables: Mapping[str, pa.Table], table: str) -> int:
+    """The number of rows of a reduce's map table `table`, read batch by batch where it can be."""
+    batches = getattr(tables, "batches", None)
+    if batches is None:
+        return int(tables[table].num_rows)
+    return sum(batch.num_rows for batch in batches(table))
+
+
 class BucketSink:
     """Receives a map task's rows, already assigned to shards, and spills them to scratch.
 

@@ -131,24 +131,25 @@ def shard_task(
         # and that table sorted, not every table twice.
         return write(output, tables.pop(output.name, None))
 
-    # Tables sorted on disk are written last and alone: beside another table they would add
-    # that table to a memory the external sort keeps flat (+25 MiB on a Wikidata scan's worker).
-    on_disk = [output for output in outputs if sorted_on_disk(output)]
-    in_memory = [output for output in outputs if output not in on_disk]
-    held = sum(
-        tables[o.name].nbytes if o.name in tables else gathered.spilled_bytes(o.name) if gathered else 0
-        for o in in_memory
-    )
-    threads = writer_threads(ctx, len(in_memory)) if held >= THREADED_WRITE_MIN_BYTES else 1
-    if threads == 1:
-        written = [take_and_write(output) for output in in_memory]
-    else:
+    def write_group(group: list[Output]) -> list[WrittenShard]:
+        held = sum(
+            tables[o.name].nbytes if o.name in tables else gathered.spilled_bytes(o.name) if gathered else 0
+            for o in group
+        )
+        threads = writer_threads(ctx, len(group)) if held >= THREADED_WRITE_MIN_BYTES else 1
+        if threads == 1:
+            return [take_and_write(output) for output in group]
         # Fewer shards than workers (a scan of a small dump: one shard), so the other workers would
         # idle through this reduce: its tables are written side by side (Parquet encoding and the
         # sorts run outside the GIL). Each file's bytes are the same either way.
         with ThreadPoolExecutor(threads, thread_name_prefix="entbench-shard") as pool:
-            written = list(pool.map(take_and_write, in_memory))
-    written += [take_and_write(output) for output in on_disk]
+            return list(pool.map(take_and_write, group))
+
+    # Tables sorted on disk are written after the others, not beside them: they would add those
+    # tables to a memory the external sort keeps flat (+25 MiB on a Wikidata scan's worker).
+    on_disk = [output for output in outputs if sorted_on_disk(output)]
+    in_memory = [output for output in outputs if output not in on_disk]
+    written = write_group(in_memory) + write_group(on_disk)
     entries = {
         output.name: {**shard_file.to_json(), "file": rels[output.name]}
         for output, shard_file in zip(in_memory + on_disk, written, strict=True)

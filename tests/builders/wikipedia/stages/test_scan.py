@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -206,3 +207,38 @@ def test_truncated_dump_is_a_data_error(tmp_path: Path, run_cli: Callable[..., A
     assert result.exit_code == 1
     assert "enwiki-cut.xml.bz2" in result.output and "byte offset" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_page_id_dumped_twice_keeps_its_latest_revision_and_only_its_links(tmp_path: Path) -> None:
+    """A dump of revisions can hold a page more than once: the reduce keeps the highest revision
+    and drops the other's links (`dropped_duplicate_page_id`); a shard without duplicates leaves
+    its tables as mapped (sorted on disk when large), with the same rows."""
+    xml = bz2.decompress(EN_2016.read_bytes()).decode("utf-8")
+    start = xml.index("<page>\n    <title>Anarchism</title>")
+    end = xml.index("</page>", start) + len("</page>")
+    newer = re.sub(r"(<revision>\s*<id>)716551092(</id>)", r"\g<1>716551093\g<2>", xml[start:end], count=1)
+    newer = re.sub(
+        r'(<text xml:space="preserve"[^>]*>).*?(</text>)',
+        r"\g<1>See [[Zebra]].\g<2>",
+        newer,
+        count=1,
+        flags=re.S,
+    )
+    assert "716551093" in newer and "[[Zebra]]" in newer
+    tail = xml.index("</mediawiki>")
+    twice = tmp_path / "twice.xml"
+    twice.write_text(xml[:tail] + "  " + newer + "\n" + xml[tail:], encoding="utf-8")
+    once = tmp_path / "once.xml"
+    once.write_text(xml, encoding="utf-8")
+
+    stage = run(tmp_path / "twice", sources=(f"wikipedia={twice}",))
+    reference = run(tmp_path / "once", sources=(f"wikipedia={once}",))
+    stats = json.loads((stage / "_MANIFEST.json").read_text())["stats"]
+    assert stats["dropped_duplicate_page_id"] == 1
+    pages = read(stage, "pages")
+    anarchism = [p for p in pages if p["page_id"] == 12]
+    assert [p["revision_id"] for p in anarchism] == [716551093]
+    assert [link["target"] for link in read(stage, "links") if link["page_id"] == 12] == ["Zebra"]
+    others = [p for p in pages if p["page_id"] != 12]
+    assert others == [p for p in read(reference, "pages") if p["page_id"] != 12]
+    assert len(others) == len(pages) - 1 > 10

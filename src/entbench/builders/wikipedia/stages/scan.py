@@ -40,6 +40,8 @@ from entbench.engine.stage import (
     SourceInfo,
     Stage,
     StageContext,
+    map_column,
+    map_rows,
 )
 from entbench.engine.stats import Stats
 from entbench.gc_pause import gc_paused
@@ -274,17 +276,24 @@ class WikipediaScan(Stage):
     def reduce(
         self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
-        """Keep one page per id (highest revision, then last in the dump) and only its links."""
+        """Keep one page per id (highest revision, then last in the dump) and only its links.
+
+        Only the page ids are read to find out: a shard without duplicates (every dump of current
+        pages) leaves both tables as mapped, so a large one is sorted on disk instead of held."""
         stats = Stats()
-        pages, links = tables["pages"], tables["links"]
-        if pages.num_rows and pc.count_distinct(pages.column("page_id")).as_py() != pages.num_rows:
+        ids = map_column(tables, "pages", "page_id")
+        if len(ids) and pc.count_distinct(ids).as_py() != len(ids):
+            pages, links = tables["pages"], tables["links"]
             pages, dropped = _dedupe_pages(pages)
             stats.add("dropped_duplicate_page_id", dropped)
             keep = pages.column(SEQ_COLUMN).combine_chunks()
             links = links.filter(pc.is_in(links.column(SEQ_COLUMN), value_set=keep))
-        stats.add("pages_written", pages.num_rows)
-        stats.add("links_written", links.num_rows)
-        return {"pages": pages, "links": links}, stats
+            stats.add("pages_written", pages.num_rows)
+            stats.add("links_written", links.num_rows)
+            return {"pages": pages, "links": links}, stats
+        stats.add("pages_written", len(ids))
+        stats.add("links_written", map_rows(tables, "links"))
+        return {}, stats
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
         """Write `_siteinfo.json` (namespaces, dbname, language) for downstream stages."""
