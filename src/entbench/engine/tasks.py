@@ -90,21 +90,34 @@ def shard_task(
     tables = dict(tables)
     rels = {output.name: table_rel_path(outputs, output.name, shard, ctx.num_shards) for output in outputs}
 
-    def sorted_on_disk(output: Output) -> bool:
-        """Whether `output` is a kept table large enough for the external sort."""
-        return (
-            output.name not in tables
-            and gathered is not None
-            and output.name in gathered
-            and bool(output.sort_by)
-            and gathered.spilled_bytes(output.name) > SORT_MEMORY_BYTES
-        )
+    # What each output holds: the reduce's table, or the spilled bytes of one it left as mapped.
+    held = {
+        output.name: tables[output.name].nbytes
+        if output.name in tables
+        else gathered.spilled_bytes(output.name)
+        if gathered is not None and output.name in gathered
+        else 0
+        for output in outputs
+    }
+    # Tables left as mapped that are large enough for the external sort. They are written after
+    # the others, not beside them: they would add those tables to a memory the external sort keeps
+    # flat (+25 MiB on a Wikidata scan's worker).
+    on_disk = [
+        output
+        for output in outputs
+        if output.name not in tables and output.sort_by and held[output.name] > SORT_MEMORY_BYTES
+    ]
+    in_memory = [output for output in outputs if output not in on_disk]
 
-    def write(output: Output, table: pa.Table | None) -> WrittenShard:
+    def write(output: Output) -> WrittenShard:
+        # Taken out of `tables` (or read from the spills only now, for an output the reduce left
+        # as it was mapped) and freed once written: the shard's peak is about its largest table
+        # and that table sorted, not every table twice.
+        table = tables.pop(output.name, None)
         rel = rels[output.name]
         metadata = {**meta, "entbench.table": output.name}
         if table is None and gathered is not None and output.name in gathered:
-            if sorted_on_disk(output):
+            if output in on_disk:
                 return write_sorted(
                     gathered.batches(output.name),
                     work / rel,
@@ -125,30 +138,17 @@ def shard_task(
             order=sort_order(rows_out, output.sort_by),
         )
 
-    def take_and_write(output: Output) -> WrittenShard:
-        # Taken out of `tables` (or read from the spills only now, for an output the reduce left
-        # as it was mapped) and freed once written: the shard's peak is about its largest table
-        # and that table sorted, not every table twice.
-        return write(output, tables.pop(output.name, None))
-
     def write_group(group: list[Output]) -> list[WrittenShard]:
-        held = sum(
-            tables[o.name].nbytes if o.name in tables else gathered.spilled_bytes(o.name) if gathered else 0
-            for o in group
-        )
-        threads = writer_threads(ctx, len(group)) if held >= THREADED_WRITE_MIN_BYTES else 1
+        enough = sum(held[output.name] for output in group) >= THREADED_WRITE_MIN_BYTES
+        threads = writer_threads(ctx, len(group)) if enough else 1
         if threads == 1:
-            return [take_and_write(output) for output in group]
+            return [write(output) for output in group]
         # Fewer shards than workers (a scan of a small dump: one shard), so the other workers would
         # idle through this reduce: its tables are written side by side (Parquet encoding and the
         # sorts run outside the GIL). Each file's bytes are the same either way.
         with ThreadPoolExecutor(threads, thread_name_prefix="entbench-shard") as pool:
-            return list(pool.map(take_and_write, group))
+            return list(pool.map(write, group))
 
-    # Tables sorted on disk are written after the others, not beside them: they would add those
-    # tables to a memory the external sort keeps flat (+25 MiB on a Wikidata scan's worker).
-    on_disk = [output for output in outputs if sorted_on_disk(output)]
-    in_memory = [output for output in outputs if output not in on_disk]
     written = write_group(in_memory) + write_group(on_disk)
     entries = {
         output.name: {**shard_file.to_json(), "file": rels[output.name]}
