@@ -120,21 +120,28 @@ class TitleQid(Stage):
             _load(con, ctx, self.wikipedia, self.wikidata, site)
             if con.execute("SELECT count(*) FROM sitelinks").fetchone() == (0,):
                 stats.add("sitelinks_for_site_none")
-            _resolve(con, params.max_hops, prefixes)
-            for status, titles, links in con.execute(
-                "SELECT status, count(*), sum(link_count) FROM resolved GROUP BY status ORDER BY status"
-            ).fetchall():
-                stats.add(f"titles_{status}", int(titles))
-                key = "links_resolved" if status in ("sitelink", "redirect") else f"links_unresolved_{status}"
-                stats.add(key, int(links or 0))
-            reader = con.sql(
-                "SELECT title, qid, status, hops, final_title, page_id, is_disambiguation, link_count "
-                "FROM resolved"
-            ).to_arrow_reader(BATCH_ROWS)
-            for batch in reader:
+            resolved = _resolve(con, params.max_hops, prefixes)
+            titles: dict[str, int] = {}
+            links: dict[str, int] = {}
+            for batch in resolved.to_arrow_reader(BATCH_ROWS):
                 rows = pa.Table.from_batches([batch]).cast(TITLE_QID)
+                counted = rows.group_by("status").aggregate([("title", "count"), ("link_count", "sum")])
+                for status, count, linked in zip(
+                    counted["status"].to_pylist(),
+                    counted["title_count"].to_pylist(),
+                    counted["link_count_sum"].to_pylist(),
+                    strict=True,
+                ):
+                    titles[status] = titles.get(status, 0) + count
+                    links[status] = links.get(status, 0) + (linked or 0)
                 sink.emit_by_key("title_qid", rows, "title", ctx.num_shards)
                 progress(0, batch.num_rows)
+            unknown = set(titles) - set(TITLE_STATUSES)
+            assert not unknown, unknown
+            for status in sorted(titles):
+                stats.add(f"titles_{status}", titles[status])
+                key = "links_resolved" if status in ("sitelink", "redirect") else f"links_unresolved_{status}"
+                stats.add(key, links[status])
         finally:
             con.close()
         scan_stats = wikipedia.stats
@@ -148,44 +155,72 @@ def _load(
     con: duckdb.DuckDBPyConnection, ctx: StageContext, wikipedia: str, wikidata: str, site: str
 ) -> None:
     wp, wd = ctx.inputs[wikipedia], ctx.inputs[wikidata]
-    con.execute(
-        "CREATE TEMP TABLE pages AS SELECT page_id, title, is_redirect, redirect_target, is_disambiguation "
-        "FROM read_parquet($files)",
-        {"files": wp.files("pages")},
+    pages, links = wp.files("pages"), wp.files("links")
+    # Redirect sources are unique page titles, so each walk is a path: one row per hop count.
+    _step(
+        con,
+        "redirects",
+        "SELECT title AS src, any_value(redirect_target) AS dst FROM read_parquet($pages) "
+        "WHERE is_redirect AND redirect_target IS NOT NULL GROUP BY title",
+        {"pages": pages},
     )
-    con.execute(
-        "CREATE TEMP TABLE link_counts AS SELECT target_normalized AS title, count(*) AS n "
-        "FROM read_parquet($files) GROUP BY 1",
-        {"files": wp.files("links")},
+    _step(
+        con,
+        "page_info",
+        "SELECT title, min(page_id) AS page_id, bool_or(is_disambiguation) AS is_disambiguation "
+        "FROM read_parquet($pages) GROUP BY title",
+        {"pages": pages},
+    )
+    # Counted before the union: a hash table of the link rows' titles, not of every link row.
+    _step(
+        con,
+        "link_counts",
+        "SELECT target_normalized AS title, count(*) AS n FROM read_parquet($links) GROUP BY 1",
+        {"links": links},
+    )
+    # Every title the dump mentions (pages, link targets, redirect targets), with the links to it.
+    _step(
+        con,
+        "titles",
+        "SELECT title, CAST(sum(n) AS BIGINT) AS link_count FROM ("
+        "SELECT title, 0 AS n FROM page_info UNION ALL SELECT title, n FROM link_counts "
+        "UNION ALL SELECT dst, 0 FROM redirects) GROUP BY title",
+        drop=("link_counts",),
     )
     # A consistent dump has one item per (site, title); if not, the lowest QID number wins.
-    con.execute(
-        "CREATE TEMP TABLE sitelinks AS SELECT title, arg_min(id, TRY_CAST(substr(id, 2) AS BIGINT)) AS qid "
+    _step(
+        con,
+        "sitelinks",
+        "SELECT title, arg_min(id, TRY_CAST(substr(id, 2) AS BIGINT)) AS qid "
         "FROM read_parquet($files) WHERE site = $site GROUP BY title",
         {"files": wd.files("sitelinks"), "site": site},
     )
-    con.execute(
-        "CREATE TEMP TABLE disambiguation_items AS SELECT DISTINCT subject AS qid "
-        "FROM read_parquet($files) WHERE property = 'P31' AND item = $disambiguation",
+    _step(
+        con,
+        "disambiguation_items",
+        "SELECT DISTINCT subject AS qid FROM read_parquet($files) "
+        "WHERE property = 'P31' AND item = $disambiguation",
         {"files": wd.files("truthy_claims"), "disambiguation": DISAMBIGUATION_CLASS},
     )
 
 
-def _resolve(con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[str]) -> None:
-    # Redirect sources are unique page titles, so each walk is a path: one row per hop count.
-    con.execute(
-        "CREATE TEMP TABLE redirects AS SELECT title AS src, any_value(redirect_target) AS dst "
-        "FROM pages WHERE is_redirect AND redirect_target IS NOT NULL GROUP BY title"
-    )
-    con.execute(
-        "CREATE TEMP TABLE titles AS SELECT title FROM pages UNION SELECT title FROM link_counts "
-        "UNION SELECT dst FROM redirects"
-    )
+def _resolve(
+    con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[str]
+) -> duckdb.DuckDBPyRelation:
+    """The resolved titles (`TITLE_QID`'s columns), as a query over the loaded tables; it drops
+    the tables it no longer needs as it goes.
+
+    One join a step: a single query joining the six tables built all six hash tables at once.
+    Measured on 92k titles (a 256 MB zhwiki, 2 threads), the connection's peak went from +80 to
+    +59 MiB (23 of them the connection itself), and on 23k titles from +49 to +44 MiB; the
+    stage takes ~0.1 s longer for the extra materialisations.
+    """
     # Only redirect sources walk (every other title ends where it starts, after 0 hops); the path
     # list detects a chain that comes back to a title it passed.
-    con.execute(
+    _step(
+        con,
+        "walks",
         f"""
-        CREATE TEMP TABLE walks AS
         WITH RECURSIVE walk(title, cur, hops, path, looped) AS (
             SELECT src, dst, 1, [src, dst], src = dst FROM redirects WHERE {int(max_hops)} >= 1
             UNION ALL
@@ -195,53 +230,77 @@ def _resolve(con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[s
         )
         SELECT title, arg_max(cur, hops) AS final_title, max(hops) AS hops, bool_or(looped) AS looped
         FROM walk GROUP BY title
-        """
+        """,
     )
-    con.execute(
-        """
-        CREATE TEMP TABLE ends AS
-        SELECT t.title, coalesce(w.final_title, t.title) AS final_title, coalesce(w.hops, 0) AS hops,
-               coalesce(w.looped, false) AS looped
-        FROM titles t LEFT JOIN walks w ON w.title = t.title
-        """
+    _step(
+        con,
+        "ends",
+        "SELECT t.title, t.link_count, coalesce(w.final_title, t.title) AS final_title, "
+        "coalesce(w.hops, 0) AS hops, coalesce(w.looped, false) AS looped "
+        "FROM titles t LEFT JOIN walks w ON w.title = t.title",
+        drop=("titles", "walks"),
     )
-    con.execute(
+    _step(
+        con,
+        "ends_direct",
+        "SELECT e.*, s.qid AS direct_qid FROM ends e LEFT JOIN sitelinks s ON s.title = e.title",
+        drop=("ends",),
+    )
+    _step(
+        con,
+        "ends_final",
+        "SELECT e.*, s.qid AS final_qid FROM ends_direct e LEFT JOIN sitelinks s ON s.title = e.final_title",
+        drop=("ends_direct", "sitelinks"),
+    )
+    # `still`: the walk stopped at a redirect (the hop limit), not at an article.
+    _step(
+        con,
+        "ends_all",
+        "SELECT e.*, r.src IS NOT NULL AND NOT e.looped AS still "
+        "FROM ends_final e LEFT JOIN redirects r ON r.src = e.final_title",
+        drop=("ends_final", "redirects"),
+    )
+    # The page and the qid a title resolves to: its own when it has a sitelink, else its chain's end.
+    return con.sql(
         """
-        CREATE TEMP TABLE resolved AS
-        SELECT w.title,
-               CASE WHEN direct.qid IS NOT NULL THEN direct.qid
-                    WHEN NOT w.looped AND still.src IS NULL THEN final.qid END AS qid,
-               CASE WHEN direct.qid IS NOT NULL THEN 'sitelink'
-                    WHEN w.looped THEN 'redirect_loop'
-                    WHEN still.src IS NOT NULL THEN 'redirect_too_deep'
-                    WHEN final.qid IS NOT NULL THEN 'redirect'
-                    WHEN list_contains(?, split_part(w.final_title, ':', 1))
-                         AND strpos(w.final_title, ':') > 0 THEN 'special_namespace'
+        WITH r AS (
+            SELECT title, link_count, looped, still, hops, final_title, direct_qid,
+                   CASE WHEN direct_qid IS NOT NULL THEN direct_qid
+                        WHEN NOT looped AND NOT still THEN final_qid END AS qid,
+                   final_qid,
+                   CASE WHEN direct_qid IS NOT NULL THEN title ELSE final_title END AS page_title
+            FROM ends_all
+        )
+        SELECT r.title, r.qid,
+               CASE WHEN r.direct_qid IS NOT NULL THEN 'sitelink'
+                    WHEN r.looped THEN 'redirect_loop'
+                    WHEN r.still THEN 'redirect_too_deep'
+                    WHEN r.final_qid IS NOT NULL THEN 'redirect'
+                    WHEN list_contains($prefixes, split_part(r.final_title, ':', 1))
+                         AND strpos(r.final_title, ':') > 0 THEN 'special_namespace'
                     WHEN page.page_id IS NOT NULL THEN 'no_sitelink'
                     ELSE 'red_link' END AS status,
-               CAST(CASE WHEN direct.qid IS NOT NULL THEN 0 ELSE w.hops END AS INTEGER) AS hops,
-               CASE WHEN direct.qid IS NOT NULL THEN w.title ELSE w.final_title END AS final_title,
+               CAST(CASE WHEN r.direct_qid IS NOT NULL THEN 0 ELSE r.hops END AS INTEGER) AS hops,
+               r.page_title AS final_title,
                page.page_id,
-               coalesce(page.is_disambiguation, false) OR coalesce(d.qid IS NOT NULL, false)
-                   AS is_disambiguation,
-               coalesce(lc.n, 0) AS link_count
-        FROM ends w
-        LEFT JOIN sitelinks direct ON direct.title = w.title
-        LEFT JOIN sitelinks final ON final.title = w.final_title
-        LEFT JOIN redirects still ON still.src = w.final_title AND NOT w.looped
-        LEFT JOIN (SELECT title, min(page_id) AS page_id, bool_or(is_disambiguation) AS is_disambiguation
-                   FROM pages GROUP BY title) page
-               ON page.title = CASE WHEN direct.qid IS NOT NULL THEN w.title ELSE w.final_title END
-        LEFT JOIN disambiguation_items d
-               ON d.qid = CASE WHEN direct.qid IS NOT NULL THEN direct.qid
-                               WHEN NOT w.looped AND still.src IS NULL THEN final.qid END
-        LEFT JOIN link_counts lc ON lc.title = w.title
+               coalesce(page.is_disambiguation, false) OR d.qid IS NOT NULL AS is_disambiguation,
+               r.link_count
+        FROM r
+        LEFT JOIN page_info page ON page.title = r.page_title
+        LEFT JOIN disambiguation_items d ON d.qid = r.qid
         """,
-        [list(prefixes)],
+        params={"prefixes": list(prefixes)},
     )
-    unknown = con.execute(
-        "SELECT DISTINCT status FROM resolved WHERE status NOT IN ("
-        + ", ".join("'" + s + "'" for s in TITLE_STATUSES)
-        + ")"
-    ).fetchall()
-    assert not unknown, unknown
+
+
+def _step(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    query: str,
+    params: dict[str, object] | None = None,
+    drop: Sequence[str] = (),
+) -> None:
+    """Materialise `query` as the temp table `name`, then drop the tables no later step reads."""
+    con.execute(f"CREATE TEMP TABLE {name} AS {query}", params)
+    for table in drop:
+        con.execute(f"DROP TABLE {table}")
