@@ -10,6 +10,7 @@ imports neither.
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
@@ -51,6 +52,15 @@ def release_memory() -> None:
     # object allocator: after a one-worker 256 MB Wikipedia scan, 150 arenas for 36 MB of live
     # objects (+110 MiB carried into every later stage); cleared, 39. It refills in microseconds.
     _clear_type_cache()
+    # CPython keeps freed tuples, lists, dicts and floats on free lists for reuse (2,000 tuples of
+    # each length up to 20). At a phase's end they sit where the phase's last frees left them,
+    # scattered over its arenas, and pin them like the names above; map tasks run with the GC
+    # paused, so no full collection (the one thing that clears the lists) came. Measured after
+    # the 256 MB zhwiki scan on 2 workers: the worker that mapped and reduced held 35 arenas for
+    # 20 MB of live objects and +28 MiB of anonymous memory into every later stage (+5 after the
+    # 64 MB scan); with the lists cleared, 22 arenas and +0. A full collection of a worker's
+    # ~50-70k long-lived objects takes ~10 ms.
+    gc.collect()
     pa.default_memory_pool().release_unused()
     if _libc is not None:
         _libc.malloc_trim(0)
