@@ -32,7 +32,7 @@ def on_release(hook: Callable[[], None]) -> Callable[[], None]:
     return hook
 
 
-def release_memory() -> None:
+def release_memory(*, empty_free_lists: bool = False) -> None:
     """Hand memory freed by finished tasks back to the system; called between phases.
 
     A map task frees a block's worth of small Python objects into glibc's heap (and Arrow
@@ -41,6 +41,10 @@ def release_memory() -> None:
     so a worker's peak was the sum of its task kinds, not the largest task. Tasks of one kind
     reuse each other's freed pages, so trimming after every task only made each one fault its
     memory in again (about 3 ms a task, plus the faults).
+
+    `empty_free_lists`: also run a full collection, which empties CPython's free lists (see
+    below). Pool workers ask for it; the building process does not, because the collection walks
+    every object it holds (~25 ms a phase in the golden check's process, a third of its time).
     """
     import pyarrow as pa
 
@@ -58,9 +62,10 @@ def release_memory() -> None:
     # paused, so no full collection (the one thing that clears the lists) came. Measured after
     # the 256 MB zhwiki scan on 2 workers: the worker that mapped and reduced held 35 arenas for
     # 20 MB of live objects and +28 MiB of anonymous memory into every later stage (+5 after the
-    # 64 MB scan); with the lists cleared, 22 arenas and +0. A full collection of a worker's
-    # ~50-70k long-lived objects takes ~10 ms.
-    gc.collect()
+    # 64 MB scan); with the lists cleared, 22 arenas and +0. A full collection of a pool
+    # worker's ~50-70k long-lived objects takes ~10 ms.
+    if empty_free_lists:
+        gc.collect()
     pa.default_memory_pool().release_unused()
     if _libc is not None:
         _libc.malloc_trim(0)

@@ -58,7 +58,7 @@ def _call_in_worker(fn: TaskFn, args: tuple[Any, ...]) -> Any:
 def _release_in_worker() -> int:
     """`release_memory`, then wait for every other worker to do the same (so that each of the
     pool's workers takes exactly one of these tasks); returns this worker's pid."""
-    release_memory()
+    release_memory(empty_free_lists=True)
     with contextlib.suppress(threading.BrokenBarrierError):
         _release_barrier.wait(timeout=RELEASE_WAIT_SECONDS)
     return os.getpid()
