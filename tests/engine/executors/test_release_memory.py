@@ -53,3 +53,18 @@ def test_at_the_end_of_a_phase_every_worker_releases_even_one_that_ran_no_task()
 
 def _square(value: int, *, progress: Any) -> int:
     return value * value
+
+
+def test_a_worker_freezes_what_it_imported_so_each_phase_collects_only_what_tasks_made() -> None:
+    from entbench.engine.executors.local import _import_modules
+
+    try:
+        _import_modules(["json"])
+        frozen = gc.get_freeze_count()
+        assert frozen > 1_000  # the modules, classes and functions this process holds
+        garbage: list[Any] = []
+        garbage.append(garbage)  # a cycle made after the freeze is still collected
+        del garbage
+        assert gc.collect() >= 1
+    finally:
+        gc.unfreeze()

