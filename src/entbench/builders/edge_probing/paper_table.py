@@ -97,6 +97,8 @@ PAPER_ROWS: Mapping[str, PaperRow] = {
             "conll2003-ner",
             (203_621, 46_435, 51_362),
             ("86.87", "28.15", "67.93"),
+            note="EPtest's converter labels tokens with the files' tags as they are (IOB1); "
+            "`conll2003-ner` labels them in IOB2, so an entity's first token is always B-",
         ),
         _row(
             "OntoNotes-NER",
