@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry the runner reads
+from entbench.builders.edge_probing.dev_split import DEFAULT_DEV_SEED
 from entbench.engine import registry
 from entbench.engine.build_out import is_store_url, local_build, local_dir
 from entbench.engine.config import load_config
@@ -169,6 +170,9 @@ def filter_mem(
     mode: str = "eptest",
     seed: int = DEFAULT_SEED,
     negative_seed: int = DEFAULT_NEGATIVE_SEED,
+    dev_from_train: float | None = None,
+    dev_seed: int = DEFAULT_DEV_SEED,
+    paper_row: str | None = None,
 ) -> FilterMemResult:
     """`entbench filter mem`: audit `test` against `train` (`builders.edge_probing.filter_mem`), then
     write the run's card, `out/README.md` (`cards.edge_probing`)."""
@@ -183,6 +187,9 @@ def filter_mem(
         mode=mode,
         seed=seed,
         negative_seed=negative_seed,
+        dev_from_train=dev_from_train,
+        dev_seed=dev_seed,
+        paper_row=paper_row,
     )
     # Edge probing has no build target, so this card is where its leakage audit is read (issue 10).
     atomic_write_text(done.out / "README.md", filter_mem_card(done.report, done.stats, str(out)))

@@ -18,7 +18,7 @@ import pytest
 from entbench.filters.memorization import Item, audit, percent
 from entbench.readers.edge_probing import read_conllu
 
-pytestmark = pytest.mark.slow  # full EWT train, 12 times (~1 min on 2 cores)
+pytestmark = pytest.mark.slow  # full EWT train, 14 times (~1 min on 2 cores)
 
 EWT = Path(__file__).resolve().parents[2] / "fixtures" / "ud-ewt"
 Pair = tuple[tuple[str, ...], tuple[str, ...]]
@@ -37,6 +37,8 @@ PINNED = {
     ("v2.2", "dep-pred", "strict"): (46155, 12497, 16810, 15310),
     ("v2.16", "dep-pred", "eptest"): (46156, 20050, 8235, 13635),
     ("v2.16", "dep-pred", "strict"): (46156, 12491, 16853, 15291),
+    ("v2.2", "xpos", "eptest"): (25150, 22655, 13139, 10358),
+    ("v2.2", "xpos", "strict"): (25148, 6684, 20667, 12371),
 }
 
 
@@ -177,3 +179,15 @@ def test_eptest_ewt_dep_cls_counts_differ_from_the_papers_data() -> None:
     ours = pinned_percents("dep-cls")
     assert ours == (35.18, 3.04, 32.48)
     assert all(1.0 < paper - mine < 3.0 for mine, paper in zip(ours, (37.98, 4.56, 34.30), strict=True))
+
+
+@pytest.mark.parametrize("mode", ["eptest", "strict"])
+def test_xpos_audits_the_pos_tokens_with_ptb_labels_and_another_mem_exact(mode: str) -> None:
+    """`conllu-xpos` (PTB-PoS's labels) on EWT: the tokens of `conllu-upos`, other labels, other shares."""
+    upos, xpos = PINNED["v2.2", "pos", mode], PINNED["v2.2", "xpos", mode]
+    assert xpos[0] == upos[0]  # the same test tokens, none dropped for an unseen tag
+    assert xpos[1] != upos[1]
+    for split in ("train", "dev"):
+        upos_items, xpos_items = pairs("v2.2", split, "pos", mode), pairs("v2.2", split, "xpos", mode)
+        assert [spans for spans, _ in xpos_items] == [spans for spans, _ in upos_items]
+        assert {labels for _, labels in xpos_items}.isdisjoint({("NOUN",), ("VERB",), ("ADJ",)})

@@ -142,3 +142,56 @@ def test_malformed_lines_raise_data_errors_with_offsets(
         read_conllu(path, "dep-cls", policy=policy)  # type: ignore[arg-type]
     assert info.value.path == str(path)
     assert info.value.offset == len("# sent_id = a\n")
+
+
+def test_xpos_items_are_the_pos_items_with_the_xpos_label() -> None:
+    """EWT's XPOS column holds Penn Treebank tags: same tokens, finer labels (PTB-PoS's layout)."""
+    for policy in ("eptest", "strict"):
+        upos = read_conllu(V216_DEV, "pos", policy=policy)  # type: ignore[arg-type]
+        xpos = read_conllu(V216_DEV, "xpos", policy=policy)  # type: ignore[arg-type]
+        assert [it._replace(labels=()) for it in xpos] == [it._replace(labels=()) for it in upos]
+        assert upos[:7] != xpos[:7]
+    words = sentence(read_conllu(V216_DEV, "xpos", policy="strict"), DIDNT_SENT_ID)
+    assert [(it.span1_text, it.labels) for it in words[27:30]] == [
+        ("they", ("PRP",)),
+        ("did", ("VBD",)),
+        ("n't", ("RB",)),
+    ]
+    lines = sentence(read_conllu(V216_DEV, "xpos"), DIDNT_SENT_ID)
+    assert lines[28].span1_text == "didn't" and lines[28].labels == ("_",)  # C2: the range line
+    tags = {it.labels[0] for it in read_conllu(V22_DEV, "xpos", policy="strict")}
+    assert {"NN", "NNP", "VBZ", "VBD", "JJ", "IN", "DT", "PRP"} <= tags and "NOUN" not in tags
+
+
+PTB_CONLLX = Path(__file__).resolve().parents[2] / "fixtures" / "edge-probing-layouts" / "ptb-conllx"
+
+
+def test_xpos_reads_the_fifth_column_of_a_ptb_conllx_file() -> None:
+    """PTB converted to dependencies (CoNLL-X, ten columns: EPtest's `PosPenn` input) reads as CoNLL-U."""
+    items = read_conllu(PTB_CONLLX / "test.conllx", "xpos", policy="strict")
+    assert [(it.span1_text, it.labels[0]) for it in items] == [
+        ("Bonds", "NNS"),
+        ("fell", "VBD"),
+        (".", "."),
+        ("The", "DT"),
+        ("index", "NN"),
+        ("fell", "VBD"),
+        ("sharply", "RB"),
+        (".", "."),
+    ]
+    arcs = read_conllu(PTB_CONLLX / "test.conllx", "dep-cls", policy="strict")
+    assert [(it.span1_text, it.span2_text, it.labels[0]) for it in arcs][:2] == [
+        ("Bonds", "fell", "nsubj"),
+        (".", "fell", "punct"),
+    ]
+
+
+def test_a_word_without_xpos_is_a_data_error(tmp_path: Path) -> None:
+    path = tmp_path / "no-xpos.conllu"
+    first = "1\tNew\tnew\tPROPN\tNNP\t_\t2\tnsubj\t_\t_\n"
+    path.write_text(f"{first}2\trocks\trock\tVERB\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    for policy in ("eptest", "strict"):
+        with pytest.raises(DataError, match="a word without XPOS") as info:
+            read_conllu(path, "xpos", policy=policy)  # type: ignore[arg-type]
+        assert info.value.offset == len(first)
+    assert [it.labels for it in read_conllu(path, "pos")] == [("PROPN",), ("VERB",)]

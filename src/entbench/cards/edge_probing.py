@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from entbench.builders.edge_probing.paper_table import PAPER_ROWS, SOURCE, PaperRow
 from entbench.cards.charts import md_table
 from entbench.cards.stage_docs import section_link
 
@@ -52,10 +53,81 @@ def rebuild_command(stats: Mapping[str, Any], out: str) -> str:
         str(stats["seed"]),
         "--negative-seed",
         str(stats["negative_seed"]),
-        "--out",
-        out,
     ]
-    return shlex.join(args)
+    dev = stats.get("dev_from_train")
+    if dev:
+        args += ["--dev-from-train", str(dev["fraction"]), "--dev-seed", str(dev["seed"])]
+    if stats.get("paper_row"):
+        args += ["--paper-row", str(stats["paper_row"])]
+    return shlex.join([*args, "--out", out])
+
+
+def _signed(value: float, digits: int) -> str:
+    return f"{value:+,.{digits}f}"
+
+
+def paper_section(row: PaperRow, report: Mapping[str, Any], stats: Mapping[str, Any]) -> list[str]:
+    """The paper's Table 2 row beside this run's figures, and what makes them comparable or not."""
+    n_test = int(report["n_test"])
+    ours = [float(report[key]) for key in TITLES]
+    theirs = list(row.shares().values())
+    table = md_table(
+        ["", "test items audited", *TITLES.values()],
+        [
+            (f"this run (mode `{stats['mode']}`)", f"{n_test:,}", *(f"{v:.2f}%" for v in ours)),
+            (
+                f"paper: {row.dataset} (Table 2, test split)",
+                "?" if row.test is None else f"{row.test:,}",
+                *(f"{v}%" for v in (row.mem_exact, row.mem_freq, row.mem_uniform)),
+            ),
+            (
+                "this run - paper",
+                "?" if row.test is None else _signed(n_test - row.test, 0),
+                *(f"{_signed(a - b, 2)} points" for a, b in zip(ours, theirs, strict=True)),
+            ),
+        ],
+        "lrrrr",
+    )
+
+    def count(value: int | None) -> str:
+        return "illegible in the text" if value is None else f"{value:,}"
+
+    dev = f"dev {count(row.dev)}" if row.has_dev else "no dev split (the paper reserves 10% of train)"
+    notes = [
+        f"Source: {SOURCE}. {row.dataset} ({row.task}; data of {row.data_of}): Table 1 counts "
+        f"train {count(row.train)}, test {count(row.test)}, {dev}.",
+        "Table 2's shares are of the test items left after the unseen-label drop, as this run's are: "
+        "EPtest's converters drop test items whose label train never has before the heuristics run, "
+        f"and Table 1 counts what is left (this run dropped {int(stats['unseen_label_drops']):,}).",
+        f"Train: this run audited against {int(stats['train_items_audited']):,} items, the paper's "
+        f"code against Table 1's {count(row.train)}.",
+    ]
+    if stats["input_format"] != row.input_format:
+        notes.append(
+            f"The paper's public files for this row are read with `--input-format {row.input_format}`; "
+            f"this run read `{stats['input_format']}`."
+        )
+    if stats["mode"] != "eptest":
+        notes.append("Table 2 was computed by EPtest's code (`--mode eptest`); this run is `strict`.")
+    if not row.has_dev and not stats.get("dev_from_train"):
+        notes.append("The source has no dev split: `--dev-from-train 0.1` reserves one as the paper did.")
+    if row.note:
+        notes.append(row.note + ".")
+    return ["## Beside the paper's Table 2", table, "\n".join(f"- {n}" for n in notes)]
+
+
+def dev_section(dev: Mapping[str, Any]) -> list[str]:
+    """What `--dev-from-train` reserved, and what it dropped."""
+    return [
+        "## Dev split reserved from train",
+        f"Where the source has no dev split, the paper reserves 10% of train for validation (§2.2). "
+        f"This run drew {int(dev['dev_sentences']):,} of the {int(dev['train_sentences']):,} train "
+        f"sentences (fraction {dev['fraction']}, `random.Random({dev['seed']}).sample`): "
+        f"{int(dev['dev_items']):,} items, of which {int(dev['dev_items_written']):,} are in "
+        f"`dev.jsonl` ({int(dev['dev_unseen_label_drops']):,} dropped for a label the train left "
+        f"never has). The {int(dev['train_items_left']):,} train items left are in `train.jsonl`; "
+        "the audit ran against them.",
+    ]
 
 
 def filter_mem_card(report: Mapping[str, Any], stats: Mapping[str, Any], out: str) -> str:
@@ -83,9 +155,14 @@ def filter_mem_card(report: Mapping[str, Any], stats: Mapping[str, Any], out: st
         ],
         "llrlr",
     )
+    dev = stats.get("dev_from_train")
     params = md_table(
         ["parameter", "value"],
-        [(name, f"`{stats[name]}`") for name in ("input_format", "mode", "seed", "negative_seed")],
+        [
+            *((name, f"`{stats[name]}`") for name in ("input_format", "mode", "seed", "negative_seed")),
+            *((("dev_from_train", f"`{dev['fraction']}`"), ("dev_seed", f"`{dev['seed']}`")) if dev else ()),
+            *((("paper_row", f"`{stats['paper_row']}`"),) if stats.get("paper_row") else ()),
+        ],
     )
     files = md_table(
         ["file", "content"],
@@ -105,6 +182,14 @@ def filter_mem_card(report: Mapping[str, Any], stats: Mapping[str, Any], out: st
                 )
                 for key, title in TITLES.items()
             ),
+            *(
+                (
+                    ("`dev.jsonl`", f"the {int(dev['dev_items_written']):,} dev items reserved from train"),
+                    ("`train.jsonl`", f"the {int(dev['train_items_left']):,} train items left"),
+                )
+                if dev
+                else ()
+            ),
         ],
     )
     parts = [
@@ -117,8 +202,10 @@ def filter_mem_card(report: Mapping[str, Any], stats: Mapping[str, Any], out: st
         f"**Mem-Exact** is the train/test overlap. {MODE_TEXT.get(str(stats['mode']), '')} Draws are "
         f"seeded (`random.seed({stats['seed']})` before each heuristic, in test order). As in the "
         f"paper, the {int(stats['unseen_label_drops']):,} test items whose label never occurs in "
-        f"train are dropped first, so the shares are of the {n_test:,} remaining items.",
+        f"train are dropped first, so the shares are of the {n_test:,} remaining items." + _iob2_text(stats),
         audit,
+        *([] if not stats.get("paper_row") else paper_section(PAPER_ROWS[stats["paper_row"]], report, stats)),
+        *([] if not dev else dev_section(dev)),
         "## Inputs",
         inputs,
         "## Parameters",
@@ -133,3 +220,16 @@ def filter_mem_card(report: Mapping[str, Any], stats: Mapping[str, Any], out: st
         "example, is CC BY-SA 4.0); entbench itself is Apache-2.0.",
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def _iob2_text(stats: Mapping[str, Any]) -> str:
+    converted = stats.get("iob2_converted")
+    if not converted:
+        return ""
+    train, test = int(converted["train"]), int(converted["test"])
+    if train == test == 0:
+        return " Labels are the files' tags, already in IOB2 (no tag converted)."
+    return (
+        f" Labels are tags in IOB2: {train:,} train and {test:,} test tags were IOB1 and are "
+        "converted (each such item keeps the file's tag in its target `info`)."
+    )

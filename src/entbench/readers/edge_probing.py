@@ -8,9 +8,11 @@ jiant edge-probing files hold one sentence per line::
 with token spans (end exclusive); `span2` only in two-span tasks, `label` a string or (SPR) a list.
 A span's text is `" ".join(text.split(" ")[s:e])`, as EPtest's converters compute it.
 
-CoNLL-U (Universal Dependencies) becomes one of three tasks, as in EPtest's converters
-(`Josh1108/EPtest:eptests/converters/iface.py`): `pos` (one span per token, UPOS label),
-`dep-cls` (span1 the dependent, span2 its head, DEPREL label; the root has no item) and
+CoNLL-U (Universal Dependencies) becomes one of four tasks, as in EPtest's converters
+(`Josh1108/EPtest:eptests/converters/iface.py`): `pos` (one span per token, UPOS label), `xpos`
+(the same spans, the language-specific XPOS label: Penn Treebank tags in EWT and in PTB converted
+to CoNLL-X/CoNLL-U, whose fifth column EPtest's `PosPenn` reads for PTB-PoS; a word without one is
+an error), `dep-cls` (span1 the dependent, span2 its head, DEPREL label; the root has no item) and
 `dep-pred` (per arc a positive, label "1", then a negative, label "0", pairing the dependent
 with a token that is not its head).
 
@@ -51,7 +53,7 @@ from entbench.gc_pause import gc_paused
 from entbench.readers.dumps import detect_compression, open_decompressed
 
 Policy = Literal["eptest", "strict"]
-CONLLU_TASKS = ("pos", "dep-cls", "dep-pred")
+CONLLU_TASKS = ("pos", "xpos", "dep-cls", "dep-pred")
 #: EPtest's `_sample_negative_indices` uses `random.Random(0)`.
 DEFAULT_NEGATIVE_SEED = 0
 
@@ -103,7 +105,7 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         offset += len(raw) + 1
 
 
-def _text_lines(data: bytes, path: str) -> Iterator[tuple[int, str]]:
+def text_lines(data: bytes, path: str) -> Iterator[tuple[int, str]]:
     """Decoded lines with the byte offset of each (decoding the whole file at once is much faster)."""
     try:
         text = data.decode("utf-8")
@@ -241,9 +243,11 @@ def write_jiant(items: Iterable[EPItem], path: str | Path) -> int:
 class _Token(NamedTuple):
     form: str
     upos: str
+    xpos: str
     head: int | None  # 1-based head ID; 0 = root; None = no head ("_")
     deprel: str
     offset: int
+    word: bool  # an integer ID: a word, not a multi-word token's range line or an empty node
 
 
 def read_conllu(
@@ -253,7 +257,7 @@ def read_conllu(
     policy: Policy = "eptest",
     negative_seed: int = DEFAULT_NEGATIVE_SEED,
 ) -> list[EPItem]:
-    """A CoNLL-U file (plain, `.gz` or `.bz2`) as edge-probing items of `task` (pos|dep-cls|dep-pred)."""
+    """A CoNLL-U file (plain, `.gz` or `.bz2`) as edge-probing items of `task` (pos|xpos|dep-cls|dep-pred)."""
     if task not in CONLLU_TASKS:
         raise UserError(f"unknown CoNLL-U task {task!r}; expected one of {', '.join(CONLLU_TASKS)}")
     if policy not in ("eptest", "strict"):
@@ -310,6 +314,17 @@ def _targets(tokens: Sequence[_Token], task: str, pick: Callable[[int], int], pa
     """(span1, span2, labels) of a sentence's items for `task`, in EPtest's order."""
     if task == "pos":
         return [((i, i + 1), None, (t.upos,)) for i, t in enumerate(tokens)]
+    if task == "xpos":
+        for t in tokens:
+            if t.word and t.xpos == "_":
+                # Many treebanks leave XPOS empty: every item would get one label, a 100% Mem-Exact.
+                raise DataError(
+                    "a word without XPOS ('_'): this file has no language-specific tags "
+                    "(--input-format conllu-upos reads its UPOS)",
+                    path=path,
+                    offset=t.offset,
+                )
+        return [((i, i + 1), None, (t.xpos,)) for i, t in enumerate(tokens)]
     arcs = _arcs(tokens, path)
     if task == "dep-cls":
         return [((a, a + 1), (b, b + 1), (tokens[a].deprel,)) for a, b in arcs]
@@ -358,7 +373,7 @@ def _conllu_sentences(data: bytes, path: str, policy: Policy) -> Iterator[tuple[
     sent_id: str | None = None
     tokens: list[_Token] = []
     lines = 0
-    for offset, line in _text_lines(data, path):
+    for offset, line in text_lines(data, path):
         if not line[:1].isdigit():  # token lines, nearly all of them, start with their ID
             stripped = line.strip()
             if not stripped:
@@ -396,7 +411,8 @@ def _eptest_token(line: str, path: str, offset: int) -> _Token:
     if head is not None and head < 0:
         # conllu accepts it and EPtest would index from the sentence's end; refuse instead.
         raise DataError(f"negative HEAD {head}", path=path, offset=offset)
-    return _Token(fields[1], fields[3], head, fields[7], offset)
+    word = ident.isascii() and ident.isdigit()
+    return _Token(fields[1], fields[3], fields[4], head, fields[7], offset, word)
 
 
 def _strict_token(line: str, tokens: Sequence[_Token], path: str, offset: int) -> _Token | None:
@@ -417,7 +433,7 @@ def _strict_token(line: str, tokens: Sequence[_Token], path: str, offset: int) -
     head = _parse_head(fields[6], path, offset)
     if head is not None and head < 0:
         raise DataError(f"negative HEAD {head}", path=path, offset=offset)
-    return _Token(fields[1], fields[3], head, fields[7], offset)
+    return _Token(fields[1], fields[3], fields[4], head, fields[7], offset, True)
 
 
 def _valid_id(ident: str) -> bool:

@@ -4,14 +4,15 @@
 Both run the pure heuristics of `entbench.filters.memorization` (Mem-Exact, Mem-Freq,
 Mem-Uniform; Ray Choudhury & Kalra 2023 §3) and write what they decided:
 
-* `run_filter_mem` reads a train and a test file (jiant JSON lines or CoNLL-U) and writes into
-  `out/`: `report.json` (`n_test` and the three percentages, as the paper's Table 2), `stats.json`
-  (counts, inputs' sha256), `test.parquet` (the items the heuristics ran on),
-  `unseen_label.parquet` (items dropped first: a label train never has), and per heuristic
+* `run_filter_mem` reads a train and a test file (any of `readers.edge_probing_formats`) and
+  writes into `out/`: `report.json` (`n_test` and the three percentages, as the paper's Table 2),
+  `stats.json` (counts, inputs' sha256), `test.parquet` (the items the heuristics ran on),
+  `unseen_label.parquet` (items dropped first: a label train never has), per heuristic
   `<heuristic>/filtered.parquet` + `filtered.jsonl` (the filtered test set, jiant format) and
-  `<heuristic>/removed.parquet` (every removed item with its reason); `entbench.api.filter_mem`
-  then adds `README.md`, the run's card (`entbench.cards.edge_probing`: the leakage audit, inputs,
-  parameters, rebuild command).
+  `<heuristic>/removed.parquet` (every removed item with its reason), and with `dev_from_train`
+  (the paper's 10% rule, `dev_split`) `dev.jsonl` and `train.jsonl`, the split train;
+  `entbench.api.filter_mem` then adds `README.md`, the run's card (`entbench.cards.edge_probing`:
+  the leakage audit, the paper's Table 2 row when named, inputs, parameters, rebuild command).
 * `MemAuditStage` audits two tables of a built benchmark (a train split and an evaluation split)
   and writes one decision row per evaluation row, the counts in its stats and the percentages in
   its manifest stats and `report.json`.
@@ -28,6 +29,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from entbench.builders.edge_probing.dev_split import DEFAULT_DEV_SEED, check_fraction, split_dev
+from entbench.builders.edge_probing.paper_table import PAPER_ROWS, find_row
 from entbench.engine.shards import atomic_write_text, file_sha256, write_parquet
 from entbench.errors import UserError
 from entbench.filters.memorization import (
@@ -40,16 +43,10 @@ from entbench.filters.memorization import (
     audit,
 )
 from entbench.filters.memorization_reasons import UNSEEN_LABEL
-from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED, EPItem, read_conllu, read_jiant, write_jiant
+from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED, EPItem, write_jiant
+from entbench.readers.edge_probing_conll import converted_tags
+from entbench.readers.edge_probing_formats import INPUT_FORMATS, read_edge_probing
 from entbench.schemas import edge_probing as schema
-
-#: `--input-format` values: jiant JSON lines, or the CoNLL-U task to convert to.
-INPUT_FORMATS: Mapping[str, str | None] = {
-    "jiant": None,
-    "conllu-upos": "pos",
-    "conllu-deprel": "dep-cls",
-    "conllu-dep-pred": "dep-pred",
-}
 
 
 def check_mode(mode: str) -> Mode:
@@ -64,12 +61,17 @@ def read_items(
     path: str | Path, input_format: str, *, mode: Mode, negative_seed: int = DEFAULT_NEGATIVE_SEED
 ) -> list[EPItem]:
     """Read an edge-probing split; CoNLL-U token lines follow `mode` (see `readers.edge_probing`)."""
-    if input_format not in INPUT_FORMATS:
-        raise UserError(f"unknown input format {input_format!r}; expected one of {', '.join(INPUT_FORMATS)}")
-    task = INPUT_FORMATS[input_format]
-    if task is None:
-        return read_jiant(path)
-    return read_conllu(path, task, policy=mode, negative_seed=negative_seed)
+    return read_edge_probing(path, input_format, policy=mode, negative_seed=negative_seed)
+
+
+def _paper_row(name: str) -> str:
+    """Table 2's spelling of the row `name`, or a user error listing the rows."""
+    try:
+        return find_row(name).dataset
+    except KeyError:
+        raise UserError(
+            f"no row {name!r} in the paper's Table 2; expected one of {', '.join(PAPER_ROWS)}"
+        ) from None
 
 
 def _heuristic_item(item: EPItem) -> Item:
@@ -95,19 +97,45 @@ def run_filter_mem(
     mode: str = "eptest",
     seed: int = DEFAULT_SEED,
     negative_seed: int = DEFAULT_NEGATIVE_SEED,
+    dev_from_train: float | None = None,
+    dev_seed: int = DEFAULT_DEV_SEED,
+    paper_row: str | None = None,
 ) -> FilterMemResult:
-    """Audit `test` against `train` with the three heuristics and write the report and filtered sets."""
+    """Audit `test` against `train` with the three heuristics and write the report and filtered sets.
+
+    With `dev_from_train`, that share of the train sentences is reserved as dev first (the paper's
+    10% rule) and the audit runs against the rest. `paper_row` names the paper's Table 2 row the
+    card shows beside this run's figures (`paper_table.PAPER_ROWS`)."""
     checked = check_mode(mode)
+    if input_format not in INPUT_FORMATS:
+        raise UserError(f"unknown input format {input_format!r}; expected one of {', '.join(INPUT_FORMATS)}")
+    row = None if paper_row is None else _paper_row(paper_row)
+    if dev_from_train is not None:
+        check_fraction(dev_from_train)
     train_items = read_items(train, input_format, mode=checked, negative_seed=negative_seed)
     test_items = read_items(test, input_format, mode=checked, negative_seed=negative_seed)
+    split = None
+    audit_train = train_items
+    if dev_from_train is not None:
+        split = split_dev(train_items, dev_from_train, seed=dev_seed, mode=checked)
+        audit_train = split.train
     result = audit(
-        (_heuristic_item(i) for i in train_items),
+        (_heuristic_item(i) for i in audit_train),
         [_heuristic_item(i) for i in test_items],
         mode=checked,
         seed=seed,
     )
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
+    for name, split_items in (
+        ("dev", None if split is None else split.dev),
+        ("train", None if split is None else split.train),
+    ):
+        if split_items is None:
+            # An earlier run's split must not sit beside this run's report.
+            (target / f"{name}.jsonl").unlink(missing_ok=True)
+        else:
+            write_jiant(split_items, target / f"{name}.jsonl")
     meta = {"entbench.mode": checked, "entbench.seed": str(seed)}
     kept = result.selection.kept
     rows = [(n, i, test_items[i]) for n, i in enumerate(kept)]
@@ -146,11 +174,16 @@ def run_filter_mem(
         "input_format": input_format,
         "train": _file_info(train, len(train_items)),
         "test": _file_info(test, len(test_items)),
+        "train_items_audited": result.n_train,
+        "dev_from_train": None if split is None else split.stats(),
+        "paper_row": row,
         "n_test": result.n_test,
         "unseen_label_drops": len(result.selection.dropped),
         "removed": {h: result.removed(h) for h in HEURISTICS},
         "kept": {h: result.n_test - result.removed(h) for h in HEURISTICS},
     }
+    if INPUT_FORMATS[input_format][0] == "conll":
+        stats["iob2_converted"] = {"train": converted_tags(train_items), "test": converted_tags(test_items)}
     atomic_write_text(target / "stats.json", json.dumps(stats, indent=2) + "\n")
     atomic_write_text(target / "report.json", json.dumps(report, indent=2) + "\n")
     return FilterMemResult(target, result, report, stats)
