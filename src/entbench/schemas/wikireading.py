@@ -24,6 +24,8 @@ TRIPLES = pa.schema(
         pa.field("property_label", pa.string()),  # null when the property has no label
         # The answer set: rendered values in statement order, duplicates removed (spec §6).
         pa.field("answers", pa.list_(pa.string()), nullable=False),
+        # The Wikidata datatype of the values (`time` makes a date property, Table 3); null if unknown.
+        pa.field("datatype", pa.string()),
         pa.field("site_title", pa.string(), nullable=False),  # sitelink title on `site`, as written
         pa.field("drop_reason", pa.string()),  # null for a usable instance
     ]
