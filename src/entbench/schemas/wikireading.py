@@ -73,5 +73,7 @@ PROPERTY_STATS = pa.schema(
         pa.field("test_answers_unseen", pa.int64(), nullable=False),  # never an answer of p in train
         pa.field("test_unseen_share", pa.float64()),  # null when p has no test answers
         pa.field("test_only", pa.bool_(), nullable=False),  # no train/valid instance (property-holdout)
+        pa.field("datatype", pa.string()),  # Wikidata datatype of the values; null if unknown
+        pa.field("date_property", pa.bool_(), nullable=False),  # datatype `time` (Table 3's date group)
     ]
 )
