@@ -43,24 +43,29 @@ def document_summaries(files: Mapping[str, Sequence[str]]) -> dict[str, Summary]
     for paths in files.values():
         for path in paths:
             current: list[int] = []  # [document_id, instances] of the run still open
-            for batch in pq.ParquetFile(path).iter_batches(
+            # Dictionary-encoded as written: a document repeats once per instance, and only the
+            # first row of each is decoded.
+            shard = pq.ParquetFile(path, read_dictionary=["document"])
+            for batch in shard.iter_batches(
                 columns=["document_id", "answers", "document"], batch_size=BATCH_ROWS
             ):
+                if batch.num_rows == 0:
+                    continue
                 sizes.update(pc.list_value_length(batch.column("answers")).to_pylist())
                 ids = batch.column("document_id").to_numpy()
                 starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-                if current and ids.size and int(ids[0]) == current[0]:
-                    current[1] += int(starts[1] if starts.size > 1 else ids.size)
-                    starts = starts[1:]
-                if starts.size == 0:
-                    continue
+                lengths = np.diff(np.append(starts, ids.size))
+                if current and int(ids[0]) == current[0]:  # the open document goes on
+                    current[1] += int(lengths[0])
+                    starts, lengths = starts[1:], lengths[1:]
+                    if starts.size == 0:
+                        continue
                 if current:
                     per_document[current[1]] += 1
-                ends = np.append(starts[1:], ids.size)
-                for n in (ends - starts)[:-1]:
-                    per_document[int(n)] += 1
-                words.update(int(n) for n in word_counts(batch.column("document").take(pa.array(starts))))
-                current = [int(ids[starts[-1]]), int(ends[-1] - starts[-1])]
+                per_document.update(int(n) for n in lengths[:-1])
+                firsts = batch.column("document").take(pa.array(starts))
+                words.update(int(n) for n in word_counts(_decoded(firsts)))
+                current = [int(ids[starts[-1]]), int(lengths[-1])]
             if current:
                 per_document[current[1]] += 1
     return {
@@ -68,6 +73,10 @@ def document_summaries(files: Mapping[str, Sequence[str]]) -> dict[str, Summary]
         "document_words": summarize(words),
         "answers_per_instance": summarize(sizes),
     }
+
+
+def _decoded(array: pa.Array) -> pa.Array:
+    return array.dictionary_decode() if pa.types.is_dictionary(array.type) else array
 
 
 def create_answer_views(con: duckdb.DuckDBPyConnection, files: Mapping[str, Sequence[str]]) -> None:
