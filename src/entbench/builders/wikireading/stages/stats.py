@@ -8,8 +8,7 @@ are the pure functions of `entbench.builders.wikireading.entropy` (Hewlett et al
   falls back to all splits, counted `entropy_fallback_all_splits`); categorical if Ĥ < 0.7;
 * the share of instances with an answer value occurring verbatim (exact substring) in the document;
 * test answer values never an answer of the same property in train (and, overall, of any
-  property in train: the paper's 30.0%).
-
+  property in train: the paper's 30.0%);
 * the property's datatype (the Wikidata datatype of its values, from `wikireading_triples`); a
   property whose values are times is a *date property*, Table 3's third group.
 
