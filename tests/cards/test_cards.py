@@ -208,7 +208,13 @@ def test_a_failing_section_is_noted_and_the_card_still_written(
 def test_wikireading_card_plots_on_a_nonempty_build(world_out: Path) -> None:
     out, dirs = world_out, stage_dirs(world_out, "wikireading")
     card = out / "cards" / "wikireading"
-    for name in ("top_properties.png", "answer_set_sizes.png", "split_sizes.png", "leakage.png"):
+    for name in (
+        "top_properties.png",
+        "property_coverage.png",
+        "answer_set_sizes.png",
+        "split_sizes.png",
+        "leakage.png",
+    ):
         assert_real_png(card / name)
     readme = (card / "README.md").read_text()
     for split in ("train", "valid", "test"):
@@ -242,6 +248,11 @@ def test_wikireading_chart_data_matches_the_shards(world_out: Path) -> None:
     best = max(stats, key=lambda r: (r["instances"], [-ord(c) for c in r["property"]]))
     assert top.series[0][1][0] == best["instances"]
     assert len(top.labels) == min(20, len(stats))
+    coverage = charts["property_coverage.png"]
+    ranked = sorted((r["instances"] for r in stats), reverse=True)
+    assert coverage.style == "line" and coverage.labels == tuple(str(k) for k in range(1, len(stats) + 1))
+    assert coverage.series[0][1][19] == pytest.approx(sum(ranked[:20]) / sum(ranked))
+    assert coverage.series[0][1][-1] == pytest.approx(1.0)
 
 
 def test_wikireading_card_on_the_real_fixtures_has_no_plots_and_says_so(tmp_path: Path, scans: Path) -> None:
@@ -251,6 +262,7 @@ def test_wikireading_card_on_the_real_fixtures_has_no_plots_and_says_so(tmp_path
     assert doc["plots_written"] == [] and doc["plots_failed"] == {}
     assert set(doc["plots_skipped_empty"]) == {
         "top_properties.png",
+        "property_coverage.png",
         "answer_set_sizes.png",
         "split_sizes.png",
         "leakage.png",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-ChartStyle = Literal["bar", "barh", "hist"]
+ChartStyle = Literal["bar", "barh", "hist", "line"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,8 @@ class Chart:
     """One PNG plot: bars per label, one series or several side by side.
 
     `style`: "bar" (vertical bars), "barh" (horizontal bars, for long labels such as property
-    names, largest first from the top), "hist" (touching bars of an integer histogram).
+    names, largest first from the top), "hist" (touching bars of an integer histogram), "line"
+    (one line per series over the labels in order, e.g. a cumulative curve; never a log axis).
     `counts`: the values count things (rows, mentions, entities), so the value axis has integer
     ticks only; False for shares and other real numbers.
     """

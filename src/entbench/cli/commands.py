@@ -5,6 +5,7 @@ from entbench.cli import (  # noqa: F401
     build_cmd,
     card_cmd,
     diff_cmd,
+    eval_wikireading,
     export_cmd,
     export_enteval,
     export_hansel,

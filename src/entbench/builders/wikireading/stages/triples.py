@@ -26,7 +26,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.wikireading.answers import PartialPolicy, consolidate
-from entbench.builders.wikireading.values import DEFAULT_DATATYPES, CoarseTime, RenderOptions
+from entbench.builders.wikireading.values import (
+    DEFAULT_DATATYPES,
+    CoarseTime,
+    RenderOptions,
+    effective_datatype,
+)
 from entbench.engine.duck import stage_connection
 from entbench.engine.inputs import Span, span_tasks
 from entbench.engine.stage import (
@@ -80,7 +85,8 @@ class WikiReadingTriples(Stage):
     """Truthy statements of items with a sitelink -> (qid, property, label, answers, title, reason)."""
 
     name = "wikireading_triples"
-    version = 1
+    # 2: numbers as plain decimals without trailing zeros ("1.5", "0.00001"); the `datatype` column
+    version = 2
     layer = "derived"
     params_type = TriplesParams
     inputs = ("wikidata",)
@@ -216,7 +222,8 @@ def _consolidate_shard(
     rows: list[dict[str, Any]] = []
     records = claims.to_pylist()
     no_sitelink_items: set[str] = set()
-    for (subject, prop), group in itertools.groupby(records, key=lambda r: (r["subject"], r["property"])):
+    for (subject, prop), grouped in itertools.groupby(records, key=lambda r: (r["subject"], r["property"])):
+        group = list(grouped)
         if subject not in items:
             stats.add("claim_groups_of_non_items")
             continue
@@ -250,6 +257,7 @@ def _consolidate_shard(
                 "property": prop,
                 "property_label": label or None,
                 "answers": list(answers),
+                "datatype": _datatype(group, datatypes.get(prop)),
                 "site_title": titles[subject],
                 "drop_reason": reason,
             }
@@ -257,3 +265,12 @@ def _consolidate_shard(
     stats.add("items_without_sitelink", len(no_sitelink_items))
     stats.add("items_with_instances", len({r["qid"] for r in rows if r["drop_reason"] is None}))
     return rows
+
+
+def _datatype(snaks: list[dict[str, Any]], property_datatype: str | None) -> str | None:
+    """The datatype of a property's values: the first statement's that says (or implies) one."""
+    for snak in snaks:
+        datatype = effective_datatype(snak, property_datatype)
+        if datatype is not None:
+            return datatype
+    return None
