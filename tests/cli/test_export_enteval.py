@@ -68,7 +68,7 @@ def test_tasks_directory(out: Path, tmp_path: Path, run_cli: RunCli) -> None:
     for name in originals:
         assert (tmp_path / name).read_bytes() == (built / name).read_bytes()
     listing = (tmp_path / "TASKS.tsv").read_text(encoding="utf-8").splitlines()
-    assert listing[0] == "task\tstatus\tlines\tfiles" and len(listing) == 8
+    assert listing[0] == "task\tstatus\tlines\tfiles" and len(listing) == 10
     assert all(row.split("\t")[1] == "built" for row in listing[1:])
 
 

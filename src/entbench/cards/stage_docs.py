@@ -44,6 +44,8 @@ HEADINGS: dict[str, str] = {
     "enteval_rare": "enteval_rare — rare entity prediction",
     "enteval_cap": "enteval_cap — coreference arc prediction",
     "enteval_cerp": "enteval_cerp — contextualized entity relationship prediction",
+    "enteval_et": "enteval_et — entity typing",
+    "enteval_efp": "enteval_efp — entity factuality prediction",
 }
 
 #: Stage instances described by another stage's section (same stage, other sources).

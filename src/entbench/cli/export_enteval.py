@@ -18,7 +18,10 @@ from entbench.cli.export_cmd import echo_export, export
     type=click.Choice(["wikient-tsv", "tasks"]),
     help="wikient-tsv: WikiEnt as wikient.tsv (sentence, mention_start, mention_end, mention, "
     "target_qid, target_title, description; tab-separated, no header) from `entbench build wikient`; "
-    "tasks: the EntEval loaders' task directory from `entbench build enteval-tasks`.",
+    "tasks: the EntEval loaders' task directory from `entbench build enteval-tasks` (CAP/same, "
+    "CAP/next, ERT, EFP, ET, CERP, rare, conll-yago, wikisrs, KORE; the ten tasks of "
+    "enteval/engine.py) and TASKS.tsv. The relation-typing task is ERT: older upstream code lists it "
+    "as 'ER' in SE.list_tasks but tests for 'ERT', so use an engine.py from commit a674f92 on.",
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
 @verbose_option

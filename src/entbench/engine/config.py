@@ -165,8 +165,8 @@ def make_params(
     `--param` string has for what TOML writes natively (lists as `a,b,c`; `none`; `yes`/`off`).
     A class attribute `PRESETS: dict[str, dict]` on the params type lets `preset=NAME` set several
     fields at once; explicitly given fields win over the preset. A relative path in one of the
-    type's `PATH_FIELDS` is taken from `bases[field]` (the config file's directory), else the
-    current directory.
+    type's `PATH_FIELDS` (a string, or each string of a list) is taken from `bases[field]` (the
+    config file's directory), else the current directory.
     """
     fields = {f.name for f in dataclasses.fields(params_type)}
     hints = typing.get_type_hints(params_type)
@@ -184,17 +184,29 @@ def make_params(
             known = ", ".join(sorted(fields)) or "(none)"
             raise UserError(f"unknown parameter {stage}.{key}; {stage} takes: {known}")
     for key in params_type.PATH_FIELDS:
+        base = Path((bases or {}).get(key) or Path.cwd())
         value = values.get(key)
-        if isinstance(value, str) and value and "://" not in value:
-            path = Path(value).expanduser()
-            if not path.is_absolute():
-                path = Path((bases or {}).get(key) or Path.cwd()) / path
-            values[key] = str(path)
+        if isinstance(value, str):
+            value = _cli_forms(value, hints[key])  # "a,b" -> ["a", "b"], "none" -> None, first
+        if isinstance(value, str):
+            values[key] = _resolve_path(value, base)
+        elif isinstance(value, list | tuple):
+            values[key] = [_resolve_path(v, base) if isinstance(v, str) else v for v in value]
+        elif key in values:
+            values[key] = value
     prepared = {key: _cli_forms(value, hints[key]) for key, value in values.items()}
     try:
         return msgspec.convert(prepared, params_type, strict=False)
     except msgspec.ValidationError as exc:
         raise UserError(_explain(exc, stage, prepared, hints)) from None
+
+
+def _resolve_path(value: str, base: Path) -> str:
+    """A path parameter made absolute against `base` (empty values and URLs are left as they are)."""
+    if not value or "://" in value:
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
 
 
 #: Words a `--param` value may use for a boolean besides msgspec's own (true/false/1/0).
