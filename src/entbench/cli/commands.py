@@ -5,9 +5,11 @@ from entbench.cli import (  # noqa: F401
     build_cmd,
     card_cmd,
     diff_cmd,
+    eval_hansel,
     export_cmd,
     export_enteval,
     export_hansel,
     filter_cmd,
+    filter_hansel,
     inspect_cmd,
 )
