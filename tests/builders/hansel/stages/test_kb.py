@@ -157,3 +157,10 @@ def test_hanziconv_converts_as_the_paper(dirs: dict[str, Path], tmp_path: Path) 
     assert len(with_text) == 7
     for row in with_text:
         assert row["text"] == HanziConv.toSimplified(texts[row["page_id"]].split("\n\n")[0].strip())
+
+
+def test_a_site_the_scans_did_not_keep_is_a_user_error(tmp_path: Path, run_cli: Any) -> None:
+    result = run_cli(["build", "hansel-kb", "--param", "hansel_kb.site=jawiki", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "needs the jawiki sitelinks" in result.output
+    bad = run_cli(["build", "hansel-kb", "--param", "hansel_kb.site=wikidatawiki", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "Wikipedia's site id" in bad.output

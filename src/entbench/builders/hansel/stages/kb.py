@@ -37,6 +37,7 @@ from entbench.errors import UserError
 from entbench.filters.mentions import CONVERTERS
 from entbench.schemas import hansel as schema
 from entbench.schemas.base import column_suffix
+from entbench.typesys.qids import sql_string
 
 #: Every KB entity's sitelink title, written once per build in the stage's scratch directory.
 TITLES_FILE = "kb_titles.parquet"
@@ -135,6 +136,16 @@ class HanselKb(Stage):
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
         """Write the KB's sitelink titles once, then one task for the KB side and one per span of
         the scan's `pages`."""
+        params = ctx.params
+        assert isinstance(params, HanselKbParams)
+        for stage in (self.new, self.old):
+            # Titles come from the scans' sitelinks: without the site's, every text would be empty.
+            sites = ctx.inputs[stage].params.get("sites", [])
+            if "*" not in sites and params.site not in sites:
+                raise UserError(
+                    f"{ctx.stage}.site={params.site!r} needs the {params.site} sitelinks, but {stage} kept "
+                    f"only {sites}; rebuild it with --param {stage}.sites={','.join([*sites, params.site])}"
+                )
         if not (ctx.scratch / TITLES_FILE).exists():
             self._write_titles(ctx)
         spans = row_group_spans(ctx.inputs[self.wikipedia].files("pages"))
@@ -203,7 +214,8 @@ class HanselKb(Stage):
                 f"SELECT k.qid AS id, t.title AS sitelink, {label} AS label, {description} AS description, "
                 "coalesce(CASE WHEN f.id IS NOT NULL THEN fa.aliases ELSE sa.aliases END, []::VARCHAR[]) "
                 "AS aliases, "
-                "c.coarse AS type, CASE WHEN k.in_known THEN 'known' ELSE 'new' END AS split "
+                f"c.coarse AS type, CASE WHEN k.in_known THEN {sql_string(schema.KNOWN)} "
+                f"ELSE {sql_string(schema.NEW)} END AS split "
                 "FROM k LEFT JOIN c ON c.qid = k.qid LEFT JOIN read_parquet($titles) t ON t.qid = k.qid "
                 "LEFT JOIN first_ids f ON f.id = k.qid LEFT JOIN first_aliases fa ON fa.id = k.qid "
                 "LEFT JOIN second_aliases sa ON sa.id = k.qid"
