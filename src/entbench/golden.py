@@ -38,6 +38,7 @@ GOLDEN_TARGETS: tuple[str, ...] = (
     "hansel-train",
     "hansel-fewshot",
     "hansel-zeroshot",
+    "hansel-kb",
 )
 
 

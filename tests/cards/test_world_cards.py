@@ -32,6 +32,7 @@ OWN_SECTION = {
     "hansel-train": "Hansel mentions",
     "hansel-fewshot": "Few-shot candidates",
     "hansel-zeroshot": "Zero-shot pool",
+    "hansel-kb": "Entity KB",
 }
 CC_BY_SA, CC0, OTHER = "cc-by-sa-4.0", "cc0-1.0", "other"
 #: What each target's tables hold decides its licence: Wikipedia text -> CC BY-SA, only Wikidata
@@ -48,6 +49,7 @@ LICENCES = {
     "wikient": [CC_BY_SA],
     "hansel-train": [CC_BY_SA],
     "hansel-fewshot": [CC_BY_SA, OTHER],
+    "hansel-kb": [CC_BY_SA],  # first paragraphs of zhwiki pages
     "enteval-tasks": [CC_BY_SA, OTHER],
 }
 

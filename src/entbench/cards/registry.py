@@ -27,6 +27,7 @@ CARD_MODULES = (
     "entbench.cards.targets.alias_table",
     "entbench.cards.targets.hansel",
     "entbench.cards.targets.hansel_fewshot",
+    "entbench.cards.targets.hansel_kb",
     "entbench.cards.targets.title_qid",
     "entbench.cards.targets.wikient",
     "entbench.cards.targets.enteval",

@@ -35,6 +35,7 @@ HEADINGS: dict[str, str] = {
     "hansel_corpus": "hansel_corpus — alias matches in a raw corpus",
     "hansel_fewshot": "hansel_fewshot — few-shot annotation candidates",
     "hansel_zeroshot": "hansel_zeroshot — zero-shot entity pool",
+    "hansel_kb": "hansel_kb — the entity KB a linker encodes",
     "wikient_descriptions": "wikient_descriptions — article descriptions",
     "wikient": "wikient — hyperlinked sentences",
     "enteval_tasks": "enteval_tasks — the EntEval task files",

@@ -21,8 +21,8 @@ _TARGET = click.option(
     "--target",
     default="alias-table",
     show_default=True,
-    type=click.Choice(["alias-table", "alias-table-kb"]),
-    help="Which alias-table target of the build to read.",
+    type=click.Choice(["alias-table", "alias-table-kb", "hansel-kb"]),
+    help="Which alias-table target of the build to read (hansel-kb: Hansel's AT-base over zhwiki).",
 )
 
 

@@ -6,9 +6,11 @@ from entbench.cli import (  # noqa: F401
     card_cmd,
     diff_cmd,
     eval_wikireading,
+    eval_hansel,
     export_cmd,
     export_enteval,
     export_hansel,
     filter_cmd,
+    filter_hansel,
     inspect_cmd,
 )

@@ -65,16 +65,18 @@ def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTable
     if not listing.is_file():
         raise UserError(f"no {target} build in {root} (run: entbench build {target} --out {root})")
     stages: dict[str, str] = json.loads(listing.read_text(encoding="utf-8"))["stages"]
-    alias = [s for s in stages if s.startswith("alias_table")]
-    stats = [s for s in stages if s.startswith("mention_stats")]
-    if len(alias) != 1 or len(stats) != 1:
-        raise UserError(f"{listing} does not list one alias table and one mention_stats stage")
-    root = local_build(out, target, stages=[alias[0], stats[0]])
-    alias_dir, stats_dir = root / stages[alias[0]], root / stages[stats[0]]
+    # `alias_table`, `alias_table_kb`, `hansel_alias_table` and their `…mention_stats`; a target
+    # may list no mention statistics (`hansel-kb`: a lookup then has none to show).
+    alias = [s for s in stages if "alias_table" in s]
+    stats = [s for s in stages if "mention_stats" in s]
+    if len(alias) != 1 or len(stats) > 1:
+        raise UserError(f"{listing} does not list one alias table and at most one mention_stats stage")
+    root = local_build(out, target, stages=[*alias, *stats])
+    alias_dir = root / stages[alias[0]]
     norm = json.loads((alias_dir / NORMALIZATION_FILE).read_text(encoding="utf-8"))
     normalizer = MentionNormalizer.from_json(norm)
     alias_files = upstream_from_manifest(alias_dir).files("alias_table")
-    stats_files = upstream_from_manifest(stats_dir).files("mention_stats")
+    stats_files = upstream_from_manifest(root / stages[stats[0]]).files("mention_stats") if stats else []
     return AliasTables(tuple(alias_files), tuple(stats_files), normalizer)
 
 
@@ -113,6 +115,8 @@ def lookup(tables: AliasTables, mentions: Sequence[str], top: int = 10) -> dict[
 
 def mention_stats(tables: AliasTables, mentions: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The `mention_stats` row of each normalised mention found."""
+    if not tables.stats_files:
+        return {}
     return {row["mention"]: row for row in _rows(tables.stats_files, [m for m in mentions if m])}
 
 

@@ -4,6 +4,7 @@
           └──────────> hansel_alias_table ──> hansel_mention_stats                             │
     corpus ──> hansel_corpus (+ hansel_alias_table) ──> hansel_fewshot (+ mention stats, kb)    │
     entity_diff, coarse_types, wikidata_new ──> hansel_zeroshot                                │
+    zhwiki, entity_diff, coarse_types, both dumps ──> hansel_kb ──> (fewshot, zeroshot texts)  │
     hansel_mem_audit, hansel_fewshot_mem_audit, hansel_zeroshot_mem_audit <── train ───────────┘
 
 * `zhwiki` (normalized): a second instance of the Wikipedia scan, bound to the source `zhwiki`
@@ -15,11 +16,14 @@
 * `hansel_corpus` (derived) and `hansel_fewshot` (benchmarks: `fewshot_candidates`), spec §5
   "Few-shot candidates" over the raw corpus source `corpus` (JSON lines `{"id", "text"}`).
 * `hansel_zeroshot` (benchmarks: `zeroshot_pool`), spec §5 "Zero-shot pool".
+* `hansel_kb` (benchmarks: `kb`): E_known ∪ E_new with each entity's zhwiki title, first paragraph
+  and URL (Hansel §3.3, §4.1); the few-shot candidates and the zero-shot pool show them.
 * The leakage audits (`HanselLeakageAudit`, the shared `MemAuditStage`): validation, few-shot
   candidates (mention, AT@1) and zero-shot entities (title, QID) against the training pairs.
 
-Targets: `hansel-train`, `hansel-fewshot`, `hansel-zeroshot`. `entbench export hansel-train`
-writes the official JSON lines (`entbench.builders.hansel.export`).
+Targets: `hansel-train`, `hansel-fewshot`, `hansel-zeroshot`, `hansel-kb` (the KB and AT-base: what
+a linker needs). `entbench export hansel-train|hansel-kb|hansel-test` writes the release's JSON lines
+(`entbench.builders.hansel.export`, `.testsets`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from entbench.builders.alias.stages.mention_stats import MentionStats
 from entbench.builders.hansel.stages.audit import HanselLeakageAudit
 from entbench.builders.hansel.stages.corpus import HanselCorpus
 from entbench.builders.hansel.stages.fewshot import HanselFewshot
+from entbench.builders.hansel.stages.kb import HanselKb
 from entbench.builders.hansel.stages.links import HanselLinks
 from entbench.builders.hansel.stages.train import HanselTrain
 from entbench.builders.hansel.stages.zeroshot import HanselZeroshot
@@ -40,6 +45,8 @@ from entbench.engine.registry import register_stage, register_target
 
 ZHWIKI = "zhwiki"
 TRAIN_STAGE = "hansel"
+KB_STAGE = "hansel_kb"
+ALIAS_STAGE = "hansel_alias_table"
 _IDS = {
     "validation": (pa.field("id", pa.string(), nullable=False),),
     "fewshot_candidates": (pa.field("id", pa.string(), nullable=False),),
@@ -51,8 +58,9 @@ _IDS = {
 
 register_stage(WikipediaScan(ZHWIKI))
 register_stage(TitleQid("hansel_title_qid", wikidata="wikidata_new", wikipedia=ZHWIKI))
-register_stage(AliasTable("hansel_alias_table", title_qid="hansel_title_qid", wikipedia=ZHWIKI))
-register_stage(MentionStats("hansel_mention_stats", alias_table="hansel_alias_table", wikipedia=ZHWIKI))
+register_stage(AliasTable(ALIAS_STAGE, title_qid="hansel_title_qid", wikipedia=ZHWIKI))
+register_stage(MentionStats("hansel_mention_stats", alias_table=ALIAS_STAGE, wikipedia=ZHWIKI))
+register_stage(HanselKb(KB_STAGE, wikipedia=ZHWIKI))
 register_stage(HanselLinks("hansel_links", wikipedia=ZHWIKI, title_qid="hansel_title_qid"))
 register_stage(HanselTrain(TRAIN_STAGE, wikipedia=ZHWIKI, links="hansel_links"))
 register_stage(HanselCorpus("hansel_corpus", alias_table="hansel_alias_table"))
@@ -60,11 +68,12 @@ register_stage(
     HanselFewshot(
         "hansel_fewshot",
         corpus="hansel_corpus",
-        alias_table="hansel_alias_table",
+        alias_table=ALIAS_STAGE,
         mention_stats="hansel_mention_stats",
+        entity_texts=KB_STAGE,
     )
 )
-register_stage(HanselZeroshot("hansel_zeroshot"))
+register_stage(HanselZeroshot("hansel_zeroshot", entity_texts=KB_STAGE))
 
 # The leakage audits (spec §5 "every Hansel output"): each evaluation table's (mention, entity)
 # pairs against the training pairs.
@@ -99,4 +108,10 @@ register_target(
     ("hansel_zeroshot", "hansel_zeroshot_mem_audit"),
     "Hansel zero-shot pool: E_new, half uniform, half balanced over coarse types (sources: "
     "wikidata_old, wikidata_new, zhwiki)",
+)
+register_target(
+    "hansel-kb",
+    (KB_STAGE, ALIAS_STAGE),
+    "Hansel entity KB (E_known and E_new with zhwiki title, first paragraph, URL, type) and AT-base, "
+    "what a linker needs (sources: zhwiki, wikidata_old, wikidata_new)",
 )

@@ -12,8 +12,10 @@ becomes a record `hansel-fewshot-N` (numbered in (doc_id, start) order) with its
 (`context`, `window`; corpus paragraphs are lines, `paragraph_sep`; converted to Simplified with
 the alias table's `converter`, as `hansel_corpus` converted the texts), the E_known candidates of
 its phrase in alias-table order with their P(e|m), label and description in `language` (at most
-`max_candidates`; 0 = all), and AT@1, the first of them: annotators discard an example whose
-AT@1 is right (Hansel §3.3).
+`max_candidates`; 0 = all) and what annotators read of each, "its entity description (first
+paragraph in Wikipedia) and the original Wikipedia link" (§3.3: title, first paragraph and URL
+from `hansel_kb`), and AT@1, the first of them: annotators discard an example whose AT@1 is right
+(Hansel §3.3).
 
 Stats: `phrases_matched`, `occurrences_matched`; per rule `phrases_dropped_<reason>` and
 `occurrences_dropped_<reason>`; `phrases_kept`, `phrases_ambiguous`; `drawn_uniform`,
@@ -91,7 +93,7 @@ class HanselFewshotParams(Params):
 class HanselFewshot(Stage):
     """Sampled few-shot candidates with alias-table candidates for annotators."""
 
-    version = 1
+    version = 2  # 2: candidates carry their title, first paragraph and URL (hansel_kb)
     layer = "benchmarks"
     params_type = HanselFewshotParams
     default_num_shards = 1
@@ -99,14 +101,22 @@ class HanselFewshot(Stage):
     progress_items = "candidates"
 
     def __init__(
-        self, name: str, *, corpus: str, alias_table: str, mention_stats: str, kb: str = "entity_diff"
+        self,
+        name: str,
+        *,
+        corpus: str,
+        alias_table: str,
+        mention_stats: str,
+        entity_texts: str,
+        kb: str = "entity_diff",
     ) -> None:
         super().__init__(name)
         self.corpus = corpus
         self.alias_table = alias_table
         self.mention_stats = mention_stats
+        self.entity_texts = entity_texts
         self.kb = kb
-        self.inputs = (corpus, alias_table, mention_stats, kb)
+        self.inputs = (corpus, alias_table, mention_stats, kb, entity_texts)
 
     def fingerprint_extra(self) -> dict[str, str]:
         """Which upstream stages this instance reads."""
@@ -115,6 +125,7 @@ class HanselFewshot(Stage):
             "alias_table": self.alias_table,
             "mention_stats": self.mention_stats,
             "kb": self.kb,
+            "entity_texts": self.entity_texts,
         }
 
     def outputs(self, params: Params) -> list[Output]:
@@ -141,6 +152,7 @@ class HanselFewshot(Stage):
                 ("alias", self.alias_table, "alias_table"),
                 ("ms", self.mention_stats, "mention_stats"),
                 ("kb", self.kb, "kb_entities"),
+                ("texts", self.entity_texts, "kb"),
             ):
                 parquet_view(con, view, ctx.inputs[stage].files(table))
             phrases = con.execute(
@@ -174,13 +186,29 @@ class HanselFewshot(Stage):
                 "JOIN docs ON docs.doc_id = m.doc_id ORDER BY m.doc_id, m.start"
             ).fetchall()
             candidates: dict[str, list[dict[str, Any]]] = {}
-            for key, qid, p, rank, lab, desc in con.execute(
-                f"SELECT a.mention, a.qid, a.p_e_given_m, a.rank, {label}, {description} FROM alias a "
-                "JOIN kb k ON k.qid = a.qid AND k.in_known WHERE a.mention IN (SELECT key FROM draws) "
-                "ORDER BY a.mention, a.rank"
+            con.execute(
+                "CREATE TEMP TABLE shown AS SELECT a.mention, a.qid, a.p_e_given_m, a.rank, "
+                f"{label} AS label, {description} AS description "
+                "FROM alias a JOIN kb k ON k.qid = a.qid AND k.in_known "
+                "WHERE a.mention IN (SELECT key FROM draws)"
+            )
+            # The KB's texts of the candidates shown only (the whole KB holds every first paragraph).
+            for key, qid, p, rank, lab, desc, title, text, url in con.execute(
+                "SELECT s.mention, s.qid, s.p_e_given_m, s.rank, s.label, s.description, t.title, "
+                "coalesce(t.text, ''), t.url FROM shown s LEFT JOIN (SELECT id, title, text, url FROM texts "
+                "WHERE id IN (SELECT qid FROM shown)) t ON t.id = s.qid ORDER BY s.mention, s.rank"
             ).fetchall():
                 candidates.setdefault(key, []).append(
-                    {"qid": qid, "p_e_given_m": p, "rank": rank, "label": lab, "description": desc}
+                    {
+                        "qid": qid,
+                        "p_e_given_m": p,
+                        "rank": rank,
+                        "label": lab,
+                        "description": desc,
+                        "title": title,
+                        "text": text,
+                        "url": url,
+                    }
                 )
         finally:
             con.close()

@@ -64,7 +64,7 @@ class InternalFilter(QueryStage):
     """Decide, per dump, which entities are KB entities (spec §2.1)."""
 
     name = "internal_filter"
-    version = 1
+    version = 2  # 2: stats say, per filter class, whether the dump has it and how it is used
     params_type = InternalFilterParams
     inputs = ("wikidata_old", "wikidata_new")
     description = "Wikimedia-internal filter + site constraint on both dumps"
@@ -140,6 +140,7 @@ class InternalFilter(QueryStage):
                 f"{internal.decisions_sql(f'{snapshot}_entities', f'{snapshot}_hits', site_ok)}"
             )
             stats.merge(_decision_stats(con, snapshot))
+            stats.merge(_class_stats(con, snapshot, params.classes))
         parts_kept = [
             f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_decisions WHERE reason IS NULL"
             for s in SNAPSHOT_STAGES
@@ -174,4 +175,30 @@ def _decision_stats(con: duckdb.DuckDBPyConnection, snapshot: str) -> Stats:
         f"{snapshot}_filter_closure_classes",
         count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
     )
+    return stats
+
+
+def _class_stats(con: duckdb.DuckDBPyConnection, snapshot: str, classes: tuple[str, ...]) -> Stats:
+    """Per filter class: whether the dump has its item (`…_class_<QID>_item`), how many P31/P279
+    statements name it directly (`…_statements`) and how many classes lie under it in the
+    closure the filter used (`…_subclasses`), so a card can say which classes of a preset occur."""
+    stats = Stats()
+    if not classes:
+        return stats
+    listed = ", ".join(sql_string(c) for c in classes)
+    present = {
+        str(q)
+        for (q,) in con.execute(f"SELECT id FROM {snapshot}_entities WHERE id IN ({listed})").fetchall()
+    }
+    uses = count_by(
+        con, f"SELECT item, count(*) FROM {snapshot}_type_claims WHERE item IN ({listed}) GROUP BY item"
+    )
+    under = count_by(
+        con,
+        f'SELECT root, count(DISTINCT "class") FROM {snapshot}_closure WHERE "class" <> root GROUP BY root',
+    )
+    for qid in classes:
+        stats.add(f"{snapshot}_class_{qid}_item", int(qid in present))
+        stats.add(f"{snapshot}_class_{qid}_statements", uses.get(qid, 0))
+        stats.add(f"{snapshot}_class_{qid}_subclasses", under.get(qid, 0))
     return stats
