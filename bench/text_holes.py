@@ -58,6 +58,7 @@ PATTERNS: dict[str, dict[str, re.Pattern[str]]] = {
 _EN_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"“‘(\[])")
 _ZH_SENTENCE_END = re.compile(r"(?<=[。！？])[”’」』）)]*")
 _CONVERT = re.compile(r"\{\{\s*(?:convert|cvt)\s*\|\s*([-+−]?[\d,.]+)", re.I)
+_BRACES = re.compile(r"\{\{|\}\}")
 _ILH = re.compile(
     r"\{\{\s*(le|link-[a-z]{2,3}|tsl)\s*\|([^{}]*)\}\}",
     re.I,
@@ -84,8 +85,9 @@ class Tally:
     missing: list[tuple[str, str]] = field(default_factory=list)
 
 
-def articles(path: Path, language: str) -> Iterator[tuple[str, str, RenderConfig, str]]:
-    """(title, wikitext, render config, language) of every article of a dump or bare wikitext file."""
+def articles(path: Path, language: str, from_page: int = 1) -> Iterator[tuple[str, str, RenderConfig, str]]:
+    """(title, wikitext, render config, language) of every article of a dump or bare wikitext file,
+    from its `from_page`-th page on (1-based, in dump order, redirects included)."""
     name = path.name
     if name.endswith((".txt", ".txt.bz2")):
         raw = bz2.decompress(path.read_bytes()) if name.endswith(".bz2") else path.read_bytes()
@@ -97,8 +99,13 @@ def articles(path: Path, language: str) -> Iterator[tuple[str, str, RenderConfig
     if language:
         site = SiteInfo(site.dbname, language, site.case, site.namespaces)
     config = _config(site)
-    for page in pages:
-        if page.ns == 0 and page.redirect is None and not page.text.lstrip().upper().startswith("#REDIRECT"):
+    for number, page in enumerate(pages, 1):
+        if (
+            number >= from_page
+            and page.ns == 0
+            and page.redirect is None
+            and not page.text.lstrip().upper().startswith("#REDIRECT")
+        ):
             yield page.title, page.text, config, site.language
 
 
@@ -125,11 +132,11 @@ def _digits(value: str) -> str:
     return value.replace(",", "").replace("−", "-").lstrip("+")
 
 
-def count(paths: list[Path], language: str, examples: int = 0) -> Tally:
+def count(paths: list[Path], language: str = "", examples: int = 0, from_page: int = 1) -> Tally:
     """Render every article of `paths` and count its holes, `convert` values and zh link names."""
     tally = Tally()
     for path in paths:
-        for title, wikitext, config, lang in articles(path, language):
+        for title, wikitext, config, lang in articles(path, language, from_page):
             patterns = PATTERNS["zh" if lang == "zh" else "en"]
             tally.articles += 1
             text = render(wikitext, config).text
@@ -141,7 +148,7 @@ def count(paths: list[Path], language: str, examples: int = 0) -> Tally:
                     tally.by_pattern.update(hits)
                     if len(tally.examples) < examples:
                         tally.examples.append((title, hits[0], sentence))
-            source = _REF.sub("", _COMMENT.sub("", wikitext))
+            source = prose_source(wikitext)
             values = Counter(_digits(m.group(1)).rstrip(".") for m in _CONVERT.finditer(source))
             numbers = Counter(_digits(m.group()) for m in _NUMBER.finditer(text))
             for value, n in values.items():
@@ -164,6 +171,37 @@ def count(paths: list[Path], language: str, examples: int = 0) -> Tally:
     return tally
 
 
+def prose_source(wikitext: str) -> str:
+    """The wikitext of the prose: no comments, `<ref>`s, tables (`{|` … `|}` lines) or templates
+    inside other templates (an infobox's `{{convert}}` is not text); top-level templates kept."""
+    source = _REF.sub("", _COMMENT.sub("", wikitext))
+    lines, depth = [], 0
+    for line in source.split("\n"):
+        head = line.lstrip(": ")
+        if head.startswith("{|"):
+            depth += 1
+        elif depth and head.startswith("|}"):
+            depth -= 1
+        elif not depth:
+            lines.append(line)
+    source = "\n".join(lines)
+    kept, level, start = [], 0, 0
+    for m in _BRACES.finditer(source):
+        if m.group() == "{{":
+            if level == 0:
+                kept.append(source[start : m.start()])
+                start = m.start()
+            level += 1
+        elif level:
+            level -= 1
+            if level == 0:
+                inner = source[start + 2 : m.start()]
+                kept.append("{{" + _BRACES.sub("", inner) + "}}" if "{{" not in inner else "{{}}")
+                start = m.end()
+    kept.append(source[start:])
+    return "".join(kept)
+
+
 def _ilh_local_name(name: str, args: list[str]) -> str:
     if name == "tsl":  # {{tsl|lang|foreign|local|display}}
         return (args[3] if len(args) > 3 and args[3] else args[2] if len(args) > 2 else "").strip()
@@ -180,8 +218,9 @@ def main() -> None:
     parser.add_argument("pages", nargs="+", type=Path)
     parser.add_argument("--language", default="", help="the wiki's language (default: the dump's; en)")
     parser.add_argument("--examples", type=int, default=0, help="print this many flagged sentences")
+    parser.add_argument("--from-page", type=int, default=1, help="skip a dump's pages before this one")
     args = parser.parse_args()
-    tally = count(args.pages, args.language, args.examples)
+    tally = count(args.pages, args.language, args.examples, args.from_page)
     print(f"articles: {tally.articles}")
     print(f"prose sentences with a hole pattern: {_share(tally.flagged, tally.sentences)}")
     for name, n in tally.by_pattern.most_common():
