@@ -254,7 +254,7 @@ def render_convert(args: Args, abbr_default: str) -> str:
     in_symbol = abbr in ("on", "in", "values") or (
         unit_in is not None and unit_in.prefer_symbol and abbr != "off"
     )
-    singular = abs(values[-1].value) == 1 and subunit is None
+    singular = (abs(values[-1].value) == 1 and subunit is None) or adj  # "a 10-kilometre race"
     in_label = "" if abbr == "values" else _label(unit_in, code_in, in_symbol, not singular, us)
     if subunit is not None and unit_in is not None:
         inch = UNITS["in"]
