@@ -323,13 +323,15 @@ def _count(text: str, start: int, end: int, shown: str | None, counts: dict[str,
         counts["templates_shown"] = counts.get("templates_shown", 0) + 1
         return
     counts["templates_removed"] = counts.get("templates_removed", 0) + 1
-    before = text[text.rfind("\n", 0, start) + 1 : start].rstrip()
-    after = text[end : end + 8].lstrip(" ")
-    if not before or before[0] in "|!{" or not after:
+    i = start - 1
+    while i >= 0 and text[i] == " ":  # a few characters at most; no copy of the line
+        i -= 1
+    if i < 0 or not (text[i].isalnum() or text[i] in ",;:(]'\""):
         return
-    if not (before[-1].isalnum() or before[-1] in ",;:(]'\"") or not (
-        after[0].isalnum() or after[0] in ",.;:)"
-    ):
+    after = text[end : end + 8].lstrip(" ")
+    if not after or not (after[0].isalnum() or after[0] in ",.;:)"):
+        return
+    if text[text.rfind("\n", 0, i) + 1] in "|!{":  # a table row or cell, not a sentence
         return
     bar = text.find("|", start + 2, end - 2)
     key = "templates_removed_in_sentence_" + template_key(text[start + 2 : bar if bar >= 0 else end - 2])
