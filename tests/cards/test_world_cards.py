@@ -141,3 +141,16 @@ def test_cards_cite_the_stage_reference_and_no_design_spec(world_out: Path, targ
     assert anchors, target
     sections = headings()
     assert sorted({a for a in anchors if a not in sections}) == []
+
+
+def test_wikipedia_card_says_which_templates_the_text_lost(world_out: Path) -> None:
+    # Issue 32: the share of removed templates by name, for the removed ones that stood between words.
+    text, _ = card(world_out, "wikipedia")
+    assert "stood between words of a sentence" in text
+    table = text.split("most frequent of them:", 1)[1].split("\n\n", 2)[1]
+    rows = [line.split("|")[1:4] for line in table.splitlines()[2:]]
+    assert rows and all(
+        name.strip().startswith("`") and share.strip().endswith("%") for name, _, share in rows
+    )
+    counts = [int(n.replace(",", "")) for _, n, _ in rows]
+    assert counts == sorted(counts, reverse=True)

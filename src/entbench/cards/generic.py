@@ -23,6 +23,8 @@ from entbench.engine import registry
 #: A stats counter that records rows lost, and why (datatrove-style `dropped_<reason>` names,
 #: plus the scans' `rejected_<reason>`, the filters' `removed_<reason>`, unresolved links).
 DROP_COUNTER = re.compile(r"(^|_)(dropped|rejected|removed|unresolved)(_|$)")
+#: The Wikidata scan's counter of a JSON-array dump without its closing `]` (a possible truncation).
+MISSING_CLOSE = "missing_closing_bracket"
 
 
 def front_matter(view: BuildView, card: TargetCard) -> str:
@@ -172,14 +174,19 @@ def sources_section(view: BuildView) -> Section:
     if not sources:
         return Section("Source dumps", ("This target reads no dump directly.",))
     rows = [(name, f"`{s['path']}`", s["size"], f"`{s['sha256']}`") for name, s in sources.items()]
-    return Section(
-        "Source dumps",
-        (
-            "Sources enter every stage fingerprint by content (size and sha256), not by path: the "
-            "same dumps give the same fingerprints and shards on any machine.",
-            md_table(["source", "path (as given)", "bytes", "sha256"], rows, "llrl"),
-        ),
-    )
+    blocks: list[Block] = [
+        "Sources enter every stage fingerprint by content (size and sha256), not by path: the "
+        "same dumps give the same fingerprints and shards on any machine.",
+        md_table(["source", "path (as given)", "bytes", "sha256"], rows, "llrl"),
+    ]
+    for stage in view.order:
+        if view.stats(stage).get(MISSING_CLOSE):
+            blocks.append(
+                f"**Warning:** the JSON-array dump `{stage}` read opens with `[` but has no closing "
+                "`]`: it may be a download cut at a line boundary, so entities after the cut would be "
+                "missing without any error. Check its size against the published one."
+            )
+    return Section("Source dumps", tuple(blocks))
 
 
 def stages_table(view: BuildView) -> str:

@@ -74,8 +74,8 @@ def export_wikient(*, build_out: str | Path, out: str | Path) -> ExportResult:
                     without_qid += row["target_qid"] is None
     tmp.replace(path)
     result.counts["instances"] = rows
-    result.counts["without_target_qid"] = without_qid
-    if without_qid:
+    if without_qid:  # a tally, not a file: counted only when there are some (no "empty file" warning)
+        result.counts["without_target_qid"] = without_qid
         # An empty target_qid is not an unresolved link (those are dropped and counted in the
         # manifest): the link reached an article with text whose page has no item with a sitelink
         # in the build's `wikidata` source. Say so, since a column of empty QIDs looks like a bug.

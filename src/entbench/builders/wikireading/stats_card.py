@@ -82,9 +82,9 @@ def render_card(inputs: CardInputs) -> str:
         f"{pct(PAPER_SHARES['verbatim_instance_share'])} |",
         f"| test answers never seen in train | {pct(shares['test_answers_unseen_share'])} | "
         f"{pct(PAPER_SHARES['test_answers_unseen_share'])} |",
-        f"| Mem-Exact: valid instances whose (question, answers) occur in train | "
+        f"| valid instances whose (question, whole answer set) repeats a train instance | "
         f"{pct(shares['mem_exact_valid_share'])} | – |",
-        f"| Mem-Exact: test instances whose (question, answers) occur in train | "
+        f"| test instances whose (question, whole answer set) repeats a train instance | "
         f"{pct(shares['mem_exact_test_share'])} | – |",
         "",
         *section2_table(inputs),

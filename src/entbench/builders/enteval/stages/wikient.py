@@ -161,7 +161,9 @@ class WikiEnt(Stage):
     """WikiEnt instances: hyperlinked sentences joined with the linked article's description."""
 
     name = "wikient"
-    version = 2  # 2: `mention` is the mention's tokens joined by spaces (was the raw anchor)
+    # 2: `mention` is the mention's tokens joined by spaces (was the raw anchor); 3: no sentence
+    # cut after an abbreviation's full stop ("No. 1", `readers.tokenizer`)
+    version = 3
     layer = "benchmarks"
     params_type = WikiEntParams
     inputs = ("wikipedia", "title_qid", "wikient_descriptions")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -418,4 +419,13 @@ class WikidataScan(Stage):
         extra: dict[str, Any] = {"files": [REJECTS_FILE], "rejects_lines": len(rejects)}
         if stats.get("framing_open") and not stats.get("framing_close"):
             extra["missing_closing_bracket"] = 1
+            # Not an error (Wikidata's own 2017 head ends so), but a download cut at a line boundary
+            # looks just like it: say so where the user looks, not only in a counter.
+            src = ctx.sources[self.sources[0]]
+            print(
+                f"entbench: warning: {src.label}: the JSON array opened with `[` has no closing `]`: "
+                "the dump may be cut at a line boundary (entities after the cut would be missing); "
+                "check its size against the published one",
+                file=sys.stderr,
+            )
         return extra

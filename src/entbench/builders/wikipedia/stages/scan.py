@@ -148,7 +148,10 @@ class WikipediaScan(Stage):
     # 2: a removed template takes the quote marks enclosing it (no stray apostrophes); 3: inline
     # templates keep their text, no link trail crosses a template, image captions over lines and
     # external links around wikilinks leave no markup (issue 21)
-    version = 4  # 4: `_siteinfo.json` (sidecars start with `_`)
+    # 4: `_siteinfo.json` (sidecars start with `_`); 5: templates that show words are rendered
+    # (`inline_templates.toml`), formulas show their TeX, no words glued where a template was,
+    # zhwiki's `le`/`link-xx`/`tsl` are links, the whole interwiki map, template counts (issue 32)
+    version = 5
     layer = "normalized"
     params_type = WikipediaScanParams
     default_num_shards = 1
