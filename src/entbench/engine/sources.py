@@ -15,8 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tqdm import tqdm
-
+from entbench.engine.progress import StageBar
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import SourceInfo, Stage
 from entbench.errors import UserError
@@ -66,16 +65,14 @@ def identify_source(
 
 def _sha256_with_progress(path: Path, size: int, name: str, progress: bool) -> str:
     h = hashlib.sha256()
-    show = progress and size > (256 << 20)
-    with (
-        open(path, "rb") as f,
-        tqdm(
-            total=size, desc=f"hash {name}", unit="B", unit_scale=True, disable=not show, leave=False
-        ) as bar,
-    ):
-        while block := f.read(1 << 22):
-            h.update(block)
-            bar.update(len(block))
+    bar = StageBar(f"hash {name}", total=size, unit="B", items="", enabled=progress and size > (256 << 20))
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(1 << 22):
+                h.update(block)
+                bar.update(len(block))
+    finally:
+        bar.close()
     return h.hexdigest()
 
 
