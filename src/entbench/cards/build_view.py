@@ -18,6 +18,7 @@ import duckdb
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench.engine import registry
+from entbench.engine.build_out import listing_file
 from entbench.engine.duck import connect, parquet_view
 from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
@@ -32,7 +33,7 @@ class BuildView:
     def __init__(self, out: str | Path, target: str) -> None:
         self.out = Path(out)
         self.target = target
-        listing = self.out / "targets" / f"{target}.json"
+        listing = listing_file(self.out, target)
         if not listing.is_file():
             raise UserError(
                 f"{self.out}: target {target!r} was not built here (no {listing}); "

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from entbench.cli.app import cli, verbose_option
+from entbench.cli.app import cli, note_variant, variant_option, verbose_option
 
 _FROM = click.option(
     "--from",
@@ -40,11 +40,13 @@ def alias() -> None:
 @_FROM
 @_TARGET
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@variant_option
 @verbose_option
 def alias_lookup(mention: str, top: int, out: str, target: str, as_json: bool) -> None:
     """Show the top candidates of MENTION with P(e|m), and its P(unlinked|m)."""
     from entbench.builders.alias.lookup import lookup, mention_stats, open_alias_table
 
+    note_variant(out, target)
     tables = open_alias_table(out, target)
     (key,) = tables.normalize([mention])
     candidates = lookup(tables, [key], top=top)[key]
@@ -84,11 +86,13 @@ def eval_group() -> None:
 @click.option("--dataset", required=True, type=click.Path(dir_okay=False), help="Hansel-format jsonl file.")
 @_FROM
 @_TARGET
+@variant_option
 @verbose_option
 def eval_alias_table(dataset: str, out: str, target: str) -> None:
     """R@1/R@10/R@100 (In-KB) and R@1 with NIL of the alias table on DATASET (JSON report)."""
     from entbench.builders.alias.lookup import evaluate, open_alias_table, read_hansel
 
+    note_variant(out, target)
     tables = open_alias_table(out, target)
     report = evaluate(tables, read_hansel(dataset))
     click.echo(json.dumps({"dataset": dataset, **report}, indent=2))

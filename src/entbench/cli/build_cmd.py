@@ -152,6 +152,7 @@ def summary(build_out: str) -> None:
     """Print every target built in BUILD_OUT with its final tables and their rows."""
     import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
     from entbench.engine import summary as summaries
+    from entbench.engine.build_out import known_variants, variant_id
     from entbench.errors import UserError
 
     out = Path(build_out)
@@ -166,3 +167,10 @@ def summary(build_out: str) -> None:
         click.echo(f"{target}:" + (f"  ({empty} empty table(s))" if empty else ""))
         for line in summaries.table_lines(tables):
             click.echo(line)
+        others = [v for v in known_variants(out, target) if v != variant_id(summaries.listed(out, target))]
+        if others:
+            found = variant_id(summaries.listed(out, target))
+            click.echo(
+                f"  variant {found}, built last; other variants here: {', '.join(others)} "
+                "(`--variant ID` on card, export, publish, alias reads one)"
+            )

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from entbench.engine import registry, tasks, workdir
-from entbench.engine.build_out import build_lock
+from entbench.engine.build_out import VARIANTS_DIR, build_lock, record_variant
 from entbench.engine.config import BuildConfig
 from entbench.engine.executors import Executor, make_executor
 from entbench.engine.manifest import MANIFEST_NAME, check_complete, upstream_from_manifest
@@ -104,10 +104,31 @@ class Builder:
         listing = self.out / "targets" / f"{target}.json"
         text = json.dumps(target_doc, indent=2) + "\n"
         if not (listing.is_file() and listing.read_text(encoding="utf-8") == text):  # a no-op writes nothing
+            self._record_variants(target, listing, text)
             atomic_write_text(listing, text)
         if self.store is not None:
             self.store.publish_file(listing, f"targets/{target}.json")
         return dirs
+
+    def _record_variants(self, target: str, listing: Path, text: str) -> None:
+        """Keep the listing about to be replaced as a variant (with the new one), and say which one
+        the commands reading this build now read: a variant built into the same --out silently
+        replaced what `summary`, the card and `export` showed."""
+        new = record_variant(self.out, target, text)
+        if self.store is not None:
+            rel = f"{VARIANTS_DIR}/{target}/{new}.json"
+            self.store.publish_file(self.out / rel, rel)
+        if not listing.is_file():
+            return
+        try:
+            old = record_variant(self.out, target, listing.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # an unreadable listing is replaced, as before
+        if old != new:
+            self._log(
+                f"{target}: {self.out} held variant {old} of {target}; summary, card and export now "
+                f"read this build, variant {new} (`--variant {old}` reads the other)"
+            )
 
     def fetch_from_store(self, directories: Sequence[Path]) -> None:
         """Download those of `directories` that this build found complete only in the store."""

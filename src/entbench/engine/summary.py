@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from entbench.engine import registry
-from entbench.engine.build_out import listed_stages
+from entbench.engine.build_out import listed_stages, listing_file
 from entbench.engine.manifest import load_manifest
 
 #: Stats whose name says rows were let go somewhere (the reasons an output can be empty).
@@ -40,9 +40,14 @@ class TableCount:
 
 
 def target_stages(out: Path, target: str) -> dict[str, Path]:
-    """Stage name -> directory of a target built in `out` (its `targets/<target>.json`)."""
-    listing = out / "targets" / f"{target}.json"
-    return {name: out / rel for name, rel in listed_stages(listing.read_bytes()).items()}
+    """Stage name -> directory of a target built in `out` (its `targets/<target>.json`, or the
+    variant `--variant` names)."""
+    return {name: out / rel for name, rel in listed(out, target).items()}
+
+
+def listed(out: Path, target: str) -> dict[str, str]:
+    """The stage directories (relative to `out`) a target's listing names."""
+    return listed_stages(listing_file(out, target).read_bytes())
 
 
 def final_tables(out: Path, target: str) -> list[TableCount]:

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
-from entbench.engine.build_out import local_build
+from entbench.engine.build_out import listing_file, local_build
 from entbench.engine.manifest import upstream_from_manifest
 from entbench.engine.shards import shard_of
 from entbench.errors import DataError, UserError
@@ -61,7 +61,7 @@ class AliasTables:
 def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTables:
     """The alias table of a build directory (a user error if it was not built)."""
     root = local_build(out, target, stages=())  # a store URL: its listing, no stage yet
-    listing = root / "targets" / f"{target}.json"
+    listing = listing_file(root, target)
     if not listing.is_file():
         raise UserError(f"no {target} build in {root} (run: entbench build {target} --out {root})")
     stages: dict[str, str] = json.loads(listing.read_text(encoding="utf-8"))["stages"]
