@@ -108,16 +108,17 @@ def build(
 
 
 def _echo_final_tables(out: Path, target: str) -> None:
-    """The target's final tables with their rows; a warning on stderr for each empty one."""
+    """The target's final tables with their rows; on stderr, when one is empty or tiny, one line
+    saying in words what was missing."""
     from entbench.engine import summary
 
     tables = summary.final_tables(out, target)
     click.echo(f"final tables of {target}:")
     for line in summary.table_lines(tables):
         click.echo(line)
-    for table in tables:
-        if table.rows == 0 and not table.may_be_empty:
-            click.echo(summary.empty_warning(out, target, table), err=True)
+    coverage = summary.coverage_line(out, target)
+    if coverage:
+        click.echo(coverage, err=True)
 
 
 @cli.command(epilog=where_it_is())
