@@ -64,6 +64,7 @@ def build(
     log: object = None,
     card: bool = True,
     shuffle_groups: int = BuildOptions.shuffle_groups,
+    limit: int | None = None,
 ) -> dict[str, Path]:
     """Build `target` into `out`; returns stage name -> output directory.
 
@@ -75,7 +76,9 @@ def build(
     (`engine.store`); the returned directories are in the work directory. With `card` (default)
     the target's dataset card is written to `<out>/cards/<target>/` afterwards (`entbench.cards`).
     `shuffle_groups` tunes the map-reduce
-    shuffle (`engine.shuffle`), never the output.
+    shuffle (`engine.shuffle`), never the output. `limit` makes a trial build from the first `limit`
+    entities, pages or lines of each dump (`engine.sources.limit_sources`): its own fingerprints,
+    marked in the card.
     """
     if workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
@@ -102,17 +105,46 @@ def build(
         progress=progress,
         shuffle_groups=shuffle_groups,
     )
-    builder = Builder(work, cfg, options, log=log, store=store)
+    builder = Builder(work, cfg, options, log=log, store=store, limit=limit)
     dirs = builder.build(target, force=force)
     if card:
         # The dataset card (`<out>/cards/<target>/`); it never raises: a failed plot is counted.
         from entbench.cards.model import Invocation
 
         invocation = Invocation(
-            None if config is None else str(config), tuple(sources), tuple(params), str(out)
+            None if config is None else str(config), tuple(sources), tuple(params), str(out), limit
         )
         _write_card(builder, store, work, target, dirs, invocation, log if callable(log) else None)
     return dirs
+
+
+def dry_run(
+    target: str,
+    *,
+    config: str | Path | None = None,
+    sources: Sequence[str] = (),
+    params: Sequence[str] = (),
+    out: str | Path = "entbench-out",
+    work_dir: str | Path | None = None,
+    workers: int = 1,
+    limit: int | None = None,
+) -> list[str]:
+    """`entbench build --dry-run`: the lines saying what a build would run, from which sources, and
+    about how long, how much memory and scratch it would take (`engine.dry_run`); builds nothing."""
+    from entbench.builders.rates import RATES
+    from entbench.engine.dry_run import dry_run as plan_dry_run
+
+    if workers < 1:
+        raise UserError(f"--workers must be at least 1, got {workers}")
+    if limit is not None and limit < 1:
+        raise UserError(f"--limit must be at least 1, got {limit}")
+    work, _ = build_location(out, work_dir)
+    cfg = load_config(config, sources, params)
+    options = BuildOptions(workers=workers, progress=False)
+    lines = plan_dry_run(target, cfg, options, work, RATES, limit=limit)
+    if cfg.demo:
+        lines.insert(0, f"the bundled demo world ({cfg.path}): no --config and no --source")
+    return lines
 
 
 def _stderr(message: str) -> None:

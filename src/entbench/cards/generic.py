@@ -172,13 +172,24 @@ def sources_section(view: BuildView) -> Section:
     if not sources:
         return Section("Source dumps", ("This target reads no dump directly.",))
     rows = [(name, f"`{s['path']}`", s["size"], f"`{s['sha256']}`") for name, s in sources.items()]
-    return Section(
-        "Source dumps",
-        (
-            "Sources enter every stage fingerprint by content (size and sha256), not by path: the "
-            "same dumps give the same fingerprints and shards on any machine.",
-            md_table(["source", "path (as given)", "bytes", "sha256"], rows, "llrl"),
-        ),
+    blocks: list[Block] = [
+        "Sources enter every stage fingerprint by content (size and sha256), not by path: the "
+        "same dumps give the same fingerprints and shards on any machine.",
+        md_table(["source", "path (as given)", "bytes", "sha256"], rows, "llrl"),
+    ]
+    limited = {name: s["limit"] for name, s in sources.items() if s.get("limit")}
+    if limited:
+        blocks.append(trial_note(limited))
+    return Section("Source dumps", tuple(blocks))
+
+
+def trial_note(limited: Mapping[str, str]) -> str:
+    """What a trial build (`build --limit N`) read of each dump."""
+    return (
+        "**A trial build** (`entbench build --limit N`): it read "
+        + "; ".join(f"`{name}`: the {what}" for name, what in sorted(limited.items()))
+        + ". The sizes and sha256 above are those of these cut dumps, so every fingerprint is the "
+        "trial's own; a build from the whole dumps is another build."
     )
 
 
@@ -278,6 +289,8 @@ def rebuild_command(view: BuildView, invocation: Invocation | None) -> tuple[str
             args += ["--source", source]
         for param in invocation.params:
             args += ["--param", param]
+        if invocation.limit is not None:
+            args += ["--limit", str(invocation.limit)]
         args += ["--out", invocation.out]
         return shlex.join(args), True
     args = ["entbench", "build", view.target]
@@ -324,6 +337,9 @@ def overview(view: BuildView, card: TargetCard) -> str:
         lines += [card.summary, ""]
     if view.description:
         lines += [f"Target `{view.target}`: {view.description}.", ""]
+    limited = {name: s["limit"] for name, s in view.sources().items() if s.get("limit")}
+    if limited:
+        lines += [trial_note(limited), ""]
     lines.append(
         f"Built by entbench {__version__} from raw public dumps; every number "
         "on this card is read from the build's manifests and shards. What each stage computes and "

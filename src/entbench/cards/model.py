@@ -61,6 +61,12 @@ class Invocation:
     sources: tuple[str, ...]  # NAME=PATH overrides
     params: tuple[str, ...]  # STAGE.KEY=VALUE overrides
     out: str
+    limit: int | None = None  # `--limit N`: a trial build from the first N of each dump
+
+    @property
+    def demo(self) -> bool:
+        """Whether this built the bundled demo world (neither a config nor a source given)."""
+        return self.config is None and not self.sources
 
     def to_json(self) -> dict[str, object]:
         """`card.json` form."""
@@ -69,6 +75,7 @@ class Invocation:
             "sources": list(self.sources),
             "params": list(self.params),
             "out": self.out,
+            "limit": self.limit,
         }
 
     @classmethod
@@ -78,11 +85,13 @@ class Invocation:
         sources, params = doc["sources"], doc["params"]
         if not isinstance(sources, list) or not isinstance(params, list):
             raise TypeError("sources and params must be lists")
+        limit = doc.get("limit")
         return cls(
             config=None if config is None else str(config),
             sources=tuple(str(s) for s in sources),
             params=tuple(str(p) for p in params),
             out=str(doc["out"]),
+            limit=limit if isinstance(limit, int) else None,
         )
 
 

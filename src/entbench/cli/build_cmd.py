@@ -63,7 +63,25 @@ class TargetsListed(click.Command):
     help="Rejected input lines tolerated before the build fails (all are listed in _rejects.jsonl).",
 )
 @click.option("--chunk-mb", default=64, show_default=True, type=int, help="Input block size per map task.")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@click.option(
+    "--no-progress",
+    is_flag=True,
+    help="Show no progress (otherwise a bar on a terminal, a plain line every few seconds in a log).",
+)
+@click.option(
+    "--limit",
+    default=None,
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="A trial build from the first N entities, pages or lines of each dump (its own fingerprints, "
+    "marked in the card).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Build nothing: print the stages that would run, the sources with their sizes, and estimated "
+    "time, scratch space and memory per worker.",
+)
 @verbose_option
 def build(
     target: str,
@@ -79,10 +97,28 @@ def build(
     max_bad_lines: int,
     chunk_mb: int,
     no_progress: bool,
+    limit: int | None,
+    dry_run: bool,
 ) -> None:
     """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories."""
     from entbench.api import build as build_target
     from entbench.api import build_location, published_location
+
+    if dry_run:
+        from entbench.api import dry_run as plan
+
+        for line in plan(
+            target,
+            config=config,
+            sources=sources,
+            params=params,
+            out=out,
+            work_dir=work_dir,
+            workers=workers,
+            limit=limit,
+        ):
+            click.echo(line)
+        return
 
     dirs = build_target(
         target,
@@ -98,6 +134,7 @@ def build(
         max_bad_lines=max_bad_lines,
         chunk_mb=chunk_mb,
         progress=not no_progress,
+        limit=limit,
     )
     work, _ = build_location(out, work_dir)
     listing = published_location(out, work, work / "targets" / f"{target}.json")

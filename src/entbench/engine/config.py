@@ -50,6 +50,8 @@ class BuildConfig:
     demo: bool = False
     #: the source names given with `--source` (checked against the target's sources)
     given_sources: tuple[str, ...] = ()
+    #: source -> what of its dump a trial build reads (`build --limit N`, `engine.sources.limit_sources`)
+    source_limits: Mapping[str, str] = field(default_factory=dict)
 
     def params_for(self, params_type: type[Params], stage: str) -> Params:
         """The parameters of `stage`: its documented defaults plus what this config gives."""

@@ -50,7 +50,7 @@ from entbench.engine.shuffle import (
     shard_inputs,
     shuffle_layout,
 )
-from entbench.engine.sources import check_sources, human_bytes, identify_source
+from entbench.engine.sources import LIMITED_DIR, check_sources, human_bytes, identify_source, limit_sources
 from entbench.engine.stage import BuildOptions, SourceInfo, Stage, UpstreamOutput
 from entbench.engine.stats import Stats
 from entbench.engine.store import Store
@@ -67,13 +67,16 @@ class Builder:
         options: BuildOptions,
         log: Any = None,
         store: Store | None = None,
+        limit: int | None = None,
     ) -> None:
         """`out` is the build directory; with `store` it is the work directory whose complete
-        stages are published to the store (and found there by later builds)."""
+        stages are published to the store (and found there by later builds). `limit`: a trial
+        build from the first `limit` entities, pages or lines of each source (`build --limit`)."""
         self.out = Path(out)
         self.config = config
         self.options = options
         self.store = store
+        self.limit = limit
         #: whether this build ran any stage (rather than finding every one up to date)
         self.built_any = False
         self._log = log or (lambda msg: print(msg, file=sys.stderr))
@@ -394,6 +397,8 @@ class Builder:
         known = {name for stage in registry.stages().values() for name in stage.sources}
         for name in check_sources(target, order, self.config, known):
             self._log(f"source {name}: not read by target {target} (given with --source, left alone)")
+        if self.limit is not None:
+            self.config = limit_sources(order, self.config, self.limit, self.out / LIMITED_DIR, self._log)
         for name in dict.fromkeys(name for stage in order for name in stage.sources):
             info = self._source(name)
             self._log(f"source {name}: {info.path} ({human_bytes(info.size)})")
@@ -405,6 +410,7 @@ class Builder:
                 self.config.sources[name],
                 self.config.source_labels.get(name, self.config.sources[name]),
                 progress=self.options.progress,
+                limit=self.config.source_limits.get(name, ""),
             )
         return self._sources[name]
 

@@ -90,6 +90,9 @@ class SourceInfo:
     label: str  # the path as the user wrote it, recorded in manifests
     size: int
     sha256: str
+    #: For a trial build (`build --limit N`): what of the dump `path` holds, e.g. "first 100 entities
+    #: of latest-all.json.gz" (`path` is then the cut dump); "" for a whole dump.
+    limit: str = ""
 
     def identity(self) -> dict[str, Any]:
         """What enters fingerprints: the content, not the path."""
@@ -249,6 +252,9 @@ class Stage:
     #: over its pages a few thousand shards, a reducer a few tens of MB.
     shard_input_bytes: ClassVar[int] = 8 << 20
     description: ClassVar[str] = ""
+    #: The kind of dump the stage's sources are (`readers.head.KINDS`: "wikidata-json",
+    #: "mediawiki-xml", "lines"): how `build --limit N` cuts one and `--dry-run` samples one.
+    source_kind: ClassVar[str] = ""
     #: Unit of progress reported by tasks (shown on the bar): "B" for bytes of input, else a noun.
     progress_unit: ClassVar[str] = "shard"
     progress_items: ClassVar[str] = "rows"

@@ -104,6 +104,8 @@ class WikidataScan(Stage):
     description = (
         "Wikidata JSON dump -> entities, aliases, truthy_claims, outranked_type_claims, sitelinks, redirects"
     )
+    #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
+    source_kind = "wikidata-json"
     progress_unit = "B"
     progress_items = "entities"
 

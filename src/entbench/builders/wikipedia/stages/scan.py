@@ -154,6 +154,8 @@ class WikipediaScan(Stage):
     default_num_shards = 1
     shard_key = "page_id"
     description = "Wikipedia XML dump -> pages (plain text, flags), links (anchors at offsets)"
+    #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
+    source_kind = "mediawiki-xml"
     progress_unit = "B"
     progress_items = "pages"
 
