@@ -52,7 +52,7 @@ def _gzip_file(dest: Path) -> Iterator[BinaryIO]:
     tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as raw:
-            stream = igzip.IGzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0)  # type: ignore[no-untyped-call]
+            stream = igzip.IGzipFile(filename="", fileobj=raw, mode="wb", compresslevel=1, mtime=0)  # type: ignore[no-untyped-call]
             with stream:
                 yield cast(BinaryIO, stream)
         os.replace(tmp, dest)
