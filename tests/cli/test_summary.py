@@ -74,3 +74,48 @@ def test_summary_lists_every_target_built(run_cli: RunCli, world_out: Path) -> N
 def test_summary_of_a_directory_without_builds_is_a_user_error(run_cli: RunCli, tmp_path: Path) -> None:
     shown = run_cli(["summary", "--from", str(tmp_path)])
     assert shown.exit_code == 2 and "no target was built there" in shown.stderr
+
+
+def test_a_demo_build_says_how_many_of_its_ids_are_synthetic(run_cli: RunCli, world_out: Path) -> None:
+    """The demo world's derived entities have made-up QIDs (Q9000000001 and up); summary, the card
+    and `alias lookup` say so, counted from the shards (issue 34, item 2)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from entbench.engine.synthetic_ids import FIRST_SYNTHETIC
+
+    listing = json.loads((world_out / "targets" / "wikient.json").read_text(encoding="utf-8"))
+    stage = world_out / listing["stages"]["wikient"]
+    qids = {
+        q for f in sorted(stage.glob("*.parquet")) for q in pq.read_table(f).column("target_qid").to_pylist()
+    }
+    qids.discard(None)
+    synthetic = {q for q in qids if int(q[1:]) >= FIRST_SYNTHETIC}
+    assert 0 < len(synthetic) < len(qids)
+    said = f"{len(synthetic):,} of the {len(qids):,} distinct QIDs in its final tables"
+
+    shown = run_cli(["summary", "--from", str(world_out)])
+    assert shown.exit_code == 0, shown.stderr
+    wikient = shown.stdout[shown.stdout.index("wikient:\n") :].split("\n")[2]
+    assert wikient.startswith(f"  {said} (") and "are the demo world's synthetic ids" in wikient
+
+    card = (world_out / "cards" / "wikient" / "README.md").read_text(encoding="utf-8")
+    assert "**Built from entbench's bundled demo world**" in card and said in card
+    assert '- "demo"' in card.split("---")[1]  # a tag of the front matter
+
+    looked_up = run_cli(["alias", "lookup", "United States", "--from", str(world_out), "--top", "1"])
+    assert looked_up.exit_code == 0, looked_up.stderr
+    (row,) = [line for line in looked_up.stdout.splitlines() if line.lstrip().startswith("1 ")]
+    assert row.endswith("United States (a synthetic id of the demo world)")
+
+
+def test_a_demo_build_says_on_stderr_how_many_ids_are_synthetic(run_cli: RunCli, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    built = run_cli(["build", "wikidata", "--out", str(out), "--no-progress"])
+    assert built.exit_code == 0, built.stderr
+    (note,) = [line for line in built.stderr.splitlines() if line.startswith("entbench: note: wikidata: ")]
+    shown = run_cli(["summary", "--from", str(out)])
+    (line,) = [line for line in shown.stdout.splitlines() if "synthetic ids" in line]
+    assert note.removeprefix("entbench: note: wikidata: ") == line.strip()
+    assert " distinct QIDs in its final tables (" in line

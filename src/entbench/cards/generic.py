@@ -19,6 +19,8 @@ from entbench.cards.model import Block, Invocation, Section
 from entbench.cards.registry import TargetCard
 from entbench.cards.stage_docs import REFERENCE, stage_link
 from entbench.engine import registry
+from entbench.engine.config import is_demo_world
+from entbench.engine.synthetic_ids import synthetic_counts
 
 #: A stats counter that records rows lost, and why (datatrove-style `dropped_<reason>` names,
 #: plus the scans' `rejected_<reason>`, the filters' `removed_<reason>`, unresolved links).
@@ -40,6 +42,7 @@ def front_matter(view: BuildView, card: TargetCard) -> str:
         lines += ["language:", *(f"- {json.dumps(lang)}" for lang in languages)]
     lines += ["size_categories:", f"- {json.dumps(size_category(rows))}"]
     tags = ["entbench", *sorted({n.removesuffix("_old").removesuffix("_new") for n in names})]
+    tags += ["demo"] if is_demo(view) else []
     lines += ["tags:", *(f"- {json.dumps(t)}" for t in dict.fromkeys(tags))]
     lines.append("---")
     return "\n".join(lines)
@@ -340,12 +343,33 @@ def overview(view: BuildView, card: TargetCard) -> str:
     limited = {name: s["limit"] for name, s in view.sources().items() if s.get("limit")}
     if limited:
         lines += [trial_note(limited), ""]
+    demo = demo_note(view)
+    if demo:
+        lines += [demo, ""]
     lines.append(
         f"Built by entbench {__version__} from raw public dumps; every number "
         "on this card is read from the build's manifests and shards. What each stage computes and "
         f"what its counters count: {REFERENCE}."
     )
     return "\n".join(lines)
+
+
+def is_demo(view: BuildView) -> bool:
+    """Whether the build is of the bundled demo world (its sources are the demo world's files)."""
+    return is_demo_world(view.sources())
+
+
+def demo_note(view: BuildView) -> str | None:
+    """For a build of the bundled demo world: that it is one, and how many of its ids are made up."""
+    if not is_demo(view):
+        return None
+    count = synthetic_counts(view.dirs, view.final)
+    ids = f" Of this target, {count.sentence()}." if count.qids else ""
+    return (
+        "**Built from entbench's bundled demo world**: small real data composed so that Wikidata items "
+        "and Wikipedia pages meet, for trying entbench, not for training or evaluating models."
+        + ids
+    )
 
 
 def join_blocks(parts: Iterable[str]) -> str:

@@ -156,6 +156,9 @@ def _echo_final_tables(out: Path, target: str) -> None:
     coverage = summary.coverage_line(out, target)
     if coverage:
         click.echo(coverage, err=True)
+    ids = summary.demo_ids_line(out, target)
+    if ids:
+        click.echo(f"entbench: note: {target}: {ids}", err=True)
 
 
 @cli.command(epilog=where_it_is())
@@ -205,6 +208,9 @@ def summary(build_out: str) -> None:
         click.echo(f"{target}:" + (f"  ({empty} empty table(s))" if empty else ""))
         for line in summaries.table_lines(tables):
             click.echo(line)
+        ids = summaries.demo_ids_line(out, target)
+        if ids:
+            click.echo(f"  {ids}")
         others = [v for v in known_variants(out, target) if v != variant_id(summaries.listed(out, target))]
         if others:
             found = variant_id(summaries.listed(out, target))

@@ -14,10 +14,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from entbench.engine import registry
 from entbench.engine.build_out import listed_stages, listing_file
+from entbench.engine.config import is_demo_world
 from entbench.engine.manifest import load_manifest
+from entbench.engine.synthetic_ids import synthetic_counts
 from entbench.errors import UserError
 
 #: Stats whose name says rows were let go somewhere (the reasons an output can be empty).
@@ -143,3 +146,17 @@ def _position(target: str, stage: str) -> int:
 def built_targets(out: Path) -> list[str]:
     """The targets with a listing in `out/targets/`, sorted."""
     return sorted(p.stem for p in (out / "targets").glob("*.json"))
+
+
+def demo_ids_line(out: Path, target: str) -> str | None:
+    """For a target built from the bundled demo world, how many of its QIDs are synthetic
+    (`engine.synthetic_ids`); None for any other build."""
+    dirs = target_stages(out, target)
+    sources: dict[str, dict[str, Any]] = {}
+    for directory in dirs.values():
+        for name, info in load_manifest(directory)["sources"].items():
+            sources.setdefault(name, dict(info))
+    if not is_demo_world(sources):
+        return None
+    count = synthetic_counts(dirs, registry.get_target(target).stages)
+    return count.sentence() if count.qids else None
