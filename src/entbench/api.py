@@ -23,6 +23,7 @@ from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED
 if TYPE_CHECKING:
     from entbench.builders.edge_probing.filter_mem import FilterMemResult
     from entbench.cards.model import CardResult, Invocation
+    from entbench.cards.publish import PublishResult
 
 
 def build_location(out: str | Path, work_dir: str | Path | None = None) -> tuple[Path, Store | None]:
@@ -219,3 +220,15 @@ def filter_mem(
     # Edge probing has no build target, so this card is where its leakage audit is read (issue 10).
     atomic_write_text(done.out / "README.md", filter_mem_card(done.report, done.stats, str(out)))
     return done
+
+
+def publish(target: str, build_out: str | Path, out: str | Path) -> PublishResult:
+    """`entbench publish`: `target`'s build in `build_out` (a directory, or the store URL it was
+    published to) as a Hugging Face dataset folder in `out` (`cards.publish`)."""
+    from entbench.cards.publish import publish as publish_folder
+
+    registry.get_target(target)
+    if is_store_url(out):
+        raise UserError(f"--out {out}: publish writes a local folder; upload it with huggingface-cli upload")
+    root = local_build(build_out, target)
+    return publish_folder(root, target, local_dir(out))

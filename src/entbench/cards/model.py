@@ -70,13 +70,15 @@ class Invocation:
 
     def to_json(self) -> dict[str, object]:
         """`card.json` form."""
-        return {
+        doc: dict[str, object] = {
             "config": self.config,
             "sources": list(self.sources),
             "params": list(self.params),
             "out": self.out,
-            "limit": self.limit,
         }
+        if self.limit is not None:  # a trial build (`--limit N`) only
+            doc["limit"] = self.limit
+        return doc
 
     @classmethod
     def from_json(cls, doc: dict[str, object]) -> Invocation:
@@ -108,6 +110,20 @@ class Content:
     wikipedia: str = ""
     wikidata: str = ""
     other: str = ""
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """Where `entbench publish` put a final table in a Hugging Face dataset folder: the config and
+    split it is, its Parquet files as a glob relative to the folder (`data/<config>/<split>-*.parquet`)."""
+
+    config: str
+    split: str
+
+    @property
+    def glob(self) -> str:
+        """The table's files, relative to the published folder."""
+        return f"data/{self.config}/{self.split}-*.parquet"
 
 
 Block = str | Chart  # Markdown text, or a chart to draw and embed at that place

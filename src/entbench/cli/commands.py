@@ -10,4 +10,5 @@ from entbench.cli import (  # noqa: F401
     export_hansel,
     filter_cmd,
     inspect_cmd,
+    publish_cmd,
 )
