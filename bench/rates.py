@@ -1,4 +1,4 @@
-"""Write `src/entbench/builders/rates.py`: the measured rates `entbench build --dry-run` estimates from.
+"""Write `src/entbench/builders/rates.json`: the measured rates `entbench build --dry-run` estimates from.
 
     python bench/rates.py            # rewrite the module from the benchmarks' latest results
     python bench/rates.py --check    # exit 1 if the module differs from what the results give
@@ -28,7 +28,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-MODULE = REPO / "src" / "entbench" / "builders" / "rates.py"
+MODULE = REPO / "src" / "entbench" / "builders" / "rates.json"
 #: Stages whose work grows with the Wikidata dump rather than the wiki's XML (bench/pipelines/report.py).
 WIKIDATA_DRIVEN = ("internal_filter", "entity_diff", "wikireading_triples")
 #: The kb stages measured at scale by bench/kb (preferred over the small pipelines worlds).
@@ -108,48 +108,24 @@ def rates() -> dict[str, dict[str, Any]]:
     return dict(sorted(found.items()))
 
 
-def _number(value: float, digits: int = 4) -> str:
-    return f"{value:.{digits}g}".replace("e+", "e")  # as ruff formats a float literal
-
-
 def module_text() -> str:
-    """The text of `builders/rates.py` (in ruff's format)."""
-    table = rates()
-    sources = sorted({rate["measured"] for rate in table.values()})
-    names = {text: f"MEASURED_{i}" for i, text in enumerate(sources)}
-    lines = [
-        '"""Measured rates of each kind of stage, for `entbench build --dry-run` (`engine.dry_run`).',
-        "",
-        "Written by `python bench/rates.py` from the benchmarks' latest results (that script says which",
-        "harness measured what); do not edit by hand. Keyed by stage class; a class missing here has no",
-        'measured rate and the dry run says so."""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "from entbench.engine.dry_run import Rate",
-        "",
-        *(f'{name} = "{text}"' for text, name in names.items()),
-        "",
-        "RATES: dict[str, Rate] = {",
-    ]
-    for name, rate in table.items():
-        lines += [
-            f'    "{name}": Rate(',
-            f'        unit="{rate["unit"]}",',
-            f"        seconds={_number(rate['seconds'])},",
-            f"        speedup_2={_number(rate['speedup_2'], 3)},",
-            f"        rss_mib={_number(rate['rss_mib'])},",
-            f"        output_bytes={_number(rate['output_bytes'])},",
-            f"        measured={names[rate['measured']]},",
-            "    ),",
-        ]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    """The text of `builders/rates.json`: stage class -> rate fields (`engine.dry_run.Rate`)."""
+    table = {
+        name: {k: float(f"{v:.4g}") if isinstance(v, float) else v for k, v in rate.items()}
+        for name, rate in rates().items()
+    }
+    doc = {
+        "format": "entbench.rates/1",
+        "about": "Measured rates of each kind of stage, for `entbench build --dry-run`; written by "
+        "`python bench/rates.py` from the benchmarks' latest results, not by hand.",
+        "rates": table,
+    }
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the module is not up to date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file is not up to date")
     args = parser.parse_args()
     text = module_text()
     if args.check:

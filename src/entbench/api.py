@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry the runner reads
+import entbench.builders  # declares every dataset's pipeline to the registry the runner reads
 from entbench.engine import registry
 from entbench.engine.build_out import is_store_url, local_build, local_dir
 from entbench.engine.config import load_config
@@ -132,8 +132,8 @@ def dry_run(
 ) -> list[str]:
     """`entbench build --dry-run`: the lines saying what a build would run, from which sources, and
     about how long, how much memory and scratch it would take (`engine.dry_run`); builds nothing."""
-    from entbench.builders.rates import RATES
     from entbench.engine.dry_run import dry_run as plan_dry_run
+    from entbench.engine.dry_run import load_rates
 
     if workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
@@ -142,7 +142,8 @@ def dry_run(
     work, _ = build_location(out, work_dir)
     cfg = load_config(config, sources, params)
     options = BuildOptions(workers=workers, progress=False)
-    lines = plan_dry_run(target, cfg, options, work, RATES, limit=limit)
+    rates = load_rates(Path(entbench.builders.__file__).with_name("rates.json"))
+    lines = plan_dry_run(target, cfg, options, work, rates, limit=limit)
     if cfg.demo:
         lines.insert(0, f"the bundled demo world ({cfg.path}): no --config and no --source")
     return lines

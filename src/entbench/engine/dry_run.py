@@ -8,14 +8,14 @@ A source's sha256 comes from the identity cache only (`engine.sources`): hashing
 takes minutes, so a source never hashed is said to be and its stages counted as to run.
 
 Estimates come from measured rates (`Rate`, one per kind of stage, given by the caller: entbench
-keeps them in `builders.rates`, written from the benchmarks' results): each stage's time is linear
-in what drives it, the decompressed MB of the Wikipedia or Wikidata dump upstream of it or that
-dump's entities, on one worker, and `w` workers divide it by 1 + (w - 1)·e where e = the measured
-2-worker speedup - 1 (clamped to [0, 1]). A stage without a measured rate is named as such and
-left out of the totals. Memory per worker is the largest measured peak among the stages to run;
-scratch space the largest of a stage's own spill estimate and three times its output (spills are
-uncompressed Arrow; outputs zstd Parquet). These are estimates for planning (a factor of two either
-way), not promises.
+keeps them in `builders/rates.json`, written from the benchmarks' results by `bench/rates.py`):
+each stage's time is linear in what drives it, the decompressed MB of the Wikipedia or Wikidata
+dump upstream of it or that dump's entities, on one worker, and `w` workers divide it by
+1 + (w - 1)·e where e = the measured 2-worker speedup - 1 (clamped to [0, 1]). A stage without
+a measured rate is named as such and left out of the totals. Memory per worker is the largest
+measured peak among the stages to run; scratch space the largest of a stage's own spill estimate
+and three times its output (spills are uncompressed Arrow; outputs zstd Parquet). These are
+estimates for planning (a factor of two either way), not promises.
 """
 
 from __future__ import annotations
@@ -75,6 +75,12 @@ class SourcePlan:
             return float(units) if self.kind == "wikidata-json" else 0.0
         wanted = "wikidata-json" if unit == "wikidata_mb" else "mediawiki-xml"
         return decompressed / 1e6 if self.kind == wanted else 0.0
+
+
+def load_rates(path: Path) -> dict[str, Rate]:
+    """The rates of a `rates.json` (stage class -> `Rate` fields; `bench/rates.py` writes it)."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {name: Rate(**fields) for name, fields in doc["rates"].items()}
 
 
 def scale(seconds: float, speedup_2: float, workers: int) -> float:
