@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.engine.build_out import listing_file, local_build
-from entbench.engine.manifest import upstream_from_manifest
+from entbench.engine.manifest import check_complete, upstream_from_manifest
 from entbench.engine.shards import shard_of
 from entbench.errors import DataError, UserError
 from entbench.filters.mentions import MentionNormalizer
@@ -72,10 +72,12 @@ def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTable
     stats = [s for s in stages if s.startswith("mention_stats")]
     if len(alias) != 1 or len(stats) != 1:
         raise UserError(f"{listing} does not list one alias table and one mention_stats stage")
-    # The title -> QID stage's Wikidata scan (its entities give labels), the last in the listing's
-    # order that holds `entities`: `wikidata` for alias-table, `wikidata_new` for alias-table-kb.
+    # The title -> QID stage's Wikidata scan (its entities give labels): `wikidata` for alias-table,
+    # `wikidata_new` for alias-table-kb. From a store it is read only if already here: a full
+    # scan is far too big to download for a few labels.
     scans = [s for s in sorted(stages) if s.startswith("wikidata")]
-    root = local_build(out, target, stages=[alias[0], stats[0], *scans])
+    root = local_build(out, target, stages=[alias[0], stats[0]])
+    scans = [s for s in scans if (root / stages[s]).is_dir() and not check_complete(root / stages[s])]
     alias_dir, stats_dir = root / stages[alias[0]], root / stages[stats[0]]
     norm = json.loads((alias_dir / NORMALIZATION_FILE).read_text(encoding="utf-8"))
     normalizer = MentionNormalizer.from_json(norm)
