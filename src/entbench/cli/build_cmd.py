@@ -211,9 +211,9 @@ def summary(build_out: str) -> None:
         ids = summaries.demo_ids_line(out, target)
         if ids:
             click.echo(f"  {ids}")
-        others = [v for v in known_variants(out, target) if v != variant_id(summaries.listed(out, target))]
+        found = variant_id(summaries.listed(out, target))
+        others = [v for v in known_variants(out, target) if v != found]
         if others:
-            found = variant_id(summaries.listed(out, target))
             click.echo(
                 f"  variant {found}, built last; other variants here: {', '.join(others)} "
                 "(`--variant ID` on card, export, publish, alias reads one)"

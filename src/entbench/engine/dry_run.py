@@ -13,8 +13,8 @@ each stage's time is linear in what drives it, the decompressed MB of the Wikipe
 dump upstream of it or that dump's entities, on one worker, and `w` workers divide it by
 1 + (w - 1)·e where e = the measured 2-worker speedup - 1 (clamped to [0, 1]). A stage without
 a measured rate is named as such and left out of the totals. Memory per worker is the largest
-measured peak among the stages to run; scratch space the largest of a stage's own spill estimate
-and three times its output (spills are uncompressed Arrow; outputs zstd Parquet). These are
+measured peak among the stages to run; scratch space the largest map-reduce stage's three times
+its output (spills are uncompressed Arrow; outputs zstd Parquet). These are
 estimates for planning (a factor of two either way), not promises.
 """
 
@@ -29,7 +29,7 @@ from entbench.engine import registry
 from entbench.engine.config import BuildConfig
 from entbench.engine.manifest import check_complete, upstream_from_manifest
 from entbench.engine.plan import plan_stage
-from entbench.engine.sources import LIMITED_DIR, human_bytes
+from entbench.engine.sources import LIMITED_DIR, check_sources, human_bytes
 from entbench.engine.stage import BuildOptions, SourceInfo, Stage, UpstreamOutput
 from entbench.errors import UserError
 from entbench.readers.cache import default_cache_dir
@@ -104,6 +104,8 @@ def dry_run(
     order = registry.stage_order(spec.stages)
     for stage in order:
         config.params_for(stage.params_type, stage.stage_name)  # a bad parameter is the same error
+    known = {name for stage in registry.stages().values() for name in stage.sources}
+    check_sources(target, order, config, known)  # a missing or unknown source: the build's error
     sources = _sources(order, config)
     lines = [f"dry run of {target} into {out} (nothing is built or written):", "sources:"]
     for src in sources.values():
@@ -163,8 +165,6 @@ def _sources(order: Sequence[Stage], config: BuildConfig) -> dict[str, SourcePla
         for name in stage.sources:
             if name in found:
                 continue
-            if name not in config.sources:
-                raise UserError(f"target needs source {name}: pass --source {name}=PATH")
             path = Path(config.sources[name])
             label = config.source_labels.get(name, str(path))
             if not path.is_file():

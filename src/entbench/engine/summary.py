@@ -117,6 +117,7 @@ def coverage_line(out: Path, target: str) -> str | None:
         return None
     said = [f"{len(empty)} empty final table(s) ({', '.join(empty)})"] if empty else []
     said += [f"tiny: {', '.join(tiny)} row(s)"] if tiny else []
+    order = [s.stage_name for s in registry.stage_order(registry.get_target(target).stages)]
     sentences = []
     for stage, directory in target_stages(out, target).items():
         manifest = load_manifest(directory)
@@ -126,7 +127,7 @@ def coverage_line(out: Path, target: str) -> str | None:
             continue
         sentence = spec.coverage(manifest["stats"], manifest["params"])
         if sentence:
-            sentences.append((_position(target, stage), sentence))
+            sentences.append((order.index(stage) if stage in order else len(order), sentence))
     if sentences:
         why = "; ".join(s for _, s in sorted(sentences))
     else:
@@ -135,12 +136,6 @@ def coverage_line(out: Path, target: str) -> str | None:
         why = f"rows were let go by {named}" if reasons else "no input row reached them (no drop was counted)"
     level = "warning" if empty else "note"
     return f"entbench: {level}: {target}: {', '.join(said)}: {why}"
-
-
-def _position(target: str, stage: str) -> int:
-    """Where `stage` comes in `target`'s stage order (upstream first)."""
-    order = [s.stage_name for s in registry.stage_order(registry.get_target(target).stages)]
-    return order.index(stage) if stage in order else len(order)
 
 
 def built_targets(out: Path) -> list[str]:
