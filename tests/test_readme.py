@@ -61,7 +61,9 @@ def commands() -> list[str]:
 def test_the_readme_shows_commands_to_run() -> None:
     found = commands()
     assert found[:2] == ["make run", "make test"]
-    assert any(c.startswith(".venv/bin/entbench inspect") for c in found)
+    assert found[2] == ". .venv/bin/activate"  # once; every later command is a bare `entbench`
+    assert not any(c.startswith(".venv/bin/entbench") for c in found)
+    assert any(c.startswith("entbench inspect") for c in found)
     assert sum(c.startswith("entbench build") for c in found) >= 8
     paths = {p for c in found for p in re.findall(r"/data/[^\s]+", c)}
     assert paths - {"/data/out"} <= set(DATA), "a /data path the test does not map"
@@ -97,3 +99,22 @@ def test_every_readme_command_runs_on_the_demo_world(tmp_path: Path) -> None:
             # The one-screen summary: every target with its final tables, none empty.
             summary = done.stdout[done.stdout.rindex("alias-table:") :]
             assert "empty table" not in summary and "hansel-train:" in summary, summary
+
+
+def python_examples() -> list[str]:
+    """The Python blocks of the README's "Python API" section."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Python API")
+    end = text.find("\n## ", start + 1)
+    return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
+
+
+def test_the_python_api_example_runs_on_the_demo_world(tmp_path: Path) -> None:
+    (example,) = python_examples()
+    (tmp_path / "fixtures").symlink_to(FIXTURES)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    done = subprocess.run(
+        [sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "benchmarks/wikient/v" in done.stdout and "num_rows: 5827" in done.stdout, done.stdout

@@ -17,7 +17,9 @@ from typing import Any
 import duckdb
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+from entbench.cards.model import PublishedTable
 from entbench.engine import registry
+from entbench.engine.build_out import listing_file
 from entbench.engine.duck import connect, parquet_view
 from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
@@ -32,7 +34,7 @@ class BuildView:
     def __init__(self, out: str | Path, target: str) -> None:
         self.out = Path(out)
         self.target = target
-        listing = self.out / "targets" / f"{target}.json"
+        listing = listing_file(self.out, target)
         if not listing.is_file():
             raise UserError(
                 f"{self.out}: target {target!r} was not built here (no {listing}); "
@@ -60,6 +62,9 @@ class BuildView:
             if not directory.is_dir():
                 raise UserError(f"{listing} names {directory}, which does not exist; rebuild the target")
             self.manifests[name] = load_manifest(directory)
+        #: Set by `entbench publish`: where each final (stage, table) is in the published folder; the
+        #: card then gives those paths, relative to itself, instead of the build's.
+        self.published: dict[tuple[str, str], PublishedTable] = {}
         self._con: duckdb.DuckDBPyConnection | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
 

@@ -13,4 +13,5 @@ from entbench.cli import (  # noqa: F401
     filter_cmd,
     filter_hansel,
     inspect_cmd,
+    publish_cmd,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from entbench.cli.app import FROM_HELP, verbose_option
+from entbench.cli.app import FROM_HELP, note_variant, variant_option, verbose_option
 from entbench.cli.export_cmd import echo_export, export
 
 
@@ -24,10 +24,12 @@ from entbench.cli.export_cmd import echo_export, export
     "as 'ER' in SE.list_tasks but tests for 'ERT', so use an engine.py from commit a674f92 on.",
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
+@variant_option
 @verbose_option
 def enteval(build_out: str, fmt: str, out: str) -> None:
     """Export WikiEnt or the EntEval task files of a build."""
     from entbench.builders.enteval.export import export_tasks, export_wikient
 
+    note_variant(build_out, "wikient" if fmt == "wikient-tsv" else "enteval-tasks")
     result = (export_wikient if fmt == "wikient-tsv" else export_tasks)(build_out=build_out, out=out)
     echo_export("wikient" if fmt == "wikient-tsv" else "enteval-tasks", fmt, result)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from entbench.cli.app import FROM_HELP, verbose_option
+from entbench.cli.app import FROM_HELP, note_variant, variant_option, verbose_option
 from entbench.cli.export_cmd import echo_export, export
 
 
@@ -20,11 +20,13 @@ from entbench.cli.export_cmd import echo_export, export
     "id, text, start, end, mention, gold_id (UTF-8, no ASCII escaping).",
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
+@variant_option
 @verbose_option
 def hansel_train(build_out: str, fmt: str, out: str) -> None:
     """Export the Hansel train/validation sets of a build (`entbench build hansel-train`)."""
     from entbench.builders.hansel.export import export_hansel_train
 
+    note_variant(build_out, "hansel-train")
     result = export_hansel_train(build_out=build_out, fmt=fmt, out=out)
     echo_export("hansel-train", fmt, result)
 

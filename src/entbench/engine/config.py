@@ -50,6 +50,8 @@ class BuildConfig:
     demo: bool = False
     #: the source names given with `--source` (checked against the target's sources)
     given_sources: tuple[str, ...] = ()
+    #: source -> what of its dump a trial build reads (`build --limit N`, `engine.sources.limit_sources`)
+    source_limits: Mapping[str, str] = field(default_factory=dict)
 
     def params_for(self, params_type: type[Params], stage: str) -> Params:
         """The parameters of `stage`: its documented defaults plus what this config gives."""
@@ -261,3 +263,25 @@ def _explain(
         hint, _ = _optional(hint)
     expected = "a list" if typing.get_origin(hint) is tuple else _EXPECTED.get(hint, str(hint))
     return f"{stage}.{field}: expected {expected}, got {value!r}"
+
+
+def is_demo_world(sources: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether a build's sources (its manifests' `sources`: name -> path as given, size) are the
+    bundled demo world's files (a trial build of it, `--limit`, included)."""
+    if not sources:
+        return False
+    try:
+        demo = load_config(None)
+    except UserError:
+        return False
+    for name, info in sources.items():
+        if name not in demo.sources or info.get("path") != demo.source_labels.get(name):
+            return False
+        if not info.get("limit"):
+            try:
+                size = Path(demo.sources[name]).stat().st_size
+            except OSError:
+                return False
+            if info.get("size") != size:
+                return False
+    return True

@@ -54,7 +54,7 @@ class EntEvalTasks(Stage):
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `tasks`."""
-        return [Output("tasks", schema.TASKS, ("task",))]
+        return [Output("tasks", schema.TASKS, ("task",), sized_by_data=False)]
 
     def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """One row per task: built or skipped, its files and line count."""

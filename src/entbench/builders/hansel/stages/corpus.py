@@ -102,6 +102,8 @@ class HanselCorpus(Stage):
     default_num_shards = 0
     shard_key = "doc_id"
     description = "raw corpus texts (Simplified) and exact longest alias-table matches (Hansel app. A)"
+    #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
+    source_kind = "lines"
     progress_unit = "B"
     progress_items = "texts"
 

@@ -24,6 +24,7 @@ Stats: `phrases_matched`, `occurrences_matched`; per rule `phrases_dropped_<reas
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +45,7 @@ from entbench.builders.hansel.splits import record_id
 from entbench.builders.hansel.stages.corpus import alias_normalizer
 from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.schemas import hansel as schema
 from entbench.schemas.base import column_suffix
 
@@ -127,6 +128,16 @@ class HanselFewshot(Stage):
             "kb": self.kb,
             "entity_texts": self.entity_texts,
         }
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How many corpus phrases matched the alias table, and how many had candidates enough."""
+        matched = counted(stats, "phrases_matched")
+        few = counted(stats, "phrases_dropped_few_known_candidates")
+        return (
+            f"{matched:,} phrase(s) of the corpus match the alias table, {few:,} of them with fewer than "
+            f"two E_known candidates; {counted(stats, 'candidates'):,} candidate(s) drawn of "
+            f"{params.get('size', '?')} asked"
+        )
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `fewshot_candidates`."""

@@ -9,8 +9,9 @@ uses one 2021 Wikipedia for both), or at each dump's own (`site_from = own`, mGE
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import duckdb
 
@@ -23,7 +24,7 @@ from entbench.builders.kb.stages.query import (
     register_snapshots,
 )
 from entbench.engine.stage import Output, Params, StageContext
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.errors import UserError
 from entbench.filters import internal
 from entbench.schemas import kb as schema
@@ -68,6 +69,14 @@ class InternalFilter(QueryStage):
     params_type = InternalFilterParams
     inputs = ("wikidata_old", "wikidata_new")
     description = "Wikimedia-internal filter + site constraint on both dumps"
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How many entities of the newer dump the KB keeps, and why the others were let go."""
+        return (
+            f"{counted(stats, 'new_kept'):,} of the {counted(stats, 'new_entities'):,} entities of the newer "
+            f"dump are KB entities ({counted(stats, 'new_dropped_no_site'):,} without a "
+            f"{params.get('site', 'zhwiki')} sitelink, {counted(stats, 'new_dropped_not_item'):,} not items)"
+        )
 
     def outputs(self, params: Params) -> list[Output]:
         """Kept entities and class-based removals, per snapshot."""

@@ -49,7 +49,7 @@ from entbench.engine.stage import (
     Stage,
     StageContext,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.errors import DataError
 from entbench.gc_pause import gc_paused
 from entbench.readers.compressed_blocks import iter_decompressed_blocks
@@ -105,6 +105,8 @@ class WikidataScan(Stage):
     description = (
         "Wikidata JSON dump -> entities, aliases, truthy_claims, outranked_type_claims, sitelinks, redirects"
     )
+    #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
+    source_kind = "wikidata-json"
     progress_unit = "B"
     progress_items = "entities"
 
@@ -113,6 +115,11 @@ class WikidataScan(Stage):
         self.sources = (source,)
 
     # --- declaration -------------------------------------------------------------------------
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How much the dump held."""
+        kept = counted(stats, "entities_written")
+        return f"the {self.sources[0]} dump holds {kept:,} entit{'y' if kept == 1 else 'ies'}"
+
     def outputs(self, params: Params) -> list[Output]:
         """The five normalized tables."""
         assert isinstance(params, WikidataScanParams)

@@ -43,7 +43,7 @@ from entbench.engine.stage import (
     Stage,
     StageContext,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.errors import UserError
 from entbench.schemas import wikireading as schema
 from entbench.schemas.base import column_suffix
@@ -95,6 +95,24 @@ class WikiReadingTriples(Stage):
     description = "truthy statements -> one answer set per (item, property) with a sitelink"
     progress_unit = "task"
     progress_items = "instances"
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """Why (item, property) pairs of the Wikidata dump did not become answer sets."""
+        considered = counted(stats, "instances_considered")
+        site, language = params.get("site", "enwiki"), params.get("language", "en")
+        if not considered:
+            return f"no item of the Wikidata dump has both a truthy statement and a sitelink to {site}"
+        said = [f"{considered:,} (item, property) pairs of items with a sitelink to {site}"]
+        unlabeled = counted(stats, "dropped_property_without_label")
+        if unlabeled:
+            said.append(
+                f"{unlabeled:,} of them dropped because the dump gives their property no {language} "
+                "label (a partial dump usually lacks the property entities, P…)"
+            )
+        unrenderable = counted(stats, "dropped_no_renderable_value")
+        if unrenderable:
+            said.append(f"{unrenderable:,} with no value WikiReading renders")
+        return ", ".join(said)
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, sorted by (qid, property)."""
