@@ -43,6 +43,14 @@ class BuildView:
             stage_paths: dict[str, str] = dict(doc["stages"])
         except (ValueError, KeyError, TypeError) as exc:
             raise UserError(f"{listing}: not a target listing ({exc})") from exc
+        manifests: dict[str, dict[str, Any]] = {}
+        for name, rel in sorted(stage_paths.items()):
+            directory = self.out / rel
+            if not directory.is_dir():
+                raise UserError(f"{listing} names {directory}, which does not exist; rebuild the target")
+            manifests[name] = load_manifest(directory)
+        # The stages a target has can follow its sources (one scan per dump of a series).
+        registry.configure_sources({source for m in manifests.values() for source in m.get("sources", {})})
         spec = registry.targets().get(target)
         #: The target's final stages (what users consume); every stage when the target is unknown.
         self.final: tuple[str, ...] = spec.stages if spec else tuple(sorted(stage_paths))
@@ -55,11 +63,7 @@ class BuildView:
             order = sorted(stage_paths)
         self.order: tuple[str, ...] = tuple(name for name in order if name in stage_paths)
         self.dirs: dict[str, Path] = {name: self.out / stage_paths[name] for name in self.order}
-        self.manifests: dict[str, dict[str, Any]] = {}
-        for name, directory in self.dirs.items():
-            if not directory.is_dir():
-                raise UserError(f"{listing} names {directory}, which does not exist; rebuild the target")
-            self.manifests[name] = load_manifest(directory)
+        self.manifests: dict[str, dict[str, Any]] = {name: manifests[name] for name in self.order}
         self._con: duckdb.DuckDBPyConnection | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
 
