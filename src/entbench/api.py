@@ -194,3 +194,15 @@ def filter_mem(
     # Edge probing has no build target, so this card is where its leakage audit is read (issue 10).
     atomic_write_text(done.out / "README.md", filter_mem_card(done.report, done.stats, str(out)))
     return done
+
+
+def audit_leakage(build_out: str | Path) -> tuple[str, dict[str, object]]:
+    """`entbench audit leakage`: every benchmark built in `build_out` (a build's --out directory)
+    against every other one (`cards.cross_leakage`); the Markdown report and the JSON."""
+    from entbench.cards.cross_leakage import audit_leakage as audit
+    from entbench.cards.cross_leakage_report import leakage_markdown
+
+    if is_store_url(build_out):
+        raise UserError(f"--from {build_out}: audit leakage reads a build directory, not a store URL")
+    report = audit(local_dir(build_out))
+    return leakage_markdown(report), report.to_json()

@@ -155,10 +155,7 @@ class BuildView:
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            # One worker's share: cards run right after a build, often next to other work on the
-            # machine; spills go to a temporary directory removed with the connection.
-            self._scratch = tempfile.TemporaryDirectory(prefix="entbench-card-")
-            self._con = connect(scratch=Path(self._scratch.name), workers=1, tasks=1)
+            self._con, self._scratch = _card_connection()
         return self._con
 
     def close(self) -> None:
@@ -169,3 +166,31 @@ class BuildView:
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
+
+
+def _card_connection() -> tuple[duckdb.DuckDBPyConnection, tempfile.TemporaryDirectory[str]]:
+    """A DuckDB connection with one worker's share: cards run right after a build, often next to
+    other work on the machine; spills go to a temporary directory to remove with the connection."""
+    scratch = tempfile.TemporaryDirectory(prefix="entbench-card-")
+    return connect(scratch=Path(scratch.name), workers=1, tasks=1), scratch
+
+
+class BuildQuery:
+    """One DuckDB connection over tables of several targets of one build (`BuildView`s), for what
+    compares benchmarks with each other (`cards.cross_leakage`)."""
+
+    def __init__(self) -> None:
+        self._con, self._scratch = _card_connection()
+
+    def bind(self, name: str, view: BuildView, stage: str, table: str) -> None:
+        """Make `name` a view over a table of `view`'s target."""
+        parquet_view(self._con, name, view.files(stage, table))
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        """Run `sql` (temporary tables it creates stay until `close`), fetching every row."""
+        return self._con.execute(sql).fetchall()
+
+    def close(self) -> None:
+        """Release the connection and its scratch directory."""
+        self._con.close()
+        self._scratch.cleanup()
