@@ -2,7 +2,9 @@
 
 The engine knows no dataset: each dataset's `pipeline.py` registers its stages and targets, and
 importing `entbench.builders` declares those modules here (`declare_pipelines`). They are imported
-the first time a stage or target is looked up, so `entbench --help` stays fast.
+the first time a stage or target is looked up, so `entbench --help` stays fast. Stages whose
+number follows a build's sources (one scan per dump of a series) are registered by a sources hook
+(`on_sources`), which a build runs with its source names before it plans (`configure_sources`).
 """
 
 from __future__ import annotations

@@ -129,19 +129,22 @@ class SeriesFilter(SeriesQueryStage):
                 f"{internal.decisions_sql(f'{d}_entities', f'{d}_hits', site_ok)}"
             )
             stats.merge(_decision_stats(con, d, f"dump_{dump_index(dump)}"))
-        kept = [
-            f"SELECT {dump_index(dump)}::INTEGER AS dump, qid FROM d{dump_index(dump)}_decisions "
-            "WHERE reason IS NULL"
-            for dump in self.dumps
-        ]
-        no_site = internal.Reason.NO_SITE.value
-        removed = [
-            f"SELECT {dump_index(dump)}::INTEGER AS dump, qid, reason, classes "
-            f"FROM d{dump_index(dump)}_decisions WHERE reason IS NOT NULL AND reason <> '{no_site}'"
-            for dump in self.dumps
-        ]
-        con.execute("CREATE TEMP TABLE kept AS " + " UNION ALL ".join(kept))
-        con.execute("CREATE TEMP TABLE removed AS " + " UNION ALL ".join(removed))
+            # Keep what the outputs need and free the rest before the next dump: a full dump's
+            # decisions and type claims are each ~10^8 rows.
+            no_site = internal.Reason.NO_SITE.value
+            con.execute(
+                f"CREATE TEMP TABLE {d}_kept AS SELECT {dump_index(dump)}::INTEGER AS dump, qid "
+                f"FROM {d}_decisions WHERE reason IS NULL"
+            )
+            con.execute(
+                f"CREATE TEMP TABLE {d}_removed AS SELECT {dump_index(dump)}::INTEGER AS dump, qid, reason, "
+                f"classes FROM {d}_decisions WHERE reason IS NOT NULL AND reason <> '{no_site}'"
+            )
+            for table in ("decisions", "hits", "closure", "type_claims", "p279", "site_ok"):
+                con.execute(f"DROP TABLE IF EXISTS {d}_{table}")
+        for table in ("kept", "removed"):
+            parts = " UNION ALL ".join(f"SELECT * FROM d{dump_index(dump)}_{table}" for dump in self.dumps)
+            con.execute(f"CREATE TEMP TABLE {table} AS {parts}")
         return {"kept": "kept", "removed": "removed"}, stats
 
 

@@ -104,42 +104,40 @@ class SeriesNew(SeriesQueryStage):
         assert isinstance(params, SeriesNewParams)
         register_dumps(con, ctx, self.dumps, ("entities", "claims", "redirects"))
         parquet_view(con, "kept", ctx.inputs["series_filter"].files("kept"))
+        # Every (id, dump) the dumps hold, streamed once into `first_dump`: the one table over
+        # all dumps' ids (a full dump holds ~10^8), the rest reads one dump at a time.
         occurs = " UNION ALL ".join(
             f"SELECT id AS qid, {i} AS dump, true AS entity FROM d{i}_entities "
             f"UNION ALL SELECT from_id AS qid, {i} AS dump, false AS entity FROM d{i}_redirects"
             for i in self._indices()
         )
-        con.execute(f"CREATE TEMP TABLE occurs AS SELECT DISTINCT qid, dump, entity FROM ({occurs})")
         con.execute(
             "CREATE TEMP TABLE first_dump AS "
             "SELECT o.qid, min(o.dump)::INTEGER AS first_dump, f.first_kept::INTEGER AS first_kept, "
             "(max(o.dump) FILTER (WHERE o.entity))::INTEGER AS last_dump "
-            "FROM occurs AS o LEFT JOIN (SELECT qid, min(dump) AS first_kept FROM kept GROUP BY qid) AS f "
-            "USING (qid) GROUP BY o.qid, f.first_kept"
+            f"FROM ({occurs}) AS o "
+            "LEFT JOIN (SELECT qid, min(dump) AS first_kept FROM kept GROUP BY qid) AS f USING (qid) "
+            "GROUP BY o.qid, f.first_kept"
         )
         stats = Stats()
         stats.add("dumps", len(self.dumps))
         periods = self._indices()[1:]
         new_sets = []
+        reason = "seen_before" if params.new_means == FIRST_SEEN else "in_previous_dump"
         for i in periods:
             if params.new_means == FIRST_SEEN:
                 excluded = f"SELECT qid FROM first_dump WHERE first_dump < {i}"
-                reason = "seen_before"
             else:
-                excluded = f"SELECT qid FROM occurs WHERE dump = {i - 1}"
-                reason = "in_previous_dump"
-            con.execute(f"CREATE TEMP TABLE kept_{i} AS SELECT qid FROM kept WHERE dump = {i}")
-            con.execute(f"CREATE TEMP TABLE excluded_{i} AS {excluded}")
+                excluded = held_sql(i - 1)
             con.execute(
                 f"CREATE TEMP TABLE new_{i} AS SELECT {i}::INTEGER AS period, qid "
-                f"FROM kept_{i} ANTI JOIN excluded_{i} USING (qid)"
+                f"FROM (SELECT qid FROM kept WHERE dump = {i}) ANTI JOIN ({excluded}) USING (qid)"
             )
-            stats.add(f"period_{i}_kept", count(con, f"SELECT count(*) FROM kept_{i}"))
-            stats.add(
-                f"period_{i}_kept_dropped_{reason}",
-                count(con, f"SELECT count(*) FROM kept_{i} SEMI JOIN excluded_{i} USING (qid)"),
-            )
-            stats.add(f"period_{i}_new_entities", count(con, f"SELECT count(*) FROM new_{i}"))
+            kept = count(con, f"SELECT count(*) FROM kept WHERE dump = {i}")
+            new = count(con, f"SELECT count(*) FROM new_{i}")
+            stats.add(f"period_{i}_kept", kept)
+            stats.add(f"period_{i}_kept_dropped_{reason}", kept - new)
+            stats.add(f"period_{i}_new_entities", new)
             new_sets.append(f"SELECT period, qid FROM new_{i}")
         con.execute("CREATE TEMP TABLE new_set AS " + " UNION ALL ".join(new_sets))
         self._type_and_label(con, params, periods)
@@ -198,6 +196,11 @@ class SeriesNew(SeriesQueryStage):
         )
 
 
+def held_sql(dump: int) -> str:
+    """`(qid)` of every id dump `dump` holds: its entities and its redirect stubs."""
+    return f"SELECT id AS qid FROM d{dump}_entities UNION SELECT from_id AS qid FROM d{dump}_redirects"
+
+
 def _count_pairs(con: duckdb.DuckDBPyConnection, sql: str) -> dict[tuple[int, str], int]:
     """`{(period, key): n}` from a query returning `(period, key, n)` rows."""
     return {(int(p), str(k)): int(n) for p, k, n in con.execute(sql).fetchall()}
@@ -208,7 +211,7 @@ def _series_counts(con: duckdb.DuckDBPyConnection, *, first: int, last: int) -> 
     con.execute("CREATE TEMP TABLE union_new AS SELECT DISTINCT qid FROM new_set")
     con.execute(
         f"CREATE TEMP TABLE new_since_first AS SELECT qid FROM (SELECT qid FROM kept WHERE dump = {last}) "
-        f"ANTI JOIN (SELECT qid FROM occurs WHERE dump = {first}) USING (qid)"
+        f"ANTI JOIN ({held_sql(first)}) USING (qid)"
     )
     stats = Stats()
     stats.add("union_new_entities", count(con, "SELECT count(*) FROM union_new"))
