@@ -220,3 +220,14 @@ def test_a_bad_list_of_dumps_is_a_user_error(tmp_path: Path, sources: str, error
     config.write_text(f"[sources]\n{sources}", encoding="utf-8")
     with pytest.raises(UserError, match=error):
         quiet("kb-series", tmp_path, config=config)
+
+
+def test_a_pool_site_the_scans_did_not_keep_is_a_user_error(history: Path, tmp_path: Path) -> None:
+    # The pool reads titles in the dumps of periods 1 to 4: every one of their scans is named.
+    fixes = " ".join(f"--param wikidata_{i}.sites=enwiki,zhwiki,dewiki" for i in range(1, 5))
+    with pytest.raises(UserError) as raised:
+        quiet("kb-series", tmp_path, config=history / "series.toml", params=["series_zeroshot.site=dewiki"])
+    assert str(raised.value) == (
+        "series_zeroshot needs sites ['dewiki'] of every dump, which 4 scan(s) did not keep; "
+        f"rebuild them with {fixes}"
+    )

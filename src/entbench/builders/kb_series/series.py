@@ -54,15 +54,16 @@ def period_label(period: int) -> str:
 
 def require_dump_params(ctx: StageContext, dumps: Sequence[str], name: str, wanted: Sequence[str]) -> None:
     """UserError unless every scan of `dumps` kept each of `wanted` in its parameter `name`
-    (`languages` or `sites`; a `sites` list holding `*` keeps every site)."""
+    (`languages` or `sites`; a `sites` list holding `*` keeps every site), naming every scan short
+    of one and the `--param` that fixes it."""
+    fixes = []
     for dump in dumps:
         kept = list(ctx.inputs[dump].params.get(name, []))
-        if name == "sites" and "*" in kept:
-            continue
         missing = [value for value in wanted if value not in kept]
-        if missing:
-            fix = ",".join([*kept, *missing])
-            raise UserError(
-                f"{ctx.stage} needs {name} {missing} of every dump, but {dump} kept only {kept}; "
-                f"rebuild it with --param {dump}.{name}={fix}"
-            )
+        if missing and not (name == "sites" and "*" in kept):
+            fixes.append(f"--param {dump}.{name}={','.join([*kept, *missing])}")
+    if fixes:
+        raise UserError(
+            f"{ctx.stage} needs {name} {list(wanted)} of every dump, which {len(fixes)} scan(s) did "
+            f"not keep; rebuild them with {' '.join(fixes)}"
+        )

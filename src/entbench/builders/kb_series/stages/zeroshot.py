@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from entbench.builders.hansel.stages.zeroshot import HanselZeroshotParams, coarse_labels
 from entbench.builders.hansel.zeroshot import sample_pool
-from entbench.builders.kb_series.series import dump_index
+from entbench.builders.kb_series.series import dump_index, require_dump_params
 from entbench.engine.duck import stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
@@ -55,6 +55,9 @@ class SeriesZeroshot(Stage):
         """Draw every period's pool and look up what annotators see."""
         params = ctx.params
         assert isinstance(params, HanselZeroshotParams)
+        # Titles and aliases come from the scans: one that dropped them would leave them empty.
+        require_dump_params(ctx, self.dumps[1:], "sites", [params.site])
+        require_dump_params(ctx, self.dumps[1:], "languages", [params.language])
         new = ctx.inputs["series_new"]
         labels = coarse_labels(new.params)
         files = new.files("new_entities")
