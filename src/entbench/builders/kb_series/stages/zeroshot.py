@@ -120,10 +120,12 @@ def _pool_rows(
             "SELECT $period::INTEGER, d.pool_index, d.qid, s.title, n.label, n.description, "
             "coalesce(a.aliases, []::VARCHAR[]), n.coarse, d.criterion "
             "FROM draws d JOIN (SELECT * FROM new WHERE period = $period) n USING (qid) "
+            # Only the drawn ids' sitelinks and aliases are grouped (a full dump has ~10^8 ids).
             "LEFT JOIN (SELECT id, min(title) AS title FROM read_parquet($sitelinks) "
-            "WHERE site = $site GROUP BY id) s ON s.id = d.qid "
+            "WHERE site = $site AND id IN (SELECT qid FROM draws) GROUP BY id) s ON s.id = d.qid "
             "LEFT JOIN (SELECT id, list(alias ORDER BY ordinal) AS aliases FROM read_parquet($aliases) "
-            "WHERE language = $language GROUP BY id) a ON a.id = d.qid ORDER BY d.pool_index",
+            "WHERE language = $language AND id IN (SELECT qid FROM draws) GROUP BY id) a ON a.id = d.qid "
+            "ORDER BY d.pool_index",
             {
                 "period": period,
                 "sitelinks": sitelinks,
