@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= entbench-out
 # Every target of the bundled demo world, in an order where each reuses the stages of those before.
-RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb alias-table-kb wikireading wikient \
+RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb kb-series alias-table-kb wikireading wikient \
 	enteval-tasks hansel-train hansel-fewshot hansel-zeroshot hansel-kb
 
 .PHONY: install native run test lint typecheck pytest fixtures fixtures-check bench hansel wikireading clean

@@ -240,3 +240,15 @@ def publish(target: str, build_out: str | Path, out: str | Path) -> PublishResul
         raise UserError(f"--out {out}: publish writes a local folder; upload it with huggingface-cli upload")
     root = local_build(build_out, target)
     return publish_folder(root, target, local_dir(out))
+
+
+def audit_leakage(build_out: str | Path) -> tuple[str, dict[str, object]]:
+    """`entbench audit leakage`: every benchmark built in `build_out` (a build's --out directory)
+    against every other one (`cards.cross_leakage`); the Markdown report and the JSON."""
+    from entbench.cards.cross_leakage import audit_leakage as audit
+    from entbench.cards.cross_leakage_report import leakage_markdown
+
+    if is_store_url(build_out):
+        raise UserError(f"--from {build_out}: audit leakage reads a build directory, not a store URL")
+    report = audit(local_dir(build_out))
+    return leakage_markdown(report), report.to_json()

@@ -26,6 +26,7 @@ OWN_SECTION = {
     "alias-table": "Alias table",
     "alias-table-kb": "Alias table",
     "kb": "Knowledge base and coarse types",
+    "kb-series": "New entities per period",
     "wikireading": "WikiReading",
     "wikient": "WikiEnt",
     "enteval-tasks": "EntEval tasks",
@@ -40,6 +41,7 @@ CC_BY_SA, CC0, OTHER = "cc-by-sa-4.0", "cc0-1.0", "other"
 LICENCES = {
     "wikidata": [CC0],
     "kb": [CC0],
+    "kb-series": [CC0],
     "hansel-zeroshot": [CC0],  # reads zhwiki (its audit), holds only Wikidata content
     "wikipedia": [CC_BY_SA],
     "title-qid": [CC_BY_SA],

@@ -68,7 +68,7 @@ def test_summary_lists_every_target_built(run_cli: RunCli, world_out: Path) -> N
     assert shown.exit_code == 0, shown.stderr
     assert "wikireading:\n" in shown.stdout and "  wikireading.train " in shown.stdout
     assert "hansel-train:\n" in shown.stdout and "empty table" not in shown.stdout
-    assert shown.stdout.count(":\n") == 12
+    assert shown.stdout.count(":\n") == 13
 
 
 def test_summary_of_a_directory_without_builds_is_a_user_error(run_cli: RunCli, tmp_path: Path) -> None:

@@ -205,20 +205,6 @@ def sources_section(view: BuildView) -> Section:
     sources = view.sources()
     if not sources:
         return Section("Source dumps", ("This target reads no dump directly.",))
-    rows = [(name, f"`{s['path']}`", s["size"], f"`{s['sha256']}`") for name, s in sources.items()]
-    blocks: list[Block] = [
-        "Sources enter every stage fingerprint by content (size and sha256), not by path: the "
-        "same dumps give the same fingerprints and shards on any machine.",
-        md_table(["source", "path (as given)", "bytes", "sha256"], rows, "llrl"),
-    ]
-    for stage in view.order:
-        if view.stats(stage).get(MISSING_CLOSE):
-            blocks.append(
-                f"**Warning:** the JSON-array dump `{stage}` read opens with `[` but has no closing "
-                "`]`: it may be a download cut at a line boundary, so entities after the cut would be "
-                "missing without any error. Check its size against the published one."
-            )
-    return Section("Source dumps", tuple(blocks))
     rows = [
         (name, f"`{dump_name(s['path'])}`", dump_date(s["path"]), s["size"], f"`{s['sha256']}`")
         for name, s in sources.items()
@@ -235,6 +221,13 @@ def sources_section(view: BuildView) -> Section:
             "entbench repository): real Wikidata and Wikipedia material of 2016-2021, composed so that "
             "items and pages meet; their `PROVENANCE.md` says what is real and what is derived."
         )
+    for stage in view.order:
+        if view.stats(stage).get(MISSING_CLOSE):
+            blocks.append(
+                f"**Warning:** the JSON-array dump `{stage}` read opens with `[` but has no closing "
+                "`]`: it may be a download cut at a line boundary, so entities after the cut would be "
+                "missing without any error. Check its size against the published one."
+            )
     limited = {name: s["limit"] for name, s in sources.items() if s.get("limit")}
     if limited:
         blocks.append(trial_note(limited))

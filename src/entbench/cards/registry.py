@@ -23,6 +23,7 @@ SectionFn = Callable[[BuildView], Section | None]
 #: Modules whose import registers target sections (imported on first use).
 CARD_MODULES = (
     "entbench.cards.targets.kb",
+    "entbench.cards.targets.kb_series",
     "entbench.cards.targets.wikireading",
     "entbench.cards.targets.alias_table",
     "entbench.cards.targets.hansel",

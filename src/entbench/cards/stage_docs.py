@@ -25,6 +25,9 @@ HEADINGS: dict[str, str] = {
     "type_closure": "type_closure — subclasses of the coarse-type roots",
     "coarse_types": "coarse_types — PER, LOC, ORG, EVENT, OTHER",
     "top_snaks": "top_snaks — fine types",
+    "series_filter": "series_filter — the filter on every dump of a series",
+    "series_new": "series_new — new entities per period",
+    "series_zeroshot": "series_zeroshot — zero-shot pool per period",
     "wikireading_triples": "wikireading_triples — answer sets from statements",
     "wikireading_instances": "wikireading_instances — answer sets with their article",
     "wikireading": "wikireading — train, valid and test splits",
@@ -76,9 +79,16 @@ def anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+#: Numbered instances described by another stage's section: the scans of a series of dumps.
+NUMBERED_INSTANCES: tuple[tuple[re.Pattern[str], str], ...] = ((re.compile(r"wikidata_[0-9]+"), "wikidata"),)
+
+
 def section_of(stage: str) -> str | None:
     """The section key describing `stage`, if any."""
     key = INSTANCES.get(stage, stage)
+    for pattern, section in NUMBERED_INSTANCES:
+        if pattern.fullmatch(stage):
+            key = section
     return key if key in HEADINGS else None
 
 

@@ -2,6 +2,7 @@
 
 from entbench.cli import (  # noqa: F401
     alias_cmd,
+    audit_cmd,
     build_cmd,
     card_cmd,
     diff_cmd,

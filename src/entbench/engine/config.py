@@ -9,6 +9,8 @@ languages = ["en", "zh"]
 num_shards = 4
 ```
 
+A list of paths names a numbered series of dumps in date order: `wikidata = ["2019.json.gz",
+"2020.json.gz"]` gives the sources `wikidata_0` and `wikidata_1` (as `--source wikidata_0=…` would).
 `--source NAME=PATH` (relative to the current directory) and `--param STAGE.KEY=VALUE` override the
 file. Two worlds, never mixed: with neither `--config` nor `--source`, the bundled demo world
 (`fixtures/entbench.toml`: its small real dumps and fixture-sized parameters) is built; otherwise
@@ -106,9 +108,9 @@ def _read_file(config_path: Path) -> BuildConfig:
         raise UserError(f"{config_path}: [sources] and [params] must be tables")
     sources: dict[str, str] = {}
     labels: dict[str, str] = {}
-    for name, value in raw_sources.items():
-        if not isinstance(value, str):
-            raise UserError(f"{config_path}: source {name!r} must be a path string")
+    for name, value in _source_entries(raw_sources, config_path):
+        if name in sources:
+            raise UserError(f"{config_path}: source {name!r} is given twice")
         sources[name] = str((base / value).resolve()) if "://" not in value else value
         labels[name] = value
     params: dict[str, dict[str, Any]] = {}
@@ -121,6 +123,22 @@ def _read_file(config_path: Path) -> BuildConfig:
     return BuildConfig(
         sources=sources, params=params, path=str(config_path), source_labels=labels, param_bases=bases
     )
+
+
+def _source_entries(raw: Mapping[str, Any], config_path: Path) -> list[tuple[str, str]]:
+    """(name, path) of every `[sources]` entry; a list of paths names a series of dumps in date
+    order, `NAME = [a, b, c]` giving the sources `NAME_0`, `NAME_1`, `NAME_2`."""
+    entries = []
+    for name, value in raw.items():
+        if isinstance(value, list):
+            if not value or not all(isinstance(item, str) for item in value):
+                raise UserError(f"{config_path}: source {name!r} must be a path or a non-empty list of paths")
+            entries += [(f"{name}_{index}", item) for index, item in enumerate(value)]
+        elif isinstance(value, str):
+            entries.append((name, value))
+        else:
+            raise UserError(f"{config_path}: source {name!r} must be a path string (or a list of them)")
+    return entries
 
 
 def _with_overrides(

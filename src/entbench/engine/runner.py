@@ -93,6 +93,7 @@ class Builder:
         if self.store is not None:
             self._log(f"building in {self.out}, publishing to {self.store.url}")
         with self._executor() as executor:
+            registry.configure_sources(self.config.sources)
             spec = registry.get_target(target)
             order = registry.stage_order(spec.stages)
             executor.prepare(sorted({type(stage).__module__ for stage in order}))
