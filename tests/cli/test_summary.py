@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from entbench.golden import GOLDEN_TARGETS
 from tests.conftest import FIXTURES, SAMPLES_CONFIG
 
 RunCli = Callable[..., Any]
@@ -68,7 +69,7 @@ def test_summary_lists_every_target_built(run_cli: RunCli, world_out: Path) -> N
     assert shown.exit_code == 0, shown.stderr
     assert "wikireading:\n" in shown.stdout and "  wikireading.train " in shown.stdout
     assert "hansel-train:\n" in shown.stdout and "empty table" not in shown.stdout
-    assert shown.stdout.count(":\n") == 13
+    assert shown.stdout.count(":\n") == len(GOLDEN_TARGETS)  # every target of the demo world
 
 
 def test_summary_of_a_directory_without_builds_is_a_user_error(run_cli: RunCli, tmp_path: Path) -> None:
