@@ -32,11 +32,17 @@ DATA = {
     "/data/wikidata-20211201-all.json.gz": WORLD / "wikidata-new.json.gz",
     "/data/zhwiki-latest-pages-articles.xml.bz2": FIXTURES / "hansel" / "zhwiki-fixture.xml.bz2",
     "/data/enwiki-latest-pages-articles-multistream.xml.bz2": WORLD / "enwiki.xml.bz2",
+    # Hansel from enwiki: real English pages with a Wikidata pair derived for them (hansel-en/)
+    "/data/enwiki-latest-pages-articles.xml.bz2": FIXTURES / "hansel-en" / "enwiki-fixture.xml.bz2",
+    "/data/wikidata-20180813-all.json.gz": FIXTURES / "hansel-en" / "wikidata-old.json.gz",
+    "/data/wikidata-20210315-all.json.gz": FIXTURES / "hansel-en" / "wikidata-new.json.gz",
 }
 #: Commands whose documented outcome on the demo world's small files is a user error: real-use
-#: defaults meant for a full dump (1,000 validation documents; the demo zhwiki has 6).
+#: defaults meant for a full dump (1,000 validation documents; the demo zhwiki has 6, the English
+#: Hansel fixture 3).
 EXPECTED_ERRORS = {
     "--source zhwiki=": "hansel.validation_docs = 1000 holds out all 6 documents",
+    "--source wiki=": "hansel.validation_docs = 1000 holds out all 3 documents",
 }
 NOT_RUN = {"make test"}
 

@@ -18,8 +18,8 @@ from types import ModuleType
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikipedia"
 UNSEEN = [
-    FIXTURES / "wtf_wikipedia.toronto.txt.bz2",
-    FIXTURES / "wtf_wikipedia.anarchism.txt.bz2",
+    FIXTURES / "wtf_wikipedia.Toronto.txt.bz2",
+    FIXTURES / "wtf_wikipedia.Anarchism.txt.bz2",
     FIXTURES / "enwiki.wikipedia2vec-sample.xml.bz2",
 ]
 GENSIM = FIXTURES / "enwiki-201605.pages-articles1.gensim-head.xml.bz2"

@@ -109,6 +109,18 @@ class BuildView:
             return path if path.is_file() else None
         return None
 
+    def siteinfo(self, stage: str) -> dict[str, Any] | None:
+        """The `<siteinfo>` a Wikipedia scan recorded (`_siteinfo.json`: dbname, language, …), if
+        `stage` is one."""
+        path = self.extra_file(stage, SITEINFO)
+        if path is None:
+            return None
+        try:
+            info = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return info if isinstance(info, dict) else None
+
     def wiki_languages(self) -> list[str]:
         """Languages of the Wikipedia dumps the build read, from their scans' `_siteinfo.json`."""
         languages = []

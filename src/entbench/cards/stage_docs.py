@@ -33,7 +33,7 @@ HEADINGS: dict[str, str] = {
     "wikireading": "wikireading — train, valid and test splits",
     "wikireading_stats": "wikireading_stats — per-property statistics",
     "mem_audit": "mem_audit — memorisation audits",
-    "hansel_links": "hansel_links — zhwiki documents and their links",
+    "hansel_links": "hansel_links — wiki documents and their links",
     "hansel": "hansel — training and validation mentions",
     "hansel_corpus": "hansel_corpus — alias matches in a raw corpus",
     "hansel_fewshot": "hansel_fewshot — few-shot annotation candidates",
@@ -56,7 +56,7 @@ HEADINGS: dict[str, str] = {
 INSTANCES: dict[str, str] = {
     "wikidata_old": "wikidata",
     "wikidata_new": "wikidata",
-    "zhwiki": "wikipedia",
+    "wiki": "wikipedia",
     "title_qid_kb": "title_qid",
     "hansel_title_qid": "title_qid",
     "alias_table_kb": "alias_table",

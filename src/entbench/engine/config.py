@@ -32,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+from entbench.engine.registry import Alias
 from entbench.engine.stage import Params
 from entbench.errors import UserError
 
@@ -54,6 +55,8 @@ class BuildConfig:
     given_sources: tuple[str, ...] = ()
     #: source -> what of its dump a trial build reads (`build --limit N`, `engine.sources.limit_sources`)
     source_limits: Mapping[str, str] = field(default_factory=dict)
+    #: the `STAGE.KEY`s given with `--param` (they win over the file, under an alias too)
+    given_params: tuple[str, ...] = ()
 
     def params_for(self, params_type: type[Params], stage: str) -> Params:
         """The parameters of `stage`: its documented defaults plus what this config gives."""
@@ -157,6 +160,7 @@ def _with_overrides(
     params = {stage: dict(values) for stage, values in config.params.items()}
     bases = {stage: dict(values) for stage, values in config.param_bases.items()}
     cwd = str(Path.cwd())
+    given_params: list[str] = []
     for override in param_overrides:
         key, sep, value = override.partition("=")
         stage, dot, param = key.partition(".")
@@ -164,6 +168,7 @@ def _with_overrides(
             raise UserError(f"--param expects STAGE.KEY=VALUE, got {override!r}")
         params.setdefault(stage, {})[param] = value
         bases.setdefault(stage, {})[param] = cwd
+        given_params.append(f"{stage}.{param}")
     return dataclasses.replace(
         config,
         sources=sources,
@@ -172,7 +177,74 @@ def _with_overrides(
         param_bases=bases,
         demo=demo,
         given_sources=tuple(given),
+        given_params=tuple(given_params),
     )
+
+
+def resolve_aliases(config: BuildConfig, aliases: Mapping[str, Alias]) -> BuildConfig:
+    """`config` with every alias of a source and of its scan stage's parameter section renamed to
+    the name it stands for (`registry.Alias`). Given under both names, a source path or a parameter
+    value from the command line wins over the config file's; two different values from the same
+    place are a user error: they name the same thing."""
+    sources, labels = dict(config.sources), dict(config.source_labels)
+    params = {stage: dict(values) for stage, values in config.params.items()}
+    bases = {stage: dict(values) for stage, values in config.param_bases.items()}
+    given, given_params = list(config.given_sources), list(config.given_params)
+    for alias in sorted(aliases):
+        spec = aliases[alias]
+        same = f"{alias} is {spec.why}, another name for {spec.name}"
+        if alias in sources:
+            path = sources.pop(alias)
+            label = labels.pop(alias, path)
+            keep_alias = _pick(
+                alias in given, spec.name in given, spec.name in sources, path, sources.get(spec.name)
+            )
+            if keep_alias is None:
+                raise UserError(
+                    f"sources {spec.name} and {alias} are both given, with different paths ({same}): "
+                    f"give only --source {spec.name}=PATH"
+                )
+            if keep_alias:
+                sources[spec.name], labels[spec.name] = path, label
+            given = list(dict.fromkeys(spec.name if name == alias else name for name in given))
+        if alias in params:
+            section, section_bases = params.pop(alias), bases.pop(alias, {})
+            target = params.setdefault(spec.name, {})
+            for key, value in section.items():
+                from_cli = f"{alias}.{key}" in given_params
+                keep_alias = _pick(
+                    from_cli, f"{spec.name}.{key}" in given_params, key in target, value, target.get(key)
+                )
+                if keep_alias is None:
+                    raise UserError(
+                        f"parameter {key} is given for {spec.name} and for {alias} with different "
+                        f"values ({same}): give only {spec.name}.{key}"
+                    )
+                if keep_alias:
+                    target[key] = value
+                    if key in section_bases:
+                        bases.setdefault(spec.name, {})[key] = section_bases[key]
+                if from_cli:
+                    given_params.append(f"{spec.name}.{key}")
+    return dataclasses.replace(
+        config,
+        sources=sources,
+        source_labels=labels,
+        params=params,
+        param_bases=bases,
+        given_sources=tuple(given),
+        given_params=tuple(dict.fromkeys(p for p in given_params if p.split(".", 1)[0] not in aliases)),
+    )
+
+
+def _pick(alias_cli: bool, name_cli: bool, name_set: bool, alias_value: Any, name_value: Any) -> bool | None:
+    """Whether the alias's value is kept: yes when the name has none (or the same one), or when only
+    the alias's came from the command line; None when neither wins."""
+    if not name_set or alias_value == name_value or (alias_cli and not name_cli):
+        return True
+    if name_cli and not alias_cli:
+        return False
+    return None
 
 
 def make_params(

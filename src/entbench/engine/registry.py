@@ -22,6 +22,16 @@ _PIPELINES: list[str] = []
 
 
 @dataclass(frozen=True)
+class Alias:
+    """Another name accepted for a source and for the scan stage named after it: `--source
+    ALIAS=PATH`, `[sources] ALIAS`, `[params.ALIAS]` and `--param ALIAS.KEY=VALUE` mean `name`."""
+
+    alias: str
+    name: str
+    why: str  # what the alias is, in a sentence's words: "its name in the published Hansel setting"
+
+
+@dataclass(frozen=True)
 class Target:
     """A user-facing build target: a named set of final stages."""
 
@@ -36,6 +46,7 @@ SourcesHook = Callable[[Collection[str]], None]
 _STAGES: dict[str, Stage] = {}
 _TARGETS: dict[str, Target] = {}
 _SOURCES_HOOKS: list[SourcesHook] = []
+_ALIASES: dict[str, Alias] = {}
 _loaded = False
 
 
@@ -74,6 +85,13 @@ def register_target(name: str, stages: tuple[str, ...], description: str) -> Non
     _TARGETS[name] = Target(name, stages, description)
 
 
+def register_alias(alias: str, name: str, why: str) -> None:
+    """Accept `alias` wherever the source (and scan stage) `name` is named (`Alias`)."""
+    if alias in _ALIASES:
+        raise ValueError(f"alias {alias!r} registered twice")
+    _ALIASES[alias] = Alias(alias, name, why)
+
+
 def declare_pipelines(modules: Sequence[str]) -> None:
     """Name modules whose import registers stages and targets (imported at the first lookup)."""
     for module in modules:
@@ -104,6 +122,12 @@ def targets() -> dict[str, Target]:
     """All registered targets by name."""
     _load()
     return dict(_TARGETS)
+
+
+def aliases() -> dict[str, Alias]:
+    """All registered aliases by alias name."""
+    _load()
+    return dict(_ALIASES)
 
 
 def get_stage(name: str) -> Stage:

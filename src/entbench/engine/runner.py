@@ -36,7 +36,7 @@ from typing import Any
 
 from entbench.engine import registry, tasks, workdir
 from entbench.engine.build_out import VARIANTS_DIR, build_lock, record_variant
-from entbench.engine.config import BuildConfig
+from entbench.engine.config import BuildConfig, resolve_aliases
 from entbench.engine.executors import Executor, make_executor
 from entbench.engine.manifest import MANIFEST_NAME, check_complete, upstream_from_manifest
 from entbench.engine.plan import StagePlan, plan_stage
@@ -97,6 +97,7 @@ class Builder:
             spec = registry.get_target(target)
             order = registry.stage_order(spec.stages)
             executor.prepare(sorted({type(stage).__module__ for stage in order}))
+            self.config = resolve_aliases(self.config, registry.aliases())
             self._check_params(order)
             self._check_sources(target, order)
             self.out.mkdir(parents=True, exist_ok=True)
@@ -396,7 +397,7 @@ class Builder:
         """Every source the target reads is given, every `--source` is one it reads; then each is
         identified (size, sha256) and named on stderr before any work starts."""
         known = {name for stage in registry.stages().values() for name in stage.sources}
-        for name in check_sources(target, order, self.config, known):
+        for name in check_sources(target, order, self.config, known, registry.aliases()):
             self._log(f"source {name}: not read by target {target} (given with --source, left alone)")
         if self.limit is not None:
             self.config = limit_sources(order, self.config, self.limit, self.out / LIMITED_DIR, self._log)

@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ from entbench.readers.head import KINDS, cut_head
 
 if TYPE_CHECKING:
     from entbench.engine.config import BuildConfig
+    from entbench.engine.registry import Alias
 
 
 def identify_source(
@@ -85,11 +86,16 @@ def _sha256_with_progress(path: Path, size: int, name: str, progress: bool) -> s
 
 
 def check_sources(
-    target: str, order: Sequence[Stage], config: BuildConfig, known: Iterable[str]
+    target: str,
+    order: Sequence[Stage],
+    config: BuildConfig,
+    known: Iterable[str],
+    aliases: Mapping[str, Alias] | None = None,
 ) -> list[str]:
     """The `--source` names given that `target` does not read (but another target does); a
     `UserError` for a name no target reads (with the closest of the target's, a likely typo) or for
-    every source the target needs and was not given."""
+    every source the target needs and was not given (naming the aliases it is accepted under).
+    `config` has its aliases resolved already (`config.resolve_aliases`)."""
     needed = list(dict.fromkeys(name for stage in order for name in stage.sources))
     reads = ", ".join(needed) or "no source"
     known_names = set(known)
@@ -111,9 +117,14 @@ def check_sources(
     if missing:
         flags = " ".join(f"--source {name}=PATH" for name in missing)
         noun = "source" if len(missing) == 1 else "sources"
+        accepted = "".join(
+            f"; {a.alias}, {a.why}, is accepted for {a.name} too"
+            for a in sorted((aliases or {}).values(), key=lambda a: a.alias)
+            if a.name in missing
+        )
         raise UserError(
             f"target {target} needs {noun} {', '.join(missing)}: pass {flags} "
-            f"(or name {'it' if len(missing) == 1 else 'them'} in [sources] of a --config file); "
+            f"(or name {'it' if len(missing) == 1 else 'them'} in [sources] of a --config file{accepted}); "
             f"it reads {reads}"
         )
     return unused

@@ -1,8 +1,9 @@
 """Hansel tables (spec §5; Hansel §3.2-3.4, appendix A).
 
 * `hansel_links` (derived, sharded by `page_id` like the Wikipedia scan): every ns-0 article of
-  the zhwiki dump as a document with its status, and every link of a kept document with the QID
-  it resolves to and whether it becomes a mention (`status = "known"`) or why not.
+  the wiki's dump (zhwiki in the paper) as a document with its status, and every link of a kept
+  document with the QID it resolves to and whether it becomes a mention (`status = "known"`) or
+  why not.
 * `hansel.train|validation` (benchmarks, sharded by `page_id`): one row per mention in the
   official record shape (`id, text, start, end, mention, gold_id`) plus where it comes from.
 * `hansel_corpus` (derived, sharded by `doc_id`): the raw few-shot corpus, Simplified, and every
@@ -10,7 +11,7 @@
 * `hansel_fewshot.fewshot_candidates` / `hansel_zeroshot.zeroshot_pool` (benchmarks, one shard):
   what annotators get (Hansel §3.3, §3.4), each entity with its first paragraph and article link.
 * `hansel_kb.kb` (benchmarks, sharded by `id`): the entity KB a linker encodes, E_known ∪ E_new
-  with their zhwiki title and first paragraph (Hansel §3.3, §4.1).
+  with their title and first paragraph on the wiki (Hansel §3.3, §4.1).
 
 Offsets are Unicode code-point offsets (Python `str` indices), end exclusive, so
 `text[start:end] == mention` for every row.
@@ -45,7 +46,7 @@ LINK_STATUSES = (
     "unresolved_missing",  # the target is not in title_qid at all (should not happen)
     "disambiguation",  # the target page or item is a disambiguation page
     "e_new",  # resolves to an E_new entity: held out (Hansel §3.2)
-    "not_in_kb",  # resolves to an item outside E_known ∪ E_new (filtered or no zhwiki page)
+    "not_in_kb",  # resolves to an item outside E_known ∪ E_new (filtered or no page on the wiki)
     "known",  # resolves to an E_known entity: a training mention
 )
 
@@ -120,9 +121,9 @@ CANDIDATE = pa.struct(
         pa.field("rank", pa.int32(), nullable=False),  # rank in the alias table (1 = AT@1 overall)
         pa.field("label", pa.string()),
         pa.field("description", pa.string()),
-        pa.field("title", pa.string()),  # zhwiki title, Simplified (null without a sitelink)
+        pa.field("title", pa.string()),  # the wiki's title, Simplified on zhwiki (null without a sitelink)
         pa.field("text", pa.string(), nullable=False),  # first paragraph, Simplified ("" without a page)
-        pa.field("url", pa.string()),  # the zhwiki article (null without a sitelink)
+        pa.field("url", pa.string()),  # the wiki's article (null without a sitelink)
     ]
 )
 
@@ -160,7 +161,7 @@ ZEROSHOT = pa.schema(
         pa.field("coarse", pa.string(), nullable=False),  # PER | LOC | ORG | EVENT | OTHER
         pa.field("criterion", pa.string(), nullable=False),  # uniform | balanced (Hansel §3.4)
         pa.field("text", pa.string(), nullable=False),  # first paragraph, Simplified ("" without a page)
-        pa.field("url", pa.string()),  # the zhwiki article (null without a sitelink)
+        pa.field("url", pa.string()),  # the wiki's article (null without a sitelink)
     ]
 )
 
@@ -168,15 +169,15 @@ ZEROSHOT = pa.schema(
 KB = pa.schema(
     [
         pa.field("id", pa.string(), nullable=False),  # QID
-        pa.field("title", pa.string()),  # its zhwiki title (sitelink), Simplified; null without one
-        pa.field("text", pa.string(), nullable=False),  # the page's first paragraph, Simplified, or ""
-        pa.field("url", pa.string()),  # https://zh.wikipedia.org/wiki/<title>; null without a sitelink
+        pa.field("title", pa.string()),  # its title on the wiki (sitelink), Simplified on zhwiki, or null
+        pa.field("text", pa.string(), nullable=False),  # the page's first paragraph (Simplified on zhwiki)
+        pa.field("url", pa.string()),  # https://<host>/wiki/<title> of the wiki; null without a sitelink
         pa.field("label", pa.string()),  # Wikidata label and description, as the dump has them
         pa.field("description", pa.string()),
         pa.field("aliases", pa.list_(pa.string()), nullable=False),  # Wikidata aliases, dump order
         pa.field("type", pa.string(), nullable=False),  # coarse type: PER | LOC | ORG | EVENT | OTHER
         pa.field("split", pa.string(), nullable=False),  # known | new
-        pa.field("page_id", pa.int64()),  # the zhwiki page the text comes from
+        pa.field("page_id", pa.int64()),  # the wiki's page the text comes from
         pa.field("text_status", pa.string(), nullable=False),  # one of KB_TEXT_STATUSES
     ]
 )

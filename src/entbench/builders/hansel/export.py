@@ -108,7 +108,7 @@ def export_hansel_kb(*, build_out: str | Path, fmt: str, out: str | Path) -> Exp
     result.files.append(KB_FILE)
     result.notes.append(
         f"{counts['with_text']:,} of {counts['entities']:,} entities have a first paragraph; the others "
-        "have no page in the zhwiki dump (the card's text_status counts say why) and keep their "
+        "have no page in the wiki's dump (the card's text_status counts say why) and keep their "
         "Wikidata label and description"
     )
     return result

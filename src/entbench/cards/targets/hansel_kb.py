@@ -13,7 +13,7 @@ from entbench.cards.charts import fmt, md_table, percent
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import section_link
-from entbench.cards.targets.hansel import COARSE_ORDER, conversion_section
+from entbench.cards.targets.hansel import COARSE_ORDER, conversion_section, wiki_section
 
 COLUMNS = ("id", "title", "text", "type", "split", "text_status")
 SPLITS = ("known", "new")
@@ -67,10 +67,10 @@ def kb_texts_section(view: BuildView) -> Section | None:
         f"SELECT id, title, text, type, split FROM kb WHERE text <> '' ORDER BY id LIMIT {SHOWN}", source
     )
     blocks: list[Block] = [
-        "One row per entity of E_known ∪ E_new: its zhwiki title and the first paragraph of its page, "
-        "in Simplified Chinese, the article URL, its Wikidata label, description and aliases, its coarse "
-        f"type and its set (`{section_link('hansel_kb')}`). Hansel's entity encoder reads \"the title and "
-        'the first paragraph in Chinese Wikipedia" (§4.1).',
+        "One row per entity of E_known ∪ E_new: its title on the wiki and the first paragraph of its "
+        "page (Simplified on zhwiki), the article URL, its Wikidata label, description and aliases, "
+        f"its coarse type and its set (`{section_link('hansel_kb')}`). Hansel's entity encoder reads "
+        '"the title and the first paragraph in Chinese Wikipedia" (§4.1).',
         md_table(
             ["set", "entities", "paper (§3.1)"],
             [(s, fmt(sizes[s]), PAPER_SIZES[s]) for s in SPLITS],
@@ -111,14 +111,14 @@ def _short(text: str) -> str:
 
 register_card(
     "hansel-kb",
-    sections=(kb_texts_section, conversion_section),
+    sections=(wiki_section, kb_texts_section, conversion_section),
     summary=(
-        "The entity KB behind Hansel (Xu et al. 2022, §3.1, §4.1): E_known and E_new with the zhwiki "
-        "title and first paragraph a linker encodes, and AT-base, the alias table its candidates come "
-        "from."
+        "The entity KB behind Hansel (Xu et al. 2022, §3.1, §4.1): E_known and E_new with the wiki's "
+        "title and first paragraph a linker encodes (zhwiki in the paper), and AT-base, the alias "
+        "table its candidates come from."
     ),
     content=Content(
-        wikipedia="entity titles and first paragraphs of zhwiki articles, and the alias table's "
+        wikipedia="entity titles and first paragraphs of the wiki's articles, and the alias table's "
         "mentions (link anchors, titles and redirects)",
         wikidata="QIDs, labels, descriptions, aliases and coarse types",
     ),

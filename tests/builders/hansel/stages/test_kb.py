@@ -39,7 +39,7 @@ def kb(dirs: dict[str, Path]) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def pages(dirs: dict[str, Path]) -> dict[str, dict[str, Any]]:
     """The scan's articles by title."""
-    return {p["title"]: p for p in rows(dirs["zhwiki"], "pages") if p["ns"] == 0}
+    return {p["title"]: p for p in rows(dirs["wiki"], "pages") if p["ns"] == 0}
 
 
 def test_one_row_per_kb_entity_with_its_set_type_and_labels(
@@ -153,7 +153,7 @@ def test_hanziconv_converts_as_the_paper(dirs: dict[str, Path], tmp_path: Path) 
     shutil.copytree(root, out)
     converted = build(("hansel-kb",), params=("hansel_kb.converter=hanziconv",), out=out)
     assert load_manifest(converted["hansel_kb"])["params"]["converter"] == "hanziconv"
-    texts = {p["page_id"]: p["text"] for p in rows(dirs["zhwiki"], "pages")}
+    texts = {p["page_id"]: p["text"] for p in rows(dirs["wiki"], "pages")}
     with_text = [r for r in rows(converted["hansel_kb"], "kb") if r["text"]]
     assert len(with_text) == 7
     for row in with_text:

@@ -9,9 +9,10 @@ table's mention statistics, at least `min_known_candidates` E_known candidates),
 half uniformly and half among the ambiguous ones (at least `ambiguous_candidates` alias-table
 candidates), one occurrence each, with one seeded generator (`seed`). Each drawn occurrence
 becomes a record `hansel-fewshot-N` (numbered in (doc_id, start) order) with its context
-(`context`, `window`; corpus paragraphs are lines, `paragraph_sep`; converted to Simplified with
-the alias table's `converter`, as `hansel_corpus` converted the texts), the E_known candidates of
-its phrase in alias-table order with their P(e|m), label and description in `language` (at most
+(`context`, `window`; corpus paragraphs are lines, `paragraph_sep`; sentences in the alias table's
+wiki language; converted to Simplified with the alias table's `converter` when its keys are Chinese,
+as `hansel_corpus` converted the texts), the E_known candidates of its phrase in alias-table order
+with their P(e|m), label and description in `language` ('': the alias table's wiki's; at most
 `max_candidates`; 0 = all) and what annotators read of each, "its entity description (first
 paragraph in Wikipedia) and the original Wikipedia link" (§3.3: title, first paragraph and URL
 from `hansel_kb`), and AT@1, the first of them: annotators discard an example whose AT@1 is right
@@ -42,7 +43,7 @@ from entbench.builders.hansel.fewshot import (
     sample_phrases,
 )
 from entbench.builders.hansel.splits import record_id
-from entbench.builders.hansel.stages.corpus import alias_normalizer
+from entbench.builders.hansel.stages.corpus import alias_language, alias_normalizer, text_converter
 from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats, counted
@@ -64,7 +65,7 @@ class HanselFewshotParams(Params):
     context: str = "paragraph"
     window: int = 100
     paragraph_sep: str = "\n"
-    language: str = "zh"
+    language: str = ""
 
     def __post_init__(self) -> None:
         if self.context not in CONTEXT_MODES:
@@ -94,7 +95,9 @@ class HanselFewshotParams(Params):
 class HanselFewshot(Stage):
     """Sampled few-shot candidates with alias-table candidates for annotators."""
 
-    version = 2  # 2: candidates carry their title, first paragraph and URL (hansel_kb)
+    # 2: candidates carry their title, first paragraph and URL (hansel_kb); 3: the wiki's language
+    # for labels and sentences, conversion only when the alias table's keys are Chinese
+    version = 3
     layer = "benchmarks"
     params_type = HanselFewshotParams
     default_num_shards = 1
@@ -148,11 +151,13 @@ class HanselFewshot(Stage):
         params = ctx.params
         assert isinstance(params, HanselFewshotParams)
         stats = Stats()
-        # the corpus texts were converted with the alias table's converter: contexts keep to it
-        converter = alias_normalizer(ctx.inputs[self.alias_table].directory).converter
+        # the corpus texts were converted as the alias table's keys were: contexts keep to it
+        table_dir = ctx.inputs[self.alias_table].directory
+        converter = text_converter(alias_normalizer(table_dir))
+        language = params.language or alias_language(table_dir)
         kb_files = ctx.inputs[self.kb].files("kb_entities")
         kb_columns = pq.read_schema(kb_files[0]).names
-        suffix = column_suffix(params.language)
+        suffix = column_suffix(language)
         label = f"k.label_{suffix}" if f"label_{suffix}" in kb_columns else "NULL"
         description = f"k.description_{suffix}" if f"description_{suffix}" in kb_columns else "NULL"
         con = stage_connection(ctx, tasks=1, ordered=False)  # one global task: the draws are global
@@ -226,7 +231,13 @@ class HanselFewshot(Stage):
         rows = []
         for index, (key, criterion, doc_id, start, end, text) in enumerate(chosen):
             lo, hi = context_bounds(
-                text, start, end, params.context, paragraph_sep=params.paragraph_sep, window=params.window
+                text,
+                start,
+                end,
+                params.context,
+                paragraph_sep=params.paragraph_sep,
+                window=params.window,
+                language=language,
             )
             context, converged = to_simplified(text[lo:hi], converter)
             stats.add("contexts_not_converged", not converged)

@@ -3,12 +3,14 @@
 Hansel's entity input is "the title and the first paragraph in Chinese Wikipedia" (§4.1), and its
 annotators read "its entity description (first paragraph in Wikipedia) and the original Wikipedia
 link" (§3.3). Each entity of `entity_diff.kb_entities` gets its sitelink title on `site` (the new
-dump's sitelink, else the old dump's), that page's first paragraph in the zhwiki scan
-(`hansel.kb`), both converted to Simplified with `converter` (as `hansel` converts its texts), the
-article URL, its Wikidata label, description and aliases in `language` (from the dump
-`entity_diff` takes labels from, else the other one), its coarse type and its set (`known` or
-`new`). An entity without a sitelink, whose page is not in the dump, is a redirect there, or has
-no text keeps its label and description and an empty `text`; `text_status` says which.
+dump's sitelink, else the old dump's; by default the scanned wiki's `dbname`, `hansel.site`), that
+page's first paragraph in the wiki scan (`hansel.kb`), both converted to Simplified with
+`converter` on a Chinese wiki (as `hansel` converts its texts; no conversion on any other), the
+article URL, its Wikidata label, description and aliases in `language` (by default the wiki's;
+from the dump `entity_diff` takes labels from, else the other one), its coarse type and its set
+(`known` or `new`). The kb's `internal_filter.site` must admit the site (`check_kb_site`). An
+entity without a sitelink, whose page is not in the dump, is a redirect there, or has no text
+keeps its label and description and an empty `text`; `text_status` says which.
 
 Work: `map_tasks` writes the KB's sitelink titles to the stage's scratch directory once; one map
 task reads the KB side (labels, aliases, types) in DuckDB, and one task per span of the scan's
@@ -29,6 +31,7 @@ import pyarrow.parquet as pq
 
 from entbench.builders.hansel.context import to_simplified
 from entbench.builders.hansel.kb import article_url, first_paragraph, text_status, wikipedia_host
+from entbench.builders.hansel.site import WikiSite, check_kb_site, require_site, wiki_site
 from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.inputs import Span, read_span, row_group_spans
 from entbench.engine.stage import BucketSink, MapTask, Output, Params, ProgressFn, Stage, StageContext
@@ -68,17 +71,19 @@ FETCH_ROWS = 1 << 16
 
 @dataclass(frozen=True)
 class HanselKbParams(Params):
-    """`site`: the Wikipedia of titles, pages and URLs; `language`: of labels, descriptions and
-    aliases; `converter`: Traditional -> Simplified for titles and texts (`opencc`, or `hanziconv`
-    as the Hansel paper converted)."""
+    """`site`: the Wikipedia of titles, pages and URLs ('': the scanned wiki's `dbname`);
+    `language`: of labels, descriptions and aliases ('': the wiki's language); `converter`:
+    Traditional -> Simplified for titles and texts of a Chinese wiki (`opencc`, `hanziconv` as the
+    Hansel paper converted, or `none`)."""
 
-    site: str = "zhwiki"
-    language: str = "zh"
+    site: str = ""
+    language: str = ""
     converter: str = "opencc"
     num_shards: int = 0
 
     def __post_init__(self) -> None:
-        wikipedia_host(self.site)
+        if self.site:
+            wikipedia_host(self.site)
         if self.converter not in CONVERTERS:
             raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}, got {self.converter!r}")
         super().__post_init__()
@@ -87,13 +92,13 @@ class HanselKbParams(Params):
 class HanselKb(Stage):
     """E_known ∪ E_new with the title, first paragraph and link a linker and its annotators read."""
 
-    version = 1
+    version = 2  # 2: site and language from the wiki's <siteinfo>; conversion on a Chinese wiki only
     layer = "benchmarks"
     params_type = HanselKbParams
     default_num_shards = 0
     shard_key = "id"
     shard_input_bytes = 32 << 20
-    description = "Hansel entity KB: E_known ∪ E_new with zhwiki title, first paragraph and URL"
+    description = "Hansel entity KB: E_known ∪ E_new with the wiki's title, first paragraph and URL"
     progress_unit = "task"
     progress_items = "entities"
 
@@ -106,10 +111,12 @@ class HanselKb(Stage):
         types: str = "coarse_types",
         old: str = "wikidata_old",
         new: str = "wikidata_new",
+        kb_filter: str = "internal_filter",
     ) -> None:
         super().__init__(name)
         self.wikipedia, self.kb, self.types, self.old, self.new = wikipedia, kb, types, old, new
-        self.inputs = (wikipedia, kb, types, old, new)
+        self.kb_filter = kb_filter
+        self.inputs = (wikipedia, kb, types, old, new, kb_filter)
 
     def fingerprint_extra(self) -> dict[str, str]:
         """Which upstream stages this instance reads."""
@@ -119,7 +126,14 @@ class HanselKb(Stage):
             "types": self.types,
             "old": self.old,
             "new": self.new,
+            "kb_filter": self.kb_filter,
         }
+
+    def site(self, ctx: StageContext) -> WikiSite:
+        """The site and language of titles and labels: the parameters, else the wiki's."""
+        params = ctx.params
+        assert isinstance(params, HanselKbParams)
+        return wiki_site(ctx, self.wikipedia, site=params.site, language=params.language)
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `kb`."""
@@ -136,16 +150,20 @@ class HanselKb(Stage):
     def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
         """Write the KB's sitelink titles once, then one task for the KB side and one per span of
         the scan's `pages`."""
-        params = ctx.params
-        assert isinstance(params, HanselKbParams)
+        site = require_site(ctx, self.site(ctx))
+        try:
+            wikipedia_host(site)
+        except ValueError as exc:  # the wiki's own dbname names no Wikipedia (a wiki of another kind)
+            raise UserError(f"{ctx.stage}: {exc}; pass --param {ctx.stage}.site=SITE") from None
         for stage in (self.new, self.old):
             # Titles come from the scans' sitelinks: without the site's, every text would be empty.
             sites = ctx.inputs[stage].params.get("sites", [])
-            if "*" not in sites and params.site not in sites:
+            if "*" not in sites and site not in sites:
                 raise UserError(
-                    f"{ctx.stage}.site={params.site!r} needs the {params.site} sitelinks, but {stage} kept "
-                    f"only {sites}; rebuild it with --param {stage}.sites={','.join([*sites, params.site])}"
+                    f"{ctx.stage}.site={site!r} needs the {site} sitelinks, but {stage} kept "
+                    f"only {sites}; rebuild it with --param {stage}.sites={','.join([*sites, site])}"
                 )
+        check_kb_site(ctx, self.kb_filter, site)
         if not (ctx.scratch / TITLES_FILE).exists():
             self._write_titles(ctx)
         spans = row_group_spans(ctx.inputs[self.wikipedia].files("pages"))
@@ -154,8 +172,7 @@ class HanselKb(Stage):
             yield MapTask(f"pages{span.task_id}", {**span.meta(), "side": PAGES, "tasks": len(spans)})
 
     def _write_titles(self, ctx: StageContext) -> None:
-        params = ctx.params
-        assert isinstance(params, HanselKbParams)
+        site = self.site(ctx).site
         tmp = ctx.scratch / f".{TITLES_FILE}.tmp-{os.getpid()}"
         with stage_connection(ctx, tasks=1, ordered=False) as con:
             parquet_view(con, "kb", ctx.inputs[self.kb].files("kb_entities"))
@@ -163,7 +180,7 @@ class HanselKb(Stage):
                 con.execute(
                     f"CREATE TEMP TABLE {dump}_titles AS SELECT id, min(title) AS title "
                     "FROM read_parquet($files) WHERE site = $site AND id IN (SELECT qid FROM kb) GROUP BY id",
-                    {"files": ctx.inputs[stage].files("sitelinks"), "site": params.site},
+                    {"files": ctx.inputs[stage].files("sitelinks"), "site": site},
                 )
             reader = con.sql(
                 "SELECT k.qid, coalesce(n.title, o.title) AS title FROM kb k "
@@ -182,11 +199,10 @@ class HanselKb(Stage):
         return self._map_pages(ctx, Span.from_meta(task.meta), int(task.meta["tasks"]), sink, progress)
 
     def _map_entities(self, ctx: StageContext, sink: BucketSink, progress: ProgressFn) -> Stats:
-        params = ctx.params
-        assert isinstance(params, HanselKbParams)
+        language = self.site(ctx).language
         kb = ctx.inputs[self.kb]
         names = set(pq.read_schema(kb.files("kb_entities")[0]).names)
-        suffix = column_suffix(params.language)
+        suffix = column_suffix(language)
         label = f"k.label_{suffix}" if f"label_{suffix}" in names else "NULL"
         description = f"k.description_{suffix}" if f"description_{suffix}" in names else "NULL"
         # Aliases come from the dump `entity_diff` shows labels from, for an entity it holds.
@@ -208,7 +224,7 @@ class HanselKb(Stage):
                     f"CREATE TEMP TABLE {side}_aliases AS "
                     "SELECT id, list(alias ORDER BY ordinal) AS aliases FROM read_parquet($files) "
                     "WHERE language = $language AND id IN (SELECT qid FROM k) GROUP BY id",
-                    {"files": upstream.files("aliases"), "language": params.language},
+                    {"files": upstream.files("aliases"), "language": language},
                 )
             query = (
                 f"SELECT k.qid AS id, t.title AS sitelink, {label} AS label, {description} AS description, "
@@ -240,6 +256,7 @@ class HanselKb(Stage):
     ) -> Stats:
         params = ctx.params
         assert isinstance(params, HanselKbParams)
+        converter = self.site(ctx).converter(params.converter)
         stats = Stats()
         path = ctx.inputs[self.wikipedia].files("pages")[span.file]
         pages = read_span(path, span.row_groups, list(PAGE_COLUMNS))
@@ -265,7 +282,7 @@ class HanselKb(Stage):
         ids, page_ids, redirects, paragraphs = [], [], [], []
         for qid, page_id, is_redirect in named:
             paragraph = "" if is_redirect else first_paragraph(texts[page_id])
-            simplified, converged = to_simplified(paragraph, params.converter)
+            simplified, converged = to_simplified(paragraph, converter)
             stats.add("texts_not_converged", not converged)
             ids.append(qid)
             page_ids.append(page_id)
@@ -286,6 +303,8 @@ class HanselKb(Stage):
         """Join the shard's entities with the first paragraphs of their pages."""
         params = ctx.params
         assert isinstance(params, HanselKbParams)
+        site = self.site(ctx)
+        converter = site.converter(params.converter)
         stats = Stats()
         pages: dict[str, tuple[int | None, bool, str]] = {}
         page_rows = tables[PAGES].sort_by([("id", "ascending"), ("page_id", "ascending")])
@@ -305,7 +324,7 @@ class HanselKb(Stage):
             status = text_status(sitelink is not None, page_id is not None, is_redirect, text)
             title = None
             if sitelink is not None:
-                title, converged = to_simplified(sitelink, params.converter)
+                title, converged = to_simplified(sitelink, converter)
                 stats.add("titles_not_converged", not converged)
                 stats.add("titles_changed_by_t2s", title != sitelink)
             stats.add(f"entities_{row['split']}")
@@ -314,7 +333,7 @@ class HanselKb(Stage):
                 "id": row["id"],
                 "title": title,
                 "text": text if status == "page" else "",
-                "url": None if sitelink is None else article_url(params.site, sitelink),
+                "url": None if sitelink is None else article_url(site.site, sitelink),
                 "label": row["label"],
                 "description": row["description"],
                 "aliases": row["aliases"],

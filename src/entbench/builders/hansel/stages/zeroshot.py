@@ -9,7 +9,8 @@ is `size` entities drawn half uniformly and half balanced over the coarse types
 then its fallback label), with one seeded generator (`seed`). Each row (`hansel-zeroshot-N`, N the
 `pool_index`) carries the entity's page title on `site` (its sitelink in the new dump), label and
 description in `language`, its Wikidata aliases in `language` (dump order), and, from
-`hansel_kb`, its first paragraph and article URL. Rows are in draw order (`pool_index`).
+`hansel_kb`, its first paragraph and article URL. `site` and `language` are by default the
+scanned wiki's (`hansel.site`). Rows are in draw order (`pool_index`).
 
 Stats: `e_new_entities`, `available_<TYPE>`, `drawn_<criterion>_<TYPE>`, `quota_<TYPE>` (the
 balanced half's target per type) and `pool_short` (how many fewer than `size` E_new allowed).
@@ -24,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from entbench.builders.hansel.site import require_site, wiki_site
 from entbench.builders.hansel.splits import record_id
 from entbench.builders.hansel.zeroshot import sample_pool
 from entbench.engine.duck import stage_connection
@@ -36,12 +38,13 @@ from entbench.typesys.coarse import OTHER, parse_precedence
 
 @dataclass(frozen=True)
 class HanselZeroshotParams(Params):
-    """`size` entities, drawn with `seed`; titles from `site`, texts in `language`."""
+    """`size` entities, drawn with `seed`; titles from `site`, texts in `language` ('': the
+    scanned wiki's `dbname` and language)."""
 
     size: int = 5000
     seed: int = 0
-    site: str = "zhwiki"
-    language: str = "zh"
+    site: str = ""
+    language: str = ""
 
     def __post_init__(self) -> None:
         if self.size < 0:
@@ -58,7 +61,9 @@ def coarse_labels(params: Mapping[str, Any]) -> tuple[str, ...]:
 class HanselZeroshot(Stage):
     """A type-balanced sample of E_new with what annotators need."""
 
-    version = 2  # 2: an id per row, and each entity's first paragraph and URL (hansel_kb)
+    # 2: an id per row, and each entity's first paragraph and URL (hansel_kb); 3: site and
+    # language from the wiki's <siteinfo>
+    version = 3
     layer = "benchmarks"
     params_type = HanselZeroshotParams
     default_num_shards = 1
@@ -70,16 +75,18 @@ class HanselZeroshot(Stage):
         name: str,
         *,
         entity_texts: str,
+        wikipedia: str,
         kb: str = "entity_diff",
         types: str = "coarse_types",
         wikidata: str = "wikidata_new",
     ) -> None:
         super().__init__(name)
         self.entity_texts = entity_texts
+        self.wikipedia = wikipedia
         self.kb = kb
         self.types = types
         self.wikidata = wikidata
-        self.inputs = (kb, types, wikidata, entity_texts)
+        self.inputs = (kb, types, wikidata, entity_texts, wikipedia)
 
     def fingerprint_extra(self) -> dict[str, str]:
         """Which upstream stages this instance reads."""
@@ -88,6 +95,7 @@ class HanselZeroshot(Stage):
             "types": self.types,
             "wikidata": self.wikidata,
             "entity_texts": self.entity_texts,
+            "wikipedia": self.wikipedia,
         }
 
     def outputs(self, params: Params) -> list[Output]:
@@ -98,10 +106,11 @@ class HanselZeroshot(Stage):
         """Draw the pool and look up what annotators see."""
         params = ctx.params
         assert isinstance(params, HanselZeroshotParams)
+        site = wiki_site(ctx, self.wikipedia, site=params.site, language=params.language)
         labels = coarse_labels(ctx.inputs[self.types].params)
         kb_files = ctx.inputs[self.kb].files("kb_entities")
         kb_columns = pq.read_schema(kb_files[0]).names
-        suffix = column_suffix(params.language)
+        suffix = column_suffix(site.language)
         label = f"label_{suffix}" if f"label_{suffix}" in kb_columns else "NULL"
         description = f"description_{suffix}" if f"description_{suffix}" in kb_columns else "NULL"
         wd = ctx.inputs[self.wikidata]
@@ -140,9 +149,9 @@ class HanselZeroshot(Stage):
                 "ON a.id = d.qid ORDER BY d.pool_index",
                 {
                     "sitelinks": wd.files("sitelinks"),
-                    "site": params.site,
+                    "site": require_site(ctx, site),
                     "aliases": wd.files("aliases"),
-                    "language": params.language,
+                    "language": site.language,
                     "texts": ctx.inputs[self.entity_texts].files("kb"),
                 },
             ).fetchall()
