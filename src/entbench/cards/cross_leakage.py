@@ -66,7 +66,7 @@ def _wikireading(split: str, role: str) -> Part:
 
 
 def _hansel(split: str, role: str) -> Part:
-    return Part("hansel", split, role, ("page_id",), "zhwiki", ("gold_id",), ("mention", "gold_id"))
+    return Part("hansel", split, role, ("page_id",), "wiki", ("gold_id",), ("mention", "gold_id"))
 
 
 #: The benchmarks, by target: the tables the audit reads (EntEval's task tables are found in the
