@@ -5,13 +5,16 @@ The `hansel_zeroshot` pool drawn from each period's E_new (`series_new.new_entit
 (`hansel.zeroshot.sample_pool`), period `i` drawing with seed `seed + i`. Each row carries what
 annotators are given, read in the period's dump: the page title on `site`, label and description
 in `language`, and the Wikidata aliases in `language` (dump order). Rows are in period, then draw
-order.
+order. A series reads no Wikipedia dump, so `site` '' is the series filter's site constraint
+(`series_filter.site`, zhwiki by default or when the filter has none) and `language` '' that site's language (zhwiki: zh).
 
 Stats per period: `period_<i>_e_new_entities`, `period_<i>_pool`, `period_<i>_pool_short` (how many
 fewer than `size` the period's E_new allowed) and `period_<i>_drawn_<criterion>_<TYPE>`.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import duckdb
 import pyarrow as pa
@@ -23,6 +26,7 @@ from entbench.builders.kb_series.series import dump_index, require_dump_params
 from entbench.engine.duck import stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
+from entbench.errors import UserError
 from entbench.schemas import kb_series as schema
 from entbench.schemas.base import column_suffix
 
@@ -41,7 +45,7 @@ class SeriesZeroshot(Stage):
     def __init__(self, dumps: tuple[str, ...]) -> None:
         super().__init__()
         self.dumps = dumps
-        self.inputs = ("series_new", *dumps[1:])
+        self.inputs = ("series_new", "series_filter", *dumps[1:])
 
     def fingerprint_extra(self) -> dict[str, list[str]]:
         """The dumps in date order."""
@@ -55,6 +59,7 @@ class SeriesZeroshot(Stage):
         """Draw every period's pool and look up what annotators see."""
         params = ctx.params
         assert isinstance(params, HanselZeroshotParams)
+        params = series_site(ctx, params)
         # Titles and aliases come from the scans: one that dropped them would leave them empty.
         require_dump_params(ctx, self.dumps[1:], "sites", [params.site])
         require_dump_params(ctx, self.dumps[1:], "languages", [params.language])
@@ -94,6 +99,21 @@ class SeriesZeroshot(Stage):
         names = schema.ZEROSHOT.names
         table = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in rows], schema=schema.ZEROSHOT)
         return {"zeroshot_pool": table}, stats
+
+
+def series_site(ctx: StageContext, params: HanselZeroshotParams) -> HanselZeroshotParams:
+    """`params` with `site` and `language` resolved: '' takes the series filter's site (a site id,
+    not a pattern such as `*wiki`; zhwiki when the filter has none) and that Wikipedia's language
+    (`zhwiki` -> `zh`)."""
+    # No site constraint at all: the pool shows the published setting's wiki.
+    site = params.site or str(ctx.inputs["series_filter"].params.get("site", "")) or "zhwiki"
+    if not site.endswith("wiki") or any(c in site for c in "*?["):
+        raise UserError(
+            f"{ctx.stage}: the series filter keeps the items of {site!r}, not one Wikipedia; "
+            f"pass --param {ctx.stage}.site=SITE (e.g. zhwiki)"
+        )
+    language = params.language or site.removesuffix("wiki").replace("_", "-")
+    return dataclasses.replace(params, site=site, language=language)
 
 
 def _pool_rows(
