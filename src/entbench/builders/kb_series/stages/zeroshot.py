@@ -6,7 +6,8 @@ The `hansel_zeroshot` pool drawn from each period's E_new (`series_new.new_entit
 annotators are given, read in the period's dump: the page title on `site`, label and description
 in `language`, and the Wikidata aliases in `language` (dump order). Rows are in period, then draw
 order. A series reads no Wikipedia dump, so `site` '' is the series filter's site constraint
-(`series_filter.site`, zhwiki by default or when the filter has none) and `language` '' that site's language (zhwiki: zh).
+(`series_filter.site`, zhwiki by default or when the filter has none) and `language` '' that
+site's language (zhwiki: zh).
 
 Stats per period: `period_<i>_e_new_entities`, `period_<i>_pool`, `period_<i>_pool_short` (how many
 fewer than `size` the period's E_new allowed) and `period_<i>_drawn_<criterion>_<TYPE>`.
