@@ -42,7 +42,10 @@ def _classes() -> dict[str, str]:
     import entbench.builders  # noqa: F401 - declares the pipelines
     from entbench.engine import registry
 
-    return {name: type(stage).__name__ for name, stage in registry.stages().items()}
+    classes = {name: type(stage).__name__ for name, stage in registry.stages().items()}
+    # Results measured under a stage's former name (the Hansel scan `zhwiki`, now `wiki`) still count.
+    classes.update({a.alias: classes[a.name] for a in registry.aliases().values() if a.name in classes})
+    return classes
 
 
 def rates() -> dict[str, dict[str, Any]]:

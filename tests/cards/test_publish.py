@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 from entbench import api
@@ -132,7 +133,10 @@ def test_publish_from_the_cli_refuses_a_folder_it_did_not_write(
     assert (tmp_path / "mine" / "notes.txt").is_file()
     done = run_cli(["publish", "wikient", "--from", str(world_out), "--out", str(tmp_path / "pub")])
     assert done.exit_code == 0, done.stderr
-    assert "wikient/wikient: wikient, 5,827 rows (data/wikient/wikient-*.parquet)" in done.stdout
+    listing = json.loads((world_out / "targets" / "wikient.json").read_text(encoding="utf-8"))
+    built = world_out / listing["stages"]["wikient"]
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in built.glob("*.parquet"))
+    assert f"wikient/wikient: wikient, {rows:,} rows (data/wikient/wikient-*.parquet)" in done.stdout
     again = run_cli(["publish", "wikient", "--from", str(world_out), "--out", str(tmp_path / "pub")])
     assert again.exit_code == 0, again.stderr  # an earlier publish is replaced
 
