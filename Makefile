@@ -7,7 +7,7 @@ OUT ?= entbench-out
 RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb kb-series alias-table-kb wikireading wikient \
 	enteval-tasks hansel-train hansel-fewshot hansel-zeroshot hansel-kb
 
-.PHONY: install native run test lint typecheck pytest fixtures fixtures-check bench hansel wikireading clean
+.PHONY: install native run test lint typecheck pytest sanitize fixtures fixtures-check bench hansel wikireading clean
 
 install: $(VENV)/.installed
 
@@ -29,7 +29,7 @@ run: install
 	done
 	@$(BIN)/entbench summary --from $(OUT)
 
-test: install lint typecheck pytest fixtures-check
+test: install lint typecheck pytest sanitize fixtures-check
 
 lint: install
 	$(BIN)/ruff check src tests bench fixtures/scripts hatch_build.py
@@ -41,6 +41,23 @@ typecheck: install
 
 pytest: install
 	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 -q || [ $$? -eq 5 ]  # 5 = no tests collected
+
+# The tests of the C extensions against their Python references (differential and fuzz), again on
+# builds with AddressSanitizer and UndefinedBehaviorSanitizer (build/sanitize/, beside the normal
+# builds, which stay as they are): any memory error or undefined operation aborts the run. The
+# sanitizer runtimes must be preloaded into Python; CPython keeps memory to the end by design, so no
+# leak check; PYTHONMALLOC=malloc lets ASan see the small allocations Python's allocator would pool;
+# --capture=sys leaves the C-level stderr alone, so a report is printed even though it aborts. The
+# fuzz tests try a quarter of their examples (tests/fuzz/budget.py): each costs ~2.5x here.
+SANITIZE_FUZZ_SCALE ?= 0.25
+NATIVE_TESTS := tests/builders/wikidata/test_native.py tests/builders/wikidata/test_native_threads.py \
+	tests/readers/test_wikitext_native.py tests/fuzz/test_native_fuzz.py
+sanitize: install
+	ENTBENCH_SANITIZE=1 $(BIN)/python hatch_build.py
+	preload="$$($(BIN)/python hatch_build.py --sanitizer-preload)" && \
+	ENTBENCH_SANITIZE=1 ENTBENCH_REQUIRE_NATIVE=1 ENTBENCH_FUZZ_SCALE=$(SANITIZE_FUZZ_SCALE) \
+		PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 LD_PRELOAD="$$preload" \
+		$(BIN)/python -m pytest -n 2 -q --capture=sys $(NATIVE_TESTS)
 
 fixtures: install
 	$(BIN)/python -m entbench.golden regenerate

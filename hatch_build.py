@@ -3,8 +3,13 @@
 `wdscan.c` is the Wikidata scanner (builders/wikidata/native.py), `wtrender.c` the wikitext inline
 renderer (readers/wikitext_native.py). Each is a fast path only: when no C compiler is available
 the build warns and produces a pure-Python package whose scans take the reference paths. Set
-ENTBENCH_REQUIRE_NATIVE=1 to make a failed compile an error instead (CI does).
+ENTBENCH_REQUIRE_NATIVE=1 to make a failed compile an error instead (`make install` and CI do);
+then a compiler warning is an error too.
 `python hatch_build.py` (or `make native`) recompiles in place after editing a C source.
+`ENTBENCH_SANITIZE=1 python hatch_build.py` (part of `make sanitize`) compiles both with
+AddressSanitizer and UndefinedBehaviorSanitizer into `build/sanitize/` instead, leaving the normal
+builds alone; `tests/conftest.py` loads them from there under the same variable, and
+`python hatch_build.py --sanitizer-preload` prints the runtimes that the Python process must preload.
 """
 
 from __future__ import annotations
@@ -29,21 +34,53 @@ EXTENSIONS = {
 }
 #: What each one speeds up, for the warning when it cannot be built.
 PURPOSE = {"_wdscan": "the Wikidata scan", "_wtrender": "wikitext rendering"}
+#: Where the sanitizer builds go, relative to the repository root (never next to the normal ones: a
+#: sanitized extension cannot be imported without the ASan runtime preloaded).
+SANITIZE_DIR = Path("build/sanitize")
+#: Every warning the code is kept free of (a strict build, ENTBENCH_REQUIRE_NATIVE=1, adds -Werror).
+WARNINGS = ["-Wall", "-Wextra"]
+#: A sanitizer build: every memory error, overflow or undefined operation aborts the process with a
+#: report (no recovery), optimised little so that the reports point at the right lines.
+SANITIZE = [
+    "-O1",
+    "-g",
+    "-fno-omit-frame-pointer",
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+]
 
 
-def compile_native(root: Path, module: str = "_wdscan") -> Path | None:
-    """Compile one extension next to the package's sources; its path, or None if it could not be built."""
-    source = root / EXTENSIONS[module]
-    target = root / "src" / "entbench" / f"{module}{sysconfig.get_config_var('EXT_SUFFIX')}"
-    if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
-        return target
-    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    linker = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
-    command = [
-        *linker,
-        "-O3",
+def compile_flags(*, sanitize: bool = False, strict: bool = False) -> list[str]:
+    """The compiler flags of a build (besides the include path and the files).
+
+    `strict` (ENTBENCH_REQUIRE_NATIVE=1: `make install`, CI) turns warnings into errors. A user's
+    install does not: a newer compiler's new warning must not cost them the fast path.
+    """
+    return [
+        *(SANITIZE if sanitize else ["-O3"]),
         "-fPIC",
         "-fvisibility=hidden",
+        *WARNINGS,
+        *(["-Werror"] if strict or sanitize else []),
+    ]
+
+
+def compile_native(root: Path, module: str = "_wdscan", *, sanitize: bool = False) -> Path | None:
+    """Compile one extension next to the package's sources (with `sanitize`: into SANITIZE_DIR);
+    its path, or None if it could not be built."""
+    source = root / EXTENSIONS[module]
+    directory = root / SANITIZE_DIR if sanitize else root / "src" / "entbench"
+    target = directory / f"{module}{sysconfig.get_config_var('EXT_SUFFIX')}"
+    # Stale when its source or this recipe (the flags) changed since.
+    newest_input = max(source.stat().st_mtime, Path(__file__).stat().st_mtime)
+    if target.exists() and target.stat().st_mtime >= newest_input:
+        return target
+    directory.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    strict = os.environ.get("ENTBENCH_REQUIRE_NATIVE") == "1"
+    command = [
+        *_linker(),
+        *compile_flags(sanitize=sanitize, strict=strict),
         f"-I{sysconfig.get_paths()['include']}",
         str(source),
         "-o",
@@ -68,12 +105,44 @@ def compile_native(root: Path, module: str = "_wdscan") -> Path | None:
     return target
 
 
+def _linker() -> list[str]:
+    """The compile-and-link command Python's own extensions are built with (`gcc -shared …`)."""
+    return shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
+
+
+def sanitizer_preload() -> list[Path]:
+    """The libraries a Python process must preload (LD_PRELOAD) to import a sanitized extension.
+
+    The ASan runtime has to come before anything else. The C++ runtime too: ASan intercepts
+    `__cxa_throw`, and finds the real one only if libstdc++ is loaded when ASan starts, not later
+    with pyarrow or DuckDB (a C++ exception would otherwise abort the process).
+    """
+    return [_compiler_file("libasan.so"), _compiler_file("libstdc++.so")]
+
+
+def _compiler_file(name: str) -> Path:
+    """A runtime library of the compiler that builds the extensions (`cc -print-file-name`)."""
+    compiler = _linker()[0]
+    try:
+        found = subprocess.run(
+            [compiler, f"-print-file-name={name}"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise RuntimeError(f"cannot ask {compiler} where {name} is: {exc}") from exc
+    # A compiler without it echoes the bare name back.
+    if not os.path.isabs(found) or not os.path.exists(found):
+        raise RuntimeError(f"{compiler} has no {name}, which a sanitizer build needs (gcc has it)")
+    return Path(os.path.realpath(found))
+
+
 class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     """Builds the extension for wheels and editable installs."""
 
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        # Never sanitized (ENTBENCH_SANITIZE is for `python hatch_build.py` alone): a wheel's
+        # extensions must import in a plain Python process.
         if self.target_name != "wheel":
             return
         for module in EXTENSIONS:
@@ -87,6 +156,10 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--sanitizer-preload"]:
+        print(" ".join(map(str, sanitizer_preload())))
+        sys.exit(0)
     os.environ.setdefault("ENTBENCH_REQUIRE_NATIVE", "1")
+    sanitize = os.environ.get("ENTBENCH_SANITIZE") == "1"
     for name in EXTENSIONS:
-        print(compile_native(Path(__file__).resolve().parent, name))
+        print(compile_native(Path(__file__).resolve().parent, name, sanitize=sanitize))

@@ -2,17 +2,50 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+import entbench
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"
 #: The separate real samples the engine's tests pin their counts on (the bundled default is the
 #: demo world, `fixtures/entbench.toml`).
 SAMPLES_CONFIG = REPO_ROOT / "tests" / "samples.toml"
+
+
+def _load_sanitized_extensions() -> None:
+    """Under ENTBENCH_SANITIZE=1 (`make sanitize`) the C extensions come from the sanitizer builds.
+
+    Their directory goes first on the package's search path before any test imports them, so every
+    `from entbench import _wdscan` gets the sanitized module. Anything else (not built, built without
+    the ASan runtime preloaded) stops the run: tests silently skipped for want of a native module
+    would make a green sanitizer run mean nothing.
+    """
+    if os.environ.get("ENTBENCH_SANITIZE") != "1":
+        return
+    from hatch_build import EXTENSIONS, SANITIZE_DIR  # the repository root is on the path
+
+    directory = REPO_ROOT / SANITIZE_DIR
+    entbench.__path__.insert(0, str(directory))
+    for name in EXTENSIONS:
+        try:
+            module = importlib.import_module(f"entbench.{name}")
+        except ImportError as exc:
+            raise pytest.UsageError(
+                f"ENTBENCH_SANITIZE=1: cannot load the sanitizer build of entbench.{name} ({exc}); "
+                "run `make sanitize`, which builds it and preloads the ASan runtime"
+            ) from exc
+        if Path(module.__file__ or "").parent != directory:
+            raise pytest.UsageError(f"ENTBENCH_SANITIZE=1 but entbench.{name} came from {module.__file__}")
+
+
+_load_sanitized_extensions()
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -83,3 +85,95 @@ def test_compiled_renderer_finds_template_spans(tree: Path) -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.template_spans("a {{b|{{c}}}} d {{e}}") == [(2, 13), (16, 21)]
+
+
+# --- warnings and sanitizers ------------------------------------------------------------------------------
+HAS_COMPILER = shutil.which("cc") is not None or shutil.which("gcc") is not None
+#: A small extension for the tests below: `index(n)` reads byte n of an 8-byte heap buffer (n = 8 is
+#: one past its end); `add(n)` adds n to INT_MAX (n > 0 overflows).
+PROBE_SOURCE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <limits.h>
+#include <stdlib.h>
+
+static volatile size_t size = 8; /* not known when compiling: left to ASan, not UBSan */
+
+static PyObject *probe_index(PyObject *Py_UNUSED(module), PyObject *arg) {
+    long n = PyLong_AsLong(arg);
+    volatile char *p = calloc(size, 1);
+    if (!p) return PyErr_NoMemory();
+    int value = p[n];
+    free((void *)p);
+    return PyLong_FromLong(value);
+}
+
+static PyObject *probe_add(PyObject *Py_UNUSED(module), PyObject *arg) {
+    int n = (int)PyLong_AsLong(arg);
+    return PyLong_FromLong(n + INT_MAX);
+}
+
+static PyMethodDef methods[] = {{"index", probe_index, METH_O, NULL}, {"add", probe_add, METH_O, NULL},
+                                {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_probe", NULL, -1, methods,
+                                    NULL, NULL, NULL, NULL};
+PyMODINIT_FUNC PyInit__probe(void) { return PyModule_Create(&module); }
+"""
+
+
+def _probe_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> Path:
+    """A tree holding only `_probe` (the hook's list of extensions patched to it)."""
+    (tmp_path / "probe.c").write_text(source)
+    monkeypatch.setattr(hatch_build, "EXTENSIONS", {"_probe": Path("probe.c")})
+    monkeypatch.setattr(hatch_build, "PURPOSE", {"_probe": "the probe"})
+    return tmp_path
+
+
+@pytest.mark.skipif(not HAS_COMPILER, reason="no C compiler")
+def test_a_warning_fails_a_strict_build_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make install` and CI (ENTBENCH_REQUIRE_NATIVE=1) build with -Wall -Wextra -Werror; a user's
+    install with a compiler that warns about something new still gets the fast path."""
+    warned = PROBE_SOURCE.replace("long n = PyLong_AsLong(arg);", "long n = PyLong_AsLong(arg), unused;")
+    root = _probe_tree(tmp_path, monkeypatch, warned)
+    monkeypatch.setenv("ENTBENCH_REQUIRE_NATIVE", "1")
+    with pytest.raises(RuntimeError, match=r"unused variable .unused. \[-Werror=unused-variable\]"):
+        hatch_build.compile_native(root, "_probe")
+    monkeypatch.delenv("ENTBENCH_REQUIRE_NATIVE")
+    built = hatch_build.compile_native(root, "_probe")
+    assert built is not None and built.exists()
+    assert capsys.readouterr().err == ""
+
+
+def _run_probe(directory: Path, call: str) -> subprocess.CompletedProcess[str]:
+    """`_probe.<call>` in a Python process with the sanitizer runtimes preloaded, as `make sanitize` runs."""
+    env = dict(os.environ)
+    env.update(
+        LD_PRELOAD=" ".join(map(str, hatch_build.sanitizer_preload())),
+        ASAN_OPTIONS="detect_leaks=0",
+        PYTHONMALLOC="malloc",
+    )
+    code = f"import sys; sys.path.insert(0, {str(directory)!r}); import _probe; print(_probe.{call})"
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.skipif(not HAS_COMPILER, reason="no C compiler")
+def test_the_sanitizer_build_stops_at_a_memory_error_or_undefined_behaviour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `make sanitize` relies on: ENTBENCH_SANITIZE builds go to build/sanitize/ (the normal
+    build is not touched), import with the preloaded runtimes, and abort the process with a report
+    at the first error: a green run means none happened."""
+    root = _probe_tree(tmp_path, monkeypatch, PROBE_SOURCE)
+    built = hatch_build.compile_native(root, "_probe", sanitize=True)
+    assert built is not None and built.parent == root / hatch_build.SANITIZE_DIR
+    assert not (root / "src").exists(), "the normal build's place is left alone"
+    fine = _run_probe(built.parent, "index(7) + _probe.add(-1)")
+    assert (fine.returncode, fine.stdout) == (0, f"{2**31 - 2}\n"), fine.stderr
+    overflow = _run_probe(built.parent, "index(8)")
+    assert overflow.returncode != 0 and "AddressSanitizer: heap-buffer-overflow" in overflow.stderr
+    assert "probe.c" in overflow.stderr, "the report names the line"
+    undefined = _run_probe(built.parent, "add(1)")
+    assert undefined.returncode != 0 and "runtime error: signed integer overflow" in undefined.stderr
+    assert undefined.stdout == "", "UBSan stops the process instead of going on"

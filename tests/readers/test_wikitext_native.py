@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
@@ -21,6 +21,7 @@ from entbench.readers import wikitext_markup, wikitext_native
 from entbench.readers.mediawiki_xml import read_dump
 from entbench.readers.wikitext import Link, RenderConfig, Rendered, render
 from entbench.readers.wikitext_markup import template_spans_python
+from tests.fuzz.budget import fuzz_settings
 from tests.readers.test_wikitext_properties import EN, TOKENS, ZH, check
 
 pytestmark = pytest.mark.skipif(
@@ -97,18 +98,24 @@ wikitext = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz_settings(300)
 @given(wikitext)
 def test_markup_renders_the_same_both_ways(source: str) -> None:
     for config in (EN, ZH, DE):
         check(both(source, config))
 
 
-@settings(max_examples=150, deadline=None)
+@fuzz_settings(150)
 @given(st.text(max_size=200))
 def test_arbitrary_unicode_renders_the_same_both_ways(source: str) -> None:
     for config in (EN, ZH, DE):
         check(both(source, config))
+
+
+def test_the_inline_renderer_takes_no_keyword_arguments() -> None:
+    # positional only, as `new_inline` passes them: a keyword is refused, not silently ignored
+    with pytest.raises(TypeError, match=r"Inline\(\) takes no keyword arguments"):
+        wikitext_native._wtrender.Inline(cache_limit=10)
 
 
 def test_entbench_native_0_selects_the_python_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,7 +145,7 @@ def test_the_c_entity_table_decodes_as_html_unescape() -> None:
         both(f"a ''&{name};'' [[b|&{name};\x01x]]&{name}", EN)
 
 
-@settings(max_examples=300, deadline=None)
+@fuzz_settings(300)
 @given(st.one_of(wikitext, st.text(alphabet="{}|a\n", max_size=60)))
 def test_template_spans_are_the_same_both_ways(source: str) -> None:
     assert wikitext_native.native_template_spans(source) == template_spans_python(source)
@@ -154,7 +161,7 @@ def test_template_spans_of_every_fixture_page_are_the_same_both_ways(name: str) 
     assert spans > 0
 
 
-@settings(max_examples=500, deadline=None)
+@fuzz_settings(500)
 @given(st.text(alphabet="=*#:;- a\n\t\u3000\x85[]|", max_size=40))
 def test_block_structure_renders_the_same_both_ways(source: str) -> None:
     # headings (`=` runs of every length on either side), list markers, `----` rules, blank lines
@@ -168,7 +175,7 @@ CASE_SENSITIVE = RenderConfig(dataclasses.replace(EN.table, case={**EN.table.cas
 titles = st.text(alphabet="aAzé ßǆ_#ıİ:&x\u00a0\u3000\u200e北", min_size=1, max_size=8)
 
 
-@settings(max_examples=500, deadline=None)
+@fuzz_settings(500)
 @given(titles, titles)
 def test_plain_titles_are_classified_the_same_both_ways(first: str, second: str) -> None:
     # the C shortcut for plain titles (first letter upper-cased, `_` as a space, `#section` cut)
@@ -188,7 +195,7 @@ def test_first_letters_beyond_ascii() -> None:
     assert both("[[ab]]", CASE_SENSITIVE).links[0].target_normalized == "ab"
 
 
-@settings(max_examples=500, deadline=None)
+@fuzz_settings(500)
 @given(st.one_of(wikitext, st.text(alphabet="{}| \n\ta\u3000x\x1c", max_size=40)))
 def test_template_names_are_the_same_both_ways(source: str) -> None:
     # the C scan against the regex it replaces, spaces and line breaks around names included

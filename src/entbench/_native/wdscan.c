@@ -30,12 +30,15 @@
 #define MAX_DEPTH 200
 
 /* ---- growable buffers and columns ---------------------------------------------------------- */
+/* A failed allocation makes the line bail like anything else the scanner does not take; `oom` tells
+ * the two apart, so that running out of memory raises MemoryError instead of handing lines to the
+ * reference path. It points at the owning scanner's flag: a scan (GIL released) writes only the
+ * flags of its own scanners, so scans on other threads can neither see nor clear it. */
 typedef struct {
     char *p;
     size_t len, cap;
+    int *oom;
 } Buf;
-
-static int oom_flag = 0;
 
 static int buf_reserve(Buf *b, size_t extra) {
     size_t need = b->len + extra;
@@ -44,7 +47,7 @@ static int buf_reserve(Buf *b, size_t extra) {
     while (cap < need) cap *= 2;
     char *p = realloc(b->p, cap);
     if (!p) {
-        oom_flag = 1;
+        *b->oom = 1;
         return BAIL;
     }
     b->p = p;
@@ -86,8 +89,9 @@ static void bit_truncate(Buf *valid, int64_t n) {
     if (n & 7) valid->p[n >> 3] &= (char)((1u << (n & 7)) - 1);
 }
 
-static int str_init(StrCol *c) {
+static int str_init(StrCol *c, int *oom) {
     memset(c, 0, sizeof(*c));
+    c->off.oom = c->data.oom = c->valid.oom = oom;
     if (buf_reserve(&c->off, 4)) return BAIL;
     memset(c->off.p, 0, 4);
     c->off.len = 4;
@@ -106,9 +110,11 @@ static int str_finish_row(StrCol *c, int is_valid) {
 }
 
 static int str_push(StrCol *c, const char *s, size_t len) {
-    if (buf_reserve(&c->data, len)) return BAIL;
-    memcpy(c->data.p + c->data.len, s, len);
-    c->data.len += len;
+    if (len) { /* an empty string: `s` and a column that never held data may be NULL, not to memcpy */
+        if (buf_reserve(&c->data, len)) return BAIL;
+        memcpy(c->data.p + c->data.len, s, len);
+        c->data.len += len;
+    }
     return str_finish_row(c, 1);
 }
 
@@ -137,8 +143,9 @@ static int str_last(const StrCol *c, const char **s, size_t *len) {
     return 1;
 }
 
-static void num_init(NumCol *c, int width) {
+static void num_init(NumCol *c, int width, int *oom) {
     memset(c, 0, sizeof(*c));
+    c->data.oom = c->valid.oom = oom;
     c->width = width;
 }
 
@@ -238,6 +245,7 @@ typedef struct {
     Buf fallbacks;
     int64_t lines_total, framing_open, framing_close, n_fallback;
     int ready;
+    int oom; /* a buffer of this scanner could not grow during the current scan or absorb */
 } Scanner;
 
 /* ---- JSON cursor ------------------------------------------------------------------------------ */
@@ -1101,7 +1109,7 @@ static int keyset_add(Scanner *s, const char *key, size_t len) {
     if (s->n_keys * 2 >= s->n_slots) {
         size_t slots = s->n_slots ? s->n_slots * 2 : 1024;
         int32_t *tab = malloc(slots * sizeof(int32_t));
-        if (!tab) return (oom_flag = 1), BAIL;
+        if (!tab) return (s->oom = 1), BAIL;
         memset(tab, 0xff, slots * sizeof(int32_t));
         for (size_t i = 0; i < s->n_keys; i++) {
             size_t h = fnv1a(s->key_ptr[i], s->key_len[i]) & (slots - 1);
@@ -1115,10 +1123,10 @@ static int keyset_add(Scanner *s, const char *key, size_t len) {
     if (s->n_keys == s->keys_cap) {
         size_t cap = s->keys_cap ? s->keys_cap * 2 : 512;
         const char **kp = realloc(s->key_ptr, cap * sizeof(char *));
-        if (!kp) return (oom_flag = 1), BAIL;
+        if (!kp) return (s->oom = 1), BAIL;
         s->key_ptr = kp;
         size_t *kl = realloc(s->key_len, cap * sizeof(size_t));
-        if (!kl) return (oom_flag = 1), BAIL;
+        if (!kl) return (s->oom = 1), BAIL;
         s->key_len = kl;
         s->keys_cap = cap;
     }
@@ -1426,12 +1434,12 @@ static int parse_entity(Scanner *s, Cur *c, int64_t offset) {
 }
 
 /* ---- the Python type ----------------------------------------------------------------------------- */
-static void snak_init(SnakCols *sc) {
-    for (int i = 0; i < N_SNAK_STR; i++) str_init(&sc->s[i]);
-    num_init(&sc->precision, 1);
-    num_init(&sc->lat, 8);
-    num_init(&sc->lon, 8);
-    num_init(&sc->cprec, 8);
+static void snak_init(SnakCols *sc, int *oom) {
+    for (int i = 0; i < N_SNAK_STR; i++) str_init(&sc->s[i], oom);
+    num_init(&sc->precision, 1, oom);
+    num_init(&sc->lat, 8, oom);
+    num_init(&sc->lon, 8, oom);
+    num_init(&sc->cprec, 8, oom);
 }
 
 static void str_free(StrCol *c) {
@@ -1534,40 +1542,46 @@ static void scanner_free_columns(Scanner *s) {
     }
 }
 
-static void scanner_init_columns(Scanner *s) {
-    str_init(&s->e_id);
-    str_init(&s->e_type);
-    str_init(&s->e_datatype);
-    num_init(&s->e_lastrevid, 8);
-    num_init(&s->e_offset, 8);
+/* Empty columns, every buffer (scratch ones too) reporting to the scanner's `oom`; OK or BAIL. */
+static int scanner_init_columns(Scanner *s) {
+    int *oom = &s->oom;
+    Buf *scratch[] = {&s->scratch_id, &s->scratch_type, &s->scratch_tmp, &s->scratch_stid, &s->scratch_rank,
+                      &s->slot[0], &s->slot[1], &s->slot[2], &s->slot[3], &s->fallbacks};
+    for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++) scratch[i]->oom = oom;
+    str_init(&s->e_id, oom);
+    str_init(&s->e_type, oom);
+    str_init(&s->e_datatype, oom);
+    num_init(&s->e_lastrevid, 8, oom);
+    num_init(&s->e_offset, 8, oom);
     for (int i = 0; i < s->n_langs; i++) {
-        str_init(&s->e_label[i]);
-        str_init(&s->e_desc[i]);
+        str_init(&s->e_label[i], oom);
+        str_init(&s->e_desc[i], oom);
     }
-    num_init(&s->a_ent, 4);
-    num_init(&s->a_lang, 4);
-    num_init(&s->a_ord, 4);
-    str_init(&s->a_value);
-    num_init(&s->s_ent, 4);
-    num_init(&s->s_site, 4);
-    num_init(&s->s_nbadges, 4);
-    str_init(&s->s_title);
-    str_init(&s->s_badge);
-    str_init(&s->s_site_name);
-    num_init(&s->c_ent, 4);
-    num_init(&s->c_ord, 4);
-    num_init(&s->c_nquals, 4);
-    str_init(&s->c_prop);
-    str_init(&s->c_stid);
-    str_init(&s->c_rank);
-    snak_init(&s->c_snak);
-    str_init(&s->q_prop);
-    snak_init(&s->q_snak);
-    num_init(&s->o_ent, 4);
-    num_init(&s->o_ord, 4);
-    str_init(&s->o_prop);
-    str_init(&s->o_rank);
-    str_init(&s->o_item);
+    num_init(&s->a_ent, 4, oom);
+    num_init(&s->a_lang, 4, oom);
+    num_init(&s->a_ord, 4, oom);
+    str_init(&s->a_value, oom);
+    num_init(&s->s_ent, 4, oom);
+    num_init(&s->s_site, 4, oom);
+    num_init(&s->s_nbadges, 4, oom);
+    str_init(&s->s_title, oom);
+    str_init(&s->s_badge, oom);
+    str_init(&s->s_site_name, oom);
+    num_init(&s->c_ent, 4, oom);
+    num_init(&s->c_ord, 4, oom);
+    num_init(&s->c_nquals, 4, oom);
+    str_init(&s->c_prop, oom);
+    str_init(&s->c_stid, oom);
+    str_init(&s->c_rank, oom);
+    snak_init(&s->c_snak, oom);
+    str_init(&s->q_prop, oom);
+    snak_init(&s->q_snak, oom);
+    num_init(&s->o_ent, 4, oom);
+    num_init(&s->o_ord, 4, oom);
+    str_init(&s->o_prop, oom);
+    str_init(&s->o_rank, oom);
+    str_init(&s->o_item, oom);
+    return s->oom ? BAIL : OK;
 }
 
 static void Scanner_dealloc(Scanner *s) {
@@ -1638,7 +1652,10 @@ static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
         PyErr_NoMemory();
         return -1;
     }
-    scanner_init_columns(s);
+    if (scanner_init_columns(s)) {
+        PyErr_NoMemory();
+        return -1;
+    }
     s->ready = 1;
     return 0;
 }
@@ -1797,7 +1814,7 @@ static int scan_lines(Scanner **scanners, Py_ssize_t n, uint64_t num_shards, uin
                                       num_shards) / per_route;
                     s = scanners[route < (uint64_t)n ? route : (uint64_t)(n - 1)];
                 }
-                if (oom_flag) return BAIL;
+                if (owner->oom) return BAIL; /* in line_id */
                 Marks m;
                 mark(s, &m);
                 Cur c = {data + a, data + b, 0};
@@ -1810,10 +1827,7 @@ static int scan_lines(Scanner **scanners, Py_ssize_t n, uint64_t num_shards, uin
                     k->entities++;
                 } else {
                     truncate_all(s, &m);
-                    if (oom_flag || add_fallback(owner, offset, pos, line_end)) {
-                        oom_flag = 1;
-                        return BAIL;
-                    }
+                    if (s->oom || add_fallback(owner, offset, pos, line_end)) return BAIL;
                 }
             }
         }
@@ -1850,12 +1864,14 @@ static PyObject *run_scan(Scanner **scanners, Py_ssize_t n, uint64_t num_shards,
     Counts k = {0, 0, 0, 0};
     owner->fallbacks.len = 0;
     owner->n_fallback = 0;
-    oom_flag = 0;
+    for (Py_ssize_t i = 0; i < n; i++) scanners[i]->oom = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = scan_lines(scanners, n, num_shards, per_route, view->buf, base, start, end, &k);
     Py_END_ALLOW_THREADS
-    if (rc != OK || oom_flag) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (scanners[i]->oom) rc = BAIL;
+    if (rc != OK) return PyErr_NoMemory();
     return scan_result(owner, &k);
 }
 
@@ -2122,13 +2138,14 @@ static PyObject *Scanner_absorb(Scanner *s, PyObject *arg) {
     int n = column_refs(s, mine);
     column_refs(o, theirs);
     int32_t rebase = (int32_t)s->e_id.n; /* read before e.id itself grows */
+    s->oom = 0;
     for (int i = 0; i < n; i++) {
         int rc = mine[i].str ? str_append(mine[i].str, theirs[i].str)
                              : num_append(mine[i].num, theirs[i].num, mine[i].ent ? rebase : 0);
         if (rc != OK) {
             /* Some columns already grew: this scanner's rows no longer line up, so it is spent. */
             s->ready = 0;
-            if (oom_flag) return PyErr_NoMemory();
+            if (s->oom) return PyErr_NoMemory();
             PyErr_SetString(PyExc_OverflowError, "a column passed 2 GB in one export");
             return NULL;
         }

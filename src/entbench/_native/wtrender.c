@@ -765,6 +765,10 @@ static int Inline_init(Inline *self, PyObject *args, PyObject *kwds) {
     PyObject *article_key;
     int mode, first_letter;
     Py_ssize_t cache_limit;
+    if (kwds && PyDict_GET_SIZE(kwds)) { /* positional only: a keyword would be silently ignored */
+        PyErr_SetString(PyExc_TypeError, "Inline() takes no keyword arguments");
+        return -1;
+    }
     if (!PyArg_ParseTuple(args, "O!OOOOiOO!O!O!Upn", &PyDict_Type, &targets, &classify, &clean_plain, &flatten, &around,
                           &mode, &trail, &PyDict_Type, &counts, &PyType_Type, &link_type, &PyType_Type,
                           &classified_type, &article_key, &first_letter, &cache_limit))

@@ -24,7 +24,7 @@ from types import ModuleType
 import pyarrow.compute as pc
 import pytest
 import xxhash
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from entbench.builders.wikidata.native import NativeRows, _wdscan, native_available
@@ -71,6 +71,7 @@ from tests.builders.wikidata.native_support import (
     with_members,
     with_statements,
 )
+from tests.fuzz.budget import fuzz_settings
 
 BUNDLED_LANGUAGES, BUNDLED_SITES, BUNDLED_SHARDS = bundled_wikidata_params()
 OTHER_LANGUAGES, OTHER_SITES = ("de", "fr", "zh-hant"), ("dewiki",)
@@ -1111,9 +1112,7 @@ def mutated_lines(draw: st.DrawFn) -> bytes:
     return line
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@fuzz_settings(150)
 @given(line=mutated_lines(), all_sites=st.booleans())
 def test_mutated_real_lines_paths_agree(line: bytes, all_sites: bool) -> None:
     """Whatever a real line is mutated into, the native path never crashes nor differs."""
@@ -1158,7 +1157,7 @@ def _json_string(literal: bytes) -> str | None:
     return text
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz_settings(400)
 @given(pieces=st.lists(_STRING_PIECES, max_size=12), kept=st.booleans())
 @example(pieces=[b"\\u00e9\\u4e2d", b"\\u123g"], kept=False)
 @example(pieces=[b"x", b"\\ud83d\\u0041"], kept=True)
@@ -1334,7 +1333,7 @@ def test_absorb_refuses_a_scanner_it_cannot_append() -> None:
 
 
 @given(st.binary(max_size=100))
-@settings(max_examples=200, deadline=None)
+@fuzz_settings(200)
 def test_routing_hash_is_shard_of_hash(data: bytes) -> None:
     """The scanner's XXH64 is `shards.shard_of`'s (xxhash), at every length (stripes, tails)."""
     assert _wdscan.xxh64(data) == xxhash.xxh64_intdigest(data)
