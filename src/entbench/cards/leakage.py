@@ -125,7 +125,7 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
     blocks.append(
         "Against the other benchmarks built in the same directory (documents, entities and "
         "(mention, entity) pairs this one's evaluation data shares with their training data): "
-        f"`entbench audit leakage --from {view.out}`."
+        f"`entbench audit leakage --from {'entbench-out' if view.published else view.out}`."
     )
     return Section("Leakage audit", tuple(blocks))
 
