@@ -123,4 +123,4 @@ def test_the_python_api_example_runs_on_the_demo_world(tmp_path: Path) -> None:
         [sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "benchmarks/wikient/v" in done.stdout and "num_rows: 5827" in done.stdout, done.stdout
+    assert "benchmarks/wikient/v" in done.stdout and "num_rows: 5830" in done.stdout, done.stdout

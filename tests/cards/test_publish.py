@@ -132,7 +132,7 @@ def test_publish_from_the_cli_refuses_a_folder_it_did_not_write(
     assert (tmp_path / "mine" / "notes.txt").is_file()
     done = run_cli(["publish", "wikient", "--from", str(world_out), "--out", str(tmp_path / "pub")])
     assert done.exit_code == 0, done.stderr
-    assert "wikient/wikient: wikient, 5,827 rows (data/wikient/wikient-*.parquet)" in done.stdout
+    assert "wikient/wikient: wikient, 5,830 rows (data/wikient/wikient-*.parquet)" in done.stdout
     again = run_cli(["publish", "wikient", "--from", str(world_out), "--out", str(tmp_path / "pub")])
     assert again.exit_code == 0, again.stderr  # an earlier publish is replaced
 
