@@ -2,8 +2,9 @@
 a built target's ids fall in them.
 
 The bundled demo world (`fixtures/world/PROVENANCE.md`) gives each entity it derives (a zhwiki or
-enwiki title no real item of its material covers) an id far above real Wikidata's (about Q130M in
-2024), so no made-up id can ever be taken for a real item:
+enwiki title no real item of its material covers) its real QID where the material's real labels
+name the item without doubt (`fixtures/scripts/world_real_qids.py`), else an id far above real
+Wikidata's (about Q130M in 2024), so no made-up id can ever be taken for a real item:
 
 * `Q9000000001` and up: the Hansel pair's derived zhwiki items (`fixtures/scripts/hansel_fixture.py`);
 * `Q9100000001` and up: the world's derived enwiki items (`fixtures/scripts/world_wikidata.py`).
