@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from entbench.engine.shards import shards_of
 from entbench.engine.stage import MapTask, UpstreamOutput
 
 #: Read buffer of a streamed Parquet file: reads go through it a page or so at a time.
@@ -208,6 +209,37 @@ def iter_span(
     yield from parquet.iter_batches(
         batch_size=batch_rows, row_groups=list(row_groups), columns=None if columns is None else list(columns)
     )
+
+
+def partitions_for(upstream_shards: int, wanted: int) -> int:
+    """A partition count for a repartition join against a table of `upstream_shards` shards routed
+    by the join key: `wanted` rounded up to a multiple of it, so each partition lies in one of its
+    shards (`read_partition`)."""
+    shards = max(1, upstream_shards)
+    return shards * max(1, math.ceil(wanted / shards))
+
+
+def read_partition(
+    upstream: UpstreamOutput, table: str, key: str, partition: int, partitions: int, columns: Sequence[str]
+) -> pa.Table:
+    """The `columns` of the rows of an upstream `table` routed by `key` (`shards.shard_of`) whose
+    `shard_of(key, partitions)` is `partition`.
+
+    When `partitions` is a multiple of the table's shard count (`partitions_for`), those rows all
+    lie in shard `partition % shards` (a key's hash modulo the shard count is its hash modulo
+    `partitions`, modulo the shard count), so a repartition join reads one shard of the table per
+    partition, a constant number of times over all partitions, rather than every shard each time;
+    with as many partitions as shards, the shard is the partition. Otherwise every shard is read."""
+    files = upstream.files(table)
+    wanted = list(dict.fromkeys([key, *columns]))
+    if partitions % len(files) == 0:
+        rows = pq.read_table(files[partition % len(files)], columns=wanted)
+        if partitions == len(files):
+            return rows.select(list(columns))
+    else:
+        rows = pq.read_table(files, columns=wanted)
+    mask = shards_of(rows.column(key).to_pylist(), partitions) == partition
+    return rows.filter(pa.array(mask)).select(list(columns))
 
 
 def read_span(path: str, row_groups: Sequence[int], columns: Sequence[str] | None = None) -> pa.Table:
