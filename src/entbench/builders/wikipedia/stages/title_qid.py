@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from entbench.builders.wikipedia.stages.scan import SITEINFO_FILE
 from entbench.engine.duck import stage_connection
+from entbench.engine.inputs import read_partition
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -40,6 +41,7 @@ from entbench.engine.stage import (
     ProgressFn,
     Stage,
     StageContext,
+    UpstreamOutput,
 )
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
@@ -66,6 +68,15 @@ class TitleQidParams(Params):
         if self.max_hops < 0:
             raise ValueError("max_hops must be >= 0")
         super().__post_init__()
+
+
+def title_partition(
+    title_qid: UpstreamOutput, partition: int, partitions: int, columns: Sequence[str]
+) -> pa.Table:
+    """The `columns` of the titles whose `shard_of(title, partitions)` is `partition`: `title_qid`
+    routes its rows by title, so with `partitions` shards that is one shard file
+    (`engine.inputs.read_partition`)."""
+    return read_partition(title_qid, "title_qid", "title", partition, partitions, columns)
 
 
 def read_siteinfo(directory: str) -> SiteInfo:
