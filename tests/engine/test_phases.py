@@ -4,7 +4,7 @@ The toy: documents' words (sharded by document) meet a dictionary (sharded by wo
 routes the words by word into the dictionary's partitions, each reducer joining one shard of the
 dictionary; the stage then routes the joined rows by document and counts each document's known
 words. What it must show: the bytes do not depend on the workers, the phase's rows never reach the
-output directory, its stats reach the stage's manifest, a build killed after the phase resumes
+output directory, the stage can report its stats, a build killed after the phase resumes
 without running it again, and a stage may add phases the data calls for.
 """
 
@@ -142,6 +142,9 @@ class CountKnown(Stage):
         )
         return Stats()
 
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        return dict(ctx.phases["count_known.by_word"].stats)  # what the phase counted
+
     def reduce(
         self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
@@ -189,7 +192,7 @@ def test_a_phase_joins_partition_by_partition_and_the_bytes_do_not_depend_on_wor
     assert not (final / "_phases").exists() and not list(final.parent.glob(".incomplete"))
     manifest = json.loads((final / "_MANIFEST.json").read_text())
     words = sum(len(set(ws)) for ws in DOCS.values())
-    assert manifest["stats"]["words_routed"] == words  # the phase's map stats
+    assert manifest["stats"]["words_routed"] == words  # the phase's map stats, reported by finalize
     assert manifest["stats"]["words_unknown"] == words - sum(expected_counts().values())  # its reduce's
     assert "count_known.by_word" not in manifest["inputs"]  # a phase is no input: not in the fingerprint
 

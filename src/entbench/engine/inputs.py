@@ -225,17 +225,20 @@ def read_partition(
     """The `columns` of the rows of an upstream `table` routed by `key` (`shards.shard_of`) whose
     `shard_of(key, partitions)` is `partition`.
 
-    When `partitions` is a multiple of the table's shard count (`partitions_for`), those rows all
-    lie in shard `partition % shards` (a key's hash modulo the shard count is its hash modulo
-    `partitions`, modulo the shard count), so a repartition join reads one shard of the table per
-    partition, a constant number of times over all partitions, rather than every shard each time;
-    with as many partitions as shards, the shard is the partition. Otherwise every shard is read."""
+    A key's hash modulo a number is its hash modulo any multiple of that number, modulo the number.
+    So when `partitions` is a multiple of the table's shard count (`partitions_for`), those rows all
+    lie in shard `partition % shards`, and when the shard count is a multiple of `partitions`, they
+    are the shards `partition`, `partition + partitions`, …: either way a repartition join reads the
+    table a constant number of times over all its partitions, never every shard for each. Otherwise
+    every shard is read and filtered."""
     files = upstream.files(table)
+    shards = len(files)
+    if shards % partitions == 0:
+        parts = [pq.read_table(files[i], columns=list(columns)) for i in range(partition, shards, partitions)]
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
     wanted = list(dict.fromkeys([key, *columns]))
-    if partitions % len(files) == 0:
-        rows = pq.read_table(files[partition % len(files)], columns=wanted)
-        if partitions == len(files):
-            return rows.select(list(columns))
+    if partitions % shards == 0:
+        rows = pq.read_table(files[partition % shards], columns=wanted)
     else:
         rows = pq.read_table(files, columns=wanted)
     mask = shards_of(rows.column(key).to_pylist(), partitions) == partition

@@ -177,8 +177,8 @@ class Builder:
         manifest_path = plan.work_dir / MANIFEST_NAME
         if not (manifest_path.exists() and not check_complete(plan.work_dir)):
             t0 = time.monotonic()
-            plan, phase_stats = self._run_phases(plan, executor)
-            if phase_stats is not None:
+            plan = self._run_phases(plan, executor)
+            if plan.ctx.phases:
                 timings["phases_seconds"] = round(time.monotonic() - t0, 3)
             map_stats = Stats()
             todo_shards = workdir.todo_shards(plan)
@@ -199,16 +199,14 @@ class Builder:
             t0 = time.monotonic()
             self._run_shard_phase(plan, executor, todo_shards, spill_dir, inputs)
             timings["shard_seconds"] = round(time.monotonic() - t0, 3)
-            workdir.write_manifest(plan, map_stats.merge(phase_stats or Stats()))
+            workdir.write_manifest(plan, map_stats)
         workdir.write_run_record(plan, started, timings)
         workdir.promote(plan)
 
-    def _run_phases(self, plan: StagePlan, executor: Executor) -> tuple[StagePlan, Stats | None]:
+    def _run_phases(self, plan: StagePlan, executor: Executor) -> StagePlan:
         """Run the stage's phases in order (`Stage.phases`, asked again after each one), each
-        skipped if already complete; the plan with them in its context, and their summed stats
-        (None without phases)."""
+        skipped if already complete; the plan with them in its context."""
         done: dict[str, UpstreamOutput] = {}
-        stats = Stats()
         while True:
             ctx = dataclasses.replace(plan.ctx, phases=dict(done))
             todo = [
@@ -223,10 +221,9 @@ class Builder:
             if not (sub.final_dir.exists() and not check_complete(sub.final_dir)):
                 self._execute(sub, executor)
             done[phase.stage_name] = upstream_from_manifest(sub.final_dir)
-            stats.merge(done[phase.stage_name].stats)
         if not done:
-            return plan, None
-        return dataclasses.replace(plan, ctx=dataclasses.replace(plan.ctx, phases=done)), stats
+            return plan
+        return dataclasses.replace(plan, ctx=dataclasses.replace(plan.ctx, phases=done))
 
     def _store_path(self, plan: StagePlan) -> str:
         return plan.final_dir.relative_to(self.out).as_posix()

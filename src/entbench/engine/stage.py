@@ -297,7 +297,8 @@ class Stage:
         again after each phase has run (`ctx.phases` then holds those run so far) and runs the
         first one listed that has not: a stage may list phases the data calls for. Phases are how
         this stage computes, not what it reads: they do not enter its fingerprint (its `version`
-        covers them), and their stats are added to its own."""
+        covers them). What they count stays in their own manifests (`ctx.phases[name].stats`): the
+        stage reports what it means to in `finalize`."""
         return ()
 
     def map_tasks(self, ctx: StageContext) -> Iterable[MapTask]:

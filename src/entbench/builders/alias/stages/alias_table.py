@@ -262,9 +262,11 @@ class AliasTable(Stage):
         return {"alias_table": result.cast(ALIAS_TABLE)}, stats
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `_normalization.json` (scheme, Chinese conversion, converter, wiki language) for lookups."""
+        """Write `_normalization.json` (scheme, Chinese conversion, converter, wiki language) for
+        lookups; report what the title resolution counted."""
         language = read_siteinfo(ctx.inputs[self.wikipedia].directory).language
         normalizer = normalizer_for(ctx.params.to_json(), language)
         doc = {**normalizer.to_json(), "language": language}
         atomic_write_text(directory / NORMALIZATION_FILE, json.dumps(doc, sort_keys=True) + "\n")
-        return {"files": [NORMALIZATION_FILE]}
+        # What the title resolution counted (`links_unresolved`) is the stage's to report.
+        return {"files": [NORMALIZATION_FILE], **ctx.phases[f"{self.stage_name}.{BY_TITLE}"].stats}

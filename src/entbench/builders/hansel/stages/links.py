@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -193,6 +194,10 @@ class HanselLinks(Stage):
             "documents": documents,
             "links": pa.concat_tables(kept) if kept else schema.LINKS.empty_table(),
         }, stats
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """Report the pages that are not articles, which the `by_title` phase counted."""
+        return dict(ctx.phases[f"{self.stage_name}.{BY_TITLE}"].stats)
 
     @staticmethod
     def _documents(docs: list[tuple[Any, ...]], stats: Stats) -> tuple[dict[int, str], list[list[Any]]]:
