@@ -4,8 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= entbench-out
 # Every target of the bundled demo world, in an order where each reuses the stages of those before.
-RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb alias-table-kb wikireading wikient \
-	enteval-tasks hansel-train hansel-fewshot hansel-zeroshot
+RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb kb-series alias-table-kb wikireading wikient \
+	enteval-tasks hansel-train hansel-fewshot hansel-zeroshot hansel-kb
 
 .PHONY: install native run test lint typecheck pytest fixtures fixtures-check bench hansel wikireading clean
 
@@ -55,13 +55,17 @@ bench: install
 wikireading: install
 	$(BIN)/entbench build wikireading --out $(OUT)
 
-# The three Hansel targets on the demo world (its zhwiki dump, corpus and Wikidata pair), then the
-# training set as official jsonl.
+# The four Hansel targets on the demo world (its zhwiki dump, corpus and Wikidata pair), then the
+# training set, the entity KB and the demo's annotated test sets as release jsonl.
 hansel: install
 	$(BIN)/entbench build hansel-train --out $(OUT)
 	$(BIN)/entbench build hansel-fewshot --out $(OUT)
 	$(BIN)/entbench build hansel-zeroshot --out $(OUT)
+	$(BIN)/entbench build hansel-kb --out $(OUT)
 	$(BIN)/entbench export hansel-train --from $(OUT) --format jsonl --out $(OUT)/export/hansel
+	$(BIN)/entbench export hansel-kb --from $(OUT) --format jsonl --out $(OUT)/export/hansel
+	$(BIN)/entbench export hansel-test --from $(OUT) --annotations fixtures/hansel/annotations.jsonl \
+		--out $(OUT)/export/hansel
 
 clean:
 	rm -rf $(OUT) .pytest_cache .mypy_cache .ruff_cache

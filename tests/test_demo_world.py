@@ -56,3 +56,6 @@ def test_hansel(world_out: Path) -> None:
     assert fewshot.num_rows >= 1
     zeroshot = table(target_stages(world_out, "hansel-zeroshot")["hansel_zeroshot"], "zeroshot_pool")
     assert zeroshot.num_rows >= 20
+    kb = table(target_stages(world_out, "hansel-kb")["hansel_kb"], "kb")
+    assert set(train.column("gold_id").to_pylist()) <= set(kb.column("id").to_pylist())
+    assert sum(bool(t) for t in kb.column("text").to_pylist()) >= 5  # the zhwiki dump's articles

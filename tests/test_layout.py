@@ -9,7 +9,17 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "entbench"
 BUILDERS = SRC / "builders"
-DATASETS = ("alias", "edge_probing", "enteval", "hansel", "kb", "wikidata", "wikipedia", "wikireading")
+DATASETS = (
+    "alias",
+    "edge_probing",
+    "enteval",
+    "hansel",
+    "kb",
+    "kb_series",
+    "wikidata",
+    "wikipedia",
+    "wikireading",
+)
 #: Files allowed past 500 lines, with why (none today).
 LONG_FILES: dict[str, str] = {}
 

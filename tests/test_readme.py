@@ -32,11 +32,17 @@ DATA = {
     "/data/wikidata-20211201-all.json.gz": WORLD / "wikidata-new.json.gz",
     "/data/zhwiki-latest-pages-articles.xml.bz2": FIXTURES / "hansel" / "zhwiki-fixture.xml.bz2",
     "/data/enwiki-latest-pages-articles-multistream.xml.bz2": WORLD / "enwiki.xml.bz2",
+    # Hansel from enwiki: real English pages with a Wikidata pair derived for them (hansel-en/)
+    "/data/enwiki-latest-pages-articles.xml.bz2": FIXTURES / "hansel-en" / "enwiki-fixture.xml.bz2",
+    "/data/wikidata-20180813-all.json.gz": FIXTURES / "hansel-en" / "wikidata-old.json.gz",
+    "/data/wikidata-20210315-all.json.gz": FIXTURES / "hansel-en" / "wikidata-new.json.gz",
 }
 #: Commands whose documented outcome on the demo world's small files is a user error: real-use
-#: defaults meant for a full dump (1,000 validation documents; the demo zhwiki has 6).
+#: defaults meant for a full dump (1,000 validation documents; the demo zhwiki has 6, the English
+#: Hansel fixture 3).
 EXPECTED_ERRORS = {
     "--source zhwiki=": "hansel.validation_docs = 1000 holds out all 6 documents",
+    "--source wiki=": "hansel.validation_docs = 1000 holds out all 3 documents",
 }
 NOT_RUN = {"make test"}
 
@@ -61,7 +67,9 @@ def commands() -> list[str]:
 def test_the_readme_shows_commands_to_run() -> None:
     found = commands()
     assert found[:2] == ["make run", "make test"]
-    assert any(c.startswith(".venv/bin/entbench inspect") for c in found)
+    assert found[2] == ". .venv/bin/activate"  # once; every later command is a bare `entbench`
+    assert not any(c.startswith(".venv/bin/entbench") for c in found)
+    assert any(c.startswith("entbench inspect") for c in found)
     assert sum(c.startswith("entbench build") for c in found) >= 8
     paths = {p for c in found for p in re.findall(r"/data/[^\s]+", c)}
     assert paths - {"/data/out"} <= set(DATA), "a /data path the test does not map"
@@ -97,3 +105,22 @@ def test_every_readme_command_runs_on_the_demo_world(tmp_path: Path) -> None:
             # The one-screen summary: every target with its final tables, none empty.
             summary = done.stdout[done.stdout.rindex("alias-table:") :]
             assert "empty table" not in summary and "hansel-train:" in summary, summary
+
+
+def python_examples() -> list[str]:
+    """The Python blocks of the README's "Python API" section."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Python API")
+    end = text.find("\n## ", start + 1)
+    return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
+
+
+def test_the_python_api_example_runs_on_the_demo_world(tmp_path: Path) -> None:
+    (example,) = python_examples()
+    (tmp_path / "fixtures").symlink_to(FIXTURES)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    done = subprocess.run(
+        [sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "benchmarks/wikient/v" in done.stdout and "num_rows: 5827" in done.stdout, done.stdout

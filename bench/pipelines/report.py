@@ -347,8 +347,10 @@ def markdown(doc: dict[str, Any]) -> str:
     ]
     for key, m in doc["mwxml"].items():
         size, language = key.split("/")
-        scan = "zhwiki" if language == "zh" else "wikipedia"
-        seconds = doc["builds"][f"{size}/{language}/w1"]["stages"][scan]["seconds"]
+        stages = doc["builds"][f"{size}/{language}/w1"]["stages"]
+        # the Hansel scan is `wiki` (`zhwiki` in results recorded before issue 36)
+        scan = next(s for s in ("wiki", "zhwiki") if s in stages) if language == "zh" else "wikipedia"
+        seconds = stages[scan]["seconds"]
         plain = m.get("scan_plain_seconds")
         lines.append(
             _row(

@@ -59,11 +59,11 @@ RESULT_FORMAT = "entbench.bench-pipelines/1"
 WORLDS = {
     "zh": {
         "targets": ("hansel-train",),
-        "sources": {"zhwiki": "xml", "wikidata_old": "old", "wikidata_new": "new"},
+        "sources": {"wiki": "xml", "wikidata_old": "old", "wikidata_new": "new"},
     },
     "en": {"targets": ("alias-table", "wikireading"), "sources": {"wikipedia": "xml", "wikidata": "old"}},
 }
-SCANS = {"zh": "zhwiki", "en": "wikipedia"}
+SCANS = {"zh": "wiki", "en": "wikipedia"}  # the Hansel scan was named zhwiki before issue 36
 
 
 def world(work: Path, language: str, mb: float, seed: int, regenerate: bool) -> tuple[Path, dict[str, Any]]:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry the runner reads
+import entbench.builders  # declares every dataset's pipeline to the registry the runner reads
 from entbench.builders.edge_probing.dev_split import DEFAULT_DEV_SEED
 from entbench.engine import registry
 from entbench.engine.build_out import is_store_url, local_build, local_dir
@@ -24,6 +24,7 @@ from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED
 if TYPE_CHECKING:
     from entbench.builders.edge_probing.filter_mem import FilterMemResult
     from entbench.cards.model import CardResult, Invocation
+    from entbench.cards.publish import PublishResult
 
 
 def build_location(out: str | Path, work_dir: str | Path | None = None) -> tuple[Path, Store | None]:
@@ -65,6 +66,7 @@ def build(
     log: object = None,
     card: bool = True,
     shuffle_groups: int = BuildOptions.shuffle_groups,
+    limit: int | None = None,
 ) -> dict[str, Path]:
     """Build `target` into `out`; returns stage name -> output directory.
 
@@ -76,7 +78,9 @@ def build(
     (`engine.store`); the returned directories are in the work directory. With `card` (default)
     the target's dataset card is written to `<out>/cards/<target>/` afterwards (`entbench.cards`).
     `shuffle_groups` tunes the map-reduce
-    shuffle (`engine.shuffle`), never the output.
+    shuffle (`engine.shuffle`), never the output. `limit` makes a trial build from the first `limit`
+    entities, pages or lines of each dump (`engine.sources.limit_sources`): its own fingerprints,
+    marked in the card.
     """
     if workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
@@ -103,17 +107,47 @@ def build(
         progress=progress,
         shuffle_groups=shuffle_groups,
     )
-    builder = Builder(work, cfg, options, log=log, store=store)
+    builder = Builder(work, cfg, options, log=log, store=store, limit=limit)
     dirs = builder.build(target, force=force)
     if card:
         # The dataset card (`<out>/cards/<target>/`); it never raises: a failed plot is counted.
         from entbench.cards.model import Invocation
 
         invocation = Invocation(
-            None if config is None else str(config), tuple(sources), tuple(params), str(out)
+            None if config is None else str(config), tuple(sources), tuple(params), str(out), limit
         )
         _write_card(builder, store, work, target, dirs, invocation, log if callable(log) else None)
     return dirs
+
+
+def dry_run(
+    target: str,
+    *,
+    config: str | Path | None = None,
+    sources: Sequence[str] = (),
+    params: Sequence[str] = (),
+    out: str | Path = "entbench-out",
+    work_dir: str | Path | None = None,
+    workers: int = 1,
+    limit: int | None = None,
+) -> list[str]:
+    """`entbench build --dry-run`: the lines saying what a build would run, from which sources, and
+    about how long, how much memory and scratch it would take (`engine.dry_run`); builds nothing."""
+    from entbench.engine.dry_run import dry_run as plan_dry_run
+    from entbench.engine.dry_run import load_rates
+
+    if workers < 1:
+        raise UserError(f"--workers must be at least 1, got {workers}")
+    if limit is not None and limit < 1:
+        raise UserError(f"--limit must be at least 1, got {limit}")
+    work, _ = build_location(out, work_dir)
+    cfg = load_config(config, sources, params)
+    options = BuildOptions(workers=workers, progress=False)
+    rates = load_rates(Path(entbench.builders.__file__).with_name("rates.json"))
+    lines = plan_dry_run(target, cfg, options, work, rates, limit=limit)
+    if cfg.demo:
+        lines.insert(0, f"the bundled demo world ({cfg.path}): no --config and no --source")
+    return lines
 
 
 def _stderr(message: str) -> None:
@@ -194,3 +228,27 @@ def filter_mem(
     # Edge probing has no build target, so this card is where its leakage audit is read (issue 10).
     atomic_write_text(done.out / "README.md", filter_mem_card(done.report, done.stats, str(out)))
     return done
+
+
+def publish(target: str, build_out: str | Path, out: str | Path) -> PublishResult:
+    """`entbench publish`: `target`'s build in `build_out` (a directory, or the store URL it was
+    published to) as a Hugging Face dataset folder in `out` (`cards.publish`)."""
+    from entbench.cards.publish import publish as publish_folder
+
+    registry.get_target(target)
+    if is_store_url(out):
+        raise UserError(f"--out {out}: publish writes a local folder; upload it with huggingface-cli upload")
+    root = local_build(build_out, target)
+    return publish_folder(root, target, local_dir(out))
+
+
+def audit_leakage(build_out: str | Path) -> tuple[str, dict[str, object]]:
+    """`entbench audit leakage`: every benchmark built in `build_out` (a build's --out directory)
+    against every other one (`cards.cross_leakage`); the Markdown report and the JSON."""
+    from entbench.cards.cross_leakage import audit_leakage as audit
+    from entbench.cards.cross_leakage_report import leakage_markdown
+
+    if is_store_url(build_out):
+        raise UserError(f"--from {build_out}: audit leakage reads a build directory, not a store URL")
+    report = audit(local_dir(build_out))
+    return leakage_markdown(report), report.to_json()

@@ -33,12 +33,16 @@ class DataError(EntbenchError):
 
     exit_code = 1
 
-    def __init__(self, message: str, *, path: str | None = None, offset: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, offset: int | None = None, offset_in: str = ""
+    ) -> None:
         where = ""
         if path is not None:
             where = f"{path}"
             if offset is not None:
-                where += f" at byte offset {offset}"
+                # `offset_in` says which bytes the offset counts when they are not the file's own
+                # (a compressed file's decompressed stream)
+                where += f" at byte offset {offset}" + (f" of {offset_in}" if offset_in else "")
             where += ": "
         super().__init__(where + message)
         self.path = path

@@ -31,6 +31,7 @@ GOLDEN_TARGETS: tuple[str, ...] = (
     "title-qid",
     "alias-table",
     "kb",
+    "kb-series",
     "alias-table-kb",
     "wikireading",
     "wikient",
@@ -38,6 +39,7 @@ GOLDEN_TARGETS: tuple[str, ...] = (
     "hansel-train",
     "hansel-fewshot",
     "hansel-zeroshot",
+    "hansel-kb",
 )
 
 

@@ -29,3 +29,9 @@ def gen() -> ModuleType:
 def scanners() -> ModuleType:
     """`bench/scanners.py`."""
     return _bench_module("scanners")
+
+
+@pytest.fixture(scope="session")
+def text_holes() -> ModuleType:
+    """`bench/text_holes.py`."""
+    return _bench_module("text_holes")

@@ -55,7 +55,7 @@ def test_one_row_group_per_task_gives_every_stage_the_same_rows(
     monkeypatch.setattr(shards, "ROW_GROUP_BYTES", 64 << 10)
     monkeypatch.setattr(inputs, "SPAN_BYTES", 1)
     small = build_all(tmp_path / "small")
-    for scan, least in (("zhwiki", 2), ("wikipedia", 10)):  # the tasks really are parts of shards
+    for scan, least in (("wiki", 2), ("wikipedia", 10)):  # the tasks really are parts of shards
         pages = load_manifest(small[scan])["outputs"]["pages"]["shards"][0]["file"]
         assert pq.ParquetFile(small[scan] / pages).metadata.num_row_groups >= least
     assert set(small) == set(normal)

@@ -107,7 +107,9 @@ def test_card_front_matter_sources_and_licence(world_out: Path) -> None:
     assert readme.startswith('---\npretty_name: "entbench kb"\nlicense: cc0-1.0\n')
     for name in ("wikidata_old", "wikidata_new"):
         src = load_manifest(dirs[name])["sources"][name]
-        assert f"| {name} | `{src['path']}` | {src['size']:,} | `{src['sha256']}` |" in readme
+        # the dump's file name and the date in it (none in the demo world's names), never a local path
+        dump = src["path"].rsplit("/", 1)[-1]
+        assert f"| {name} | `{dump}` | – | {src['size']:,} | `{src['sha256']}` |" in readme
     assert "CC0 1.0" in readme and "CC BY-SA" not in readme
     # every drop counter of every stage is listed under its reason
     for stage, directory in dirs.items():
@@ -208,7 +210,13 @@ def test_a_failing_section_is_noted_and_the_card_still_written(
 def test_wikireading_card_plots_on_a_nonempty_build(world_out: Path) -> None:
     out, dirs = world_out, stage_dirs(world_out, "wikireading")
     card = out / "cards" / "wikireading"
-    for name in ("top_properties.png", "answer_set_sizes.png", "split_sizes.png", "leakage.png"):
+    for name in (
+        "top_properties.png",
+        "property_coverage.png",
+        "answer_set_sizes.png",
+        "split_sizes.png",
+        "leakage.png",
+    ):
         assert_real_png(card / name)
     readme = (card / "README.md").read_text()
     for split in ("train", "valid", "test"):
@@ -242,6 +250,11 @@ def test_wikireading_chart_data_matches_the_shards(world_out: Path) -> None:
     best = max(stats, key=lambda r: (r["instances"], [-ord(c) for c in r["property"]]))
     assert top.series[0][1][0] == best["instances"]
     assert len(top.labels) == min(20, len(stats))
+    coverage = charts["property_coverage.png"]
+    ranked = sorted((r["instances"] for r in stats), reverse=True)
+    assert coverage.style == "line" and coverage.labels == tuple(str(k) for k in range(1, len(stats) + 1))
+    assert coverage.series[0][1][19] == pytest.approx(sum(ranked[:20]) / sum(ranked))
+    assert coverage.series[0][1][-1] == pytest.approx(1.0)
 
 
 def test_wikireading_card_on_the_real_fixtures_has_no_plots_and_says_so(tmp_path: Path, scans: Path) -> None:
@@ -251,6 +264,7 @@ def test_wikireading_card_on_the_real_fixtures_has_no_plots_and_says_so(tmp_path
     assert doc["plots_written"] == [] and doc["plots_failed"] == {}
     assert set(doc["plots_skipped_empty"]) == {
         "top_properties.png",
+        "property_coverage.png",
         "answer_set_sizes.png",
         "split_sizes.png",
         "leakage.png",

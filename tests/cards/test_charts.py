@@ -14,7 +14,7 @@ from entbench.cards.charts import (
     top_items,
 )
 from entbench.cards.model import Chart
-from entbench.cards.plots import category_labels, figure
+from entbench.cards.plots import category_labels, figure, line_tick_step
 from entbench.cards.writer import single_bar_sentence
 
 
@@ -119,3 +119,22 @@ def test_long_category_labels_wrap_before_they_turn() -> None:
     assert (labels, turned) == (["never\nfound", "0.1–0.2"], False)
     labels, turned = category_labels(["enteval_conll_yago", "kore"], slot_px=50)
     assert (labels, turned) == (["enteval_conll_yago", "kore"], True)
+
+
+def test_a_line_over_ranks_ticks_round_ranks_and_never_goes_log() -> None:
+    assert [line_tick_step(n) for n in (1, 10, 11, 25, 609, 884, 3000)] == [1, 1, 2, 5, 100, 100, 500]
+    curve = tuple(min(1.0, 0.001 * 2**k) for k in range(609))  # spans 1000x: bars would go log
+    fig = figure(
+        Chart(
+            "c.png",
+            "coverage",
+            tuple(str(k) for k in range(1, 610)),
+            (("", curve),),
+            style="line",
+            counts=False,
+        )
+    )
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "linear" and len(ax.get_lines()) == 1 and not ax.patches
+    assert list(ax.get_lines()[0].get_ydata()) == list(curve)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", *(str(k) for k in range(100, 610, 100))]

@@ -26,12 +26,14 @@ OWN_SECTION = {
     "alias-table": "Alias table",
     "alias-table-kb": "Alias table",
     "kb": "Knowledge base and coarse types",
+    "kb-series": "New entities per period",
     "wikireading": "WikiReading",
     "wikient": "WikiEnt",
     "enteval-tasks": "EntEval tasks",
     "hansel-train": "Hansel mentions",
     "hansel-fewshot": "Few-shot candidates",
     "hansel-zeroshot": "Zero-shot pool",
+    "hansel-kb": "Entity KB",
 }
 CC_BY_SA, CC0, OTHER = "cc-by-sa-4.0", "cc0-1.0", "other"
 #: What each target's tables hold decides its licence: Wikipedia text -> CC BY-SA, only Wikidata
@@ -39,6 +41,7 @@ CC_BY_SA, CC0, OTHER = "cc-by-sa-4.0", "cc0-1.0", "other"
 LICENCES = {
     "wikidata": [CC0],
     "kb": [CC0],
+    "kb-series": [CC0],
     "hansel-zeroshot": [CC0],  # reads zhwiki (its audit), holds only Wikidata content
     "wikipedia": [CC_BY_SA],
     "title-qid": [CC_BY_SA],
@@ -48,6 +51,7 @@ LICENCES = {
     "wikient": [CC_BY_SA],
     "hansel-train": [CC_BY_SA],
     "hansel-fewshot": [CC_BY_SA, OTHER],
+    "hansel-kb": [CC_BY_SA],  # first paragraphs of zhwiki pages
     "enteval-tasks": [CC_BY_SA, OTHER],
 }
 
@@ -139,3 +143,16 @@ def test_cards_cite_the_stage_reference_and_no_design_spec(world_out: Path, targ
     assert anchors, target
     sections = headings()
     assert sorted({a for a in anchors if a not in sections}) == []
+
+
+def test_wikipedia_card_says_which_templates_the_text_lost(world_out: Path) -> None:
+    # Issue 32: the share of removed templates by name, for the removed ones that stood between words.
+    text, _ = card(world_out, "wikipedia")
+    assert "stood between words of a sentence" in text
+    table = text.split("most frequent of them:", 1)[1].split("\n\n", 2)[1]
+    rows = [line.split("|")[1:4] for line in table.splitlines()[2:]]
+    assert rows and all(
+        name.strip().startswith("`") and share.strip().endswith("%") for name, _, share in rows
+    )
+    counts = [int(n.replace(",", "")) for _, n, _ in rows]
+    assert counts == sorted(counts, reverse=True)

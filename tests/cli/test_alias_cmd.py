@@ -40,9 +40,12 @@ def test_lookup(built: tuple[Path, dict[str, Path]], run_cli: Run) -> None:
     assert result.exit_code == 0, result.output
     assert "normalised 'New York'" in result.output
     assert "Q60" in result.output and "P(unlinked|m)" in result.output
+    (row,) = [line for line in result.output.splitlines() if " Q60 " in line]
+    assert row.endswith("  New York City")  # its label beside the QID, from the build's Wikidata dump
     result = run_cli(["alias", "lookup", "London", "--from", str(out), "--json", "--top", "1"])
     payload = json.loads(result.output)
     assert [c["qid"] for c in payload["candidates"]] == ["Q84"]
+    assert payload["candidates"][0]["label"] == "London" and payload["candidates"][0]["synthetic"] is False
     assert payload["candidates"][0]["link_count"] == 2
     assert 0 <= payload["mention_stats"]["p_unlinked"] <= 1
     result = run_cli(["alias", "lookup", "Atlantis", "--from", str(out)])
@@ -118,6 +121,19 @@ def test_eval_alias_table(built: tuple[Path, dict[str, Path]], tmp_path: Path, r
     assert report["in_kb_recall"] == {f"R@{k}": hits[k] / len(in_kb) for k in hits}
     assert report["with_nil_recall"]["R@1"] == with_nil / len(records)
     assert 0 < report["in_kb_recall"]["R@1"] < 1  # the Hansel record's gold is not in this table
+    # the misses at R@1, with the labels of their QIDs (from the build's Wikidata dump)
+    misses = report["misses_at_1"]
+    expected = [
+        r
+        for r in in_kb
+        if not table.get(norm(r["mention"]))
+        or min(table[norm(r["mention"])], key=lambda c: c["rank"])["qid"] != r["gold_id"]
+    ]
+    assert [m["gold_id"] for m in misses] == [r["gold_id"] for r in expected][:10]
+    entities = {e["id"]: e["label_en"] for e in rows(dirs["wikidata"] / "entities")}
+    for miss in misses:
+        assert miss["gold_label"] == entities.get(miss["gold_id"])
+        assert miss["predicted_label"] == (entities.get(miss["predicted"]) if miss["predicted"] else None)
 
 
 def test_eval_rejects_bad_input(built: tuple[Path, dict[str, Path]], tmp_path: Path, run_cli: Run) -> None:

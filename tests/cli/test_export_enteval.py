@@ -68,7 +68,7 @@ def test_tasks_directory(out: Path, tmp_path: Path, run_cli: RunCli) -> None:
     for name in originals:
         assert (tmp_path / name).read_bytes() == (built / name).read_bytes()
     listing = (tmp_path / "TASKS.tsv").read_text(encoding="utf-8").splitlines()
-    assert listing[0] == "task\tstatus\tlines\tfiles" and len(listing) == 8
+    assert listing[0] == "task\tstatus\tlines\tfiles" and len(listing) == 10
     assert all(row.split("\t")[1] == "built" for row in listing[1:])
 
 
@@ -79,3 +79,29 @@ def test_missing_build_is_a_user_error(tmp_path: Path, run_cli: RunCli) -> None:
         ["export", "enteval", "--from", str(tmp_path), "--format", "tasks", "--out", str(tmp_path)]
     )
     assert result.exit_code == 2 and "no enteval-tasks build found" in result.output
+
+
+def test_no_empty_file_warning_when_every_instance_has_a_qid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 32: with every target_qid set, the export warned that "without_target_qid is empty (0
+    # records), so its file is empty": a tally, not a file it writes.
+    import pyarrow as pa
+
+    from entbench.builders.enteval import export
+    from entbench.cli.export_cmd import echo_export
+
+    shard = tmp_path / "part-00000-of-00001.parquet"
+    row = {"sentence": "a b", "mention_start": 0, "mention_end": 1, "mention": "a", "target_qid": "Q1"}
+    row |= {"target_title": "A", "description": "d"}
+    pq.write_table(pa.Table.from_pylist([{c: row[c] for c in WIKIENT_COLUMNS}]), shard)
+
+    class Stage:
+        def files(self, table: str) -> list[str]:
+            return [str(shard)]
+
+    monkeypatch.setattr(export, "locate_stage", lambda *args: Stage())
+    result = export.export_wikient(build_out=tmp_path, out=tmp_path / "out")
+    assert result.counts == {"instances": 1}
+    echo_export("wikient", "wikient-tsv", result)
+    assert "warning" not in capsys.readouterr().err

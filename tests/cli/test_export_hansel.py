@@ -86,3 +86,64 @@ def test_user_errors(run_cli: Callable[..., Any], tmp_path: Path) -> None:
         ["export", "hansel-train", "--from", str(tmp_path), "--format", "csv", "--out", str(tmp_path)]
     )
     assert fmt.exit_code == 2
+
+
+def build_and_export_kb(run_cli: Callable[..., Any], build_out: Path, dest: Path, *params: str) -> Any:
+    args = ["build", "hansel-kb", "--out", str(build_out), "--config", str(SAMPLES_CONFIG)]
+    for source in PAIR:
+        args += ["--source", source]
+    for param in params:
+        args += ["--param", param]
+    assert run_cli(args).exit_code == 0
+    return run_cli(["export", "hansel-kb", "--from", str(build_out), "--format", "jsonl", "--out", str(dest)])
+
+
+def test_kb_export_is_the_stage_in_id_order_whatever_the_shards(
+    run_cli: Callable[..., Any], build_out: Path, tmp_path: Path
+) -> None:
+    two = build_and_export_kb(run_cli, build_out, tmp_path / "a")
+    three = build_and_export_kb(run_cli, build_out, tmp_path / "b", "hansel_kb.num_shards=3")
+    assert two.exit_code == three.exit_code == 0, two.output
+    raw = (tmp_path / "a" / "kb.jsonl").read_bytes()
+    assert raw == (tmp_path / "b" / "kb.jsonl").read_bytes()
+    text = raw.decode("utf-8")
+    assert "\\u" not in text and text.endswith("\n")
+    lines = text.splitlines()
+    stage = {r["id"]: r for r in rows(build()["hansel_kb"], "kb")}
+    assert len(lines) == len(stage) and f"entities {len(stage):,}" in two.output
+    assert "7 of" in two.output  # the note: entities with a first paragraph
+    ids = []
+    for line in lines:
+        assert keys_in_order(line) == [
+            "id",
+            "title",
+            "text",
+            "url",
+            "label",
+            "description",
+            "aliases",
+            "type",
+            "split",
+        ]
+        record = json.loads(line)
+        ids.append(record["id"])
+        assert record == {k: stage[record["id"]][k] for k in record}
+    assert ids == sorted(ids)
+
+
+def test_kb_export_user_errors(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    missing = run_cli(["export", "hansel-kb", "--from", str(tmp_path), "--out", str(tmp_path / "x")])
+    assert missing.exit_code == 2 and "no hansel-kb build found" in missing.output
+    tests = run_cli(
+        [
+            "export",
+            "hansel-test",
+            "--from",
+            str(tmp_path),
+            "--annotations",
+            str(tmp_path / "a.jsonl"),
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert tests.exit_code == 2 and "annotation file not found" in tests.output

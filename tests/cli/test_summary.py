@@ -8,29 +8,60 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import SAMPLES_CONFIG
+from entbench.golden import GOLDEN_TARGETS
+from tests.conftest import FIXTURES, SAMPLES_CONFIG
 
 RunCli = Callable[..., Any]
 
 
-def test_an_empty_final_table_is_a_warning_naming_where_its_rows_went(
-    run_cli: RunCli, tmp_path: Path
-) -> None:
+def test_an_empty_final_table_is_one_coverage_line_in_words(run_cli: RunCli, tmp_path: Path) -> None:
     """On the test samples no WikiReading statement has an article to join: every split is empty,
-    and the warning names the counter that took the rows (`dropped_no_article`)."""
+    and one line (not one per table) says why in words (issue 34, item 3)."""
     out = str(tmp_path / "out")
     built = run_cli(["build", "wikireading", "--config", str(SAMPLES_CONFIG), "--out", out, "--no-progress"])
     assert built.exit_code == 0, built.stderr
     assert "final tables of wikireading:" in built.stdout
     assert "  wikireading.train  " in built.stdout and " 0 rows" in built.stdout
-    warnings = [
-        line for line in built.stderr.splitlines() if line.startswith("entbench: warning: final table")
-    ]
-    assert len(warnings) == 6  # train, valid, test, property statistics and the two audits' decisions
-    assert all("wikireading_instances: dropped_no_article" in w for w in warnings), warnings
+    (line,) = [line for line in built.stderr.splitlines() if line.startswith("entbench: warning:")]
+    assert line.startswith("entbench: warning: wikireading: 6 empty final table(s) (wikireading.test, ")
+    assert "items have their article among the 84 pages of the Wikipedia dump" in line
     exported = run_cli(["export", "wikireading", "--from", out, "--out", str(tmp_path / "x")])
     assert exported.exit_code == 0
     assert "entbench: warning: wikireading: train is empty (0 records)" in exported.stderr
+
+
+def test_an_empty_wikireading_from_a_real_partial_dump_says_what_was_missing(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """Real use on real partial dumps (the first 25 entities of the 2017 Wikidata dump, the first 84
+    pages of a 2016 enwiki dump): no property entity, so no property label, and no item's article
+    among the pages. The build says both in one line, with the documented defaults only."""
+    built = run_cli(
+        [
+            "build",
+            "wikireading",
+            "--source",
+            f"wikidata={FIXTURES / 'wikidata' / 'latest-all.2017-03.head-part.json.bz2'}",
+            "--source",
+            f"wikipedia={FIXTURES / 'wikipedia' / 'enwiki-201605.pages-articles1.head-part.xml.bz2'}",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ]
+    )
+    assert built.exit_code == 0, built.stderr
+    lines = [line for line in built.stderr.splitlines() if line.startswith("entbench: warning:")]
+    assert len(lines) == 1, built.stderr
+    (line,) = lines
+    assert "the wikidata dump holds 25 entities" in line
+    assert "the wikipedia dump holds 18 article(s) and 66 redirect(s)" in line
+    assert (
+        "1,105 (item, property) pairs of items with a sitelink to enwiki, 1,105 of them dropped "
+        "because the dump gives their property no en label (a partial dump usually lacks the "
+        "property entities, P…)"
+    ) in line
+    assert "0 of 25 items have their article among the 84 pages of the Wikipedia dump" in line
+    assert "dropped_no_article" not in line  # words, not counter names
 
 
 def test_summary_lists_every_target_built(run_cli: RunCli, world_out: Path) -> None:
@@ -38,9 +69,54 @@ def test_summary_lists_every_target_built(run_cli: RunCli, world_out: Path) -> N
     assert shown.exit_code == 0, shown.stderr
     assert "wikireading:\n" in shown.stdout and "  wikireading.train " in shown.stdout
     assert "hansel-train:\n" in shown.stdout and "empty table" not in shown.stdout
-    assert shown.stdout.count(":\n") == 12
+    assert shown.stdout.count(":\n") == len(GOLDEN_TARGETS)  # every target of the demo world
 
 
 def test_summary_of_a_directory_without_builds_is_a_user_error(run_cli: RunCli, tmp_path: Path) -> None:
     shown = run_cli(["summary", "--from", str(tmp_path)])
     assert shown.exit_code == 2 and "no target was built there" in shown.stderr
+
+
+def test_a_demo_build_says_how_many_of_its_ids_are_synthetic(run_cli: RunCli, world_out: Path) -> None:
+    """The demo world's derived entities have made-up QIDs (Q9000000001 and up); summary, the card
+    and `alias lookup` say so, counted from the shards (issue 34, item 2)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from entbench.engine.synthetic_ids import FIRST_SYNTHETIC
+
+    listing = json.loads((world_out / "targets" / "wikient.json").read_text(encoding="utf-8"))
+    stage = world_out / listing["stages"]["wikient"]
+    qids = {
+        q for f in sorted(stage.glob("*.parquet")) for q in pq.read_table(f).column("target_qid").to_pylist()
+    }
+    qids.discard(None)
+    synthetic = {q for q in qids if int(q[1:]) >= FIRST_SYNTHETIC}
+    assert 0 < len(synthetic) < len(qids)
+    said = f"{len(synthetic):,} of the {len(qids):,} distinct QIDs in its final tables"
+
+    shown = run_cli(["summary", "--from", str(world_out)])
+    assert shown.exit_code == 0, shown.stderr
+    wikient = shown.stdout[shown.stdout.index("wikient:\n") :].split("\n")[2]
+    assert wikient.startswith(f"  {said} (") and "are the demo world's synthetic ids" in wikient
+
+    card = (world_out / "cards" / "wikient" / "README.md").read_text(encoding="utf-8")
+    assert "**Built from entbench's bundled demo world**" in card and said in card
+    assert '- "demo"' in card.split("---")[1]  # a tag of the front matter
+
+    looked_up = run_cli(["alias", "lookup", "United States", "--from", str(world_out), "--top", "1"])
+    assert looked_up.exit_code == 0, looked_up.stderr
+    (row,) = [line for line in looked_up.stdout.splitlines() if line.lstrip().startswith("1 ")]
+    assert row.endswith("United States (a synthetic id of the demo world)")
+
+
+def test_a_demo_build_says_on_stderr_how_many_ids_are_synthetic(run_cli: RunCli, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    built = run_cli(["build", "wikidata", "--out", str(out), "--no-progress"])
+    assert built.exit_code == 0, built.stderr
+    (note,) = [line for line in built.stderr.splitlines() if line.startswith("entbench: note: wikidata: ")]
+    shown = run_cli(["summary", "--from", str(out)])
+    (line,) = [line for line in shown.stdout.splitlines() if "synthetic ids" in line]
+    assert note.removeprefix("entbench: note: wikidata: ") == line.strip()
+    assert " distinct QIDs in its final tables (" in line

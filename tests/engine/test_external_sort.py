@@ -147,7 +147,7 @@ def test_every_golden_target_through_the_external_sort_matches_the_golden_files(
         ("wikidata", "truthy_claims"),
         ("wikidata", "sitelinks"),
         ("wikipedia", "pages"),
-        ("zhwiki", "links"),
+        ("wiki", "links"),
     }
     assert kept <= sorted_tables, sorted_tables
     assert max(small_runs) > 1

@@ -112,3 +112,63 @@ def test_workers_spawned_while_interrupts_are_held_never_see_ctrl_c() -> None:
     with interrupts_held(), context.Pool(1) as pool:
         assert pool.apply(sigint_blocked) is True
     assert not sigint_blocked()
+
+
+class _Terminal:
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    from entbench.engine.progress import progress_mode
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert progress_mode(True, _Terminal()) == "bar"
+    assert progress_mode(False, _Terminal()) == "off"
+    with open(os.devnull, "w") as log_file:
+        assert progress_mode(True, log_file) == "lines"
+    monkeypatch.setenv("CI", "true")
+    assert progress_mode(True, _Terminal()) == "lines"
+    monkeypatch.delenv("CI")
+    monkeypatch.setenv("TERM", "dumb")
+    assert progress_mode(True, _Terminal()) == "lines"
+
+
+def test_off_a_terminal_progress_is_a_plain_line_every_few_seconds(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Captured stderr is not a terminal: no carriage return, no escape sequence, whole lines
+    saying how far the phase is, and a last line when it is done (issue 34, item 4)."""
+    from entbench.engine import progress
+
+    monkeypatch.setattr(progress, "LINE_INTERVAL", 0.05)
+    bar = StageBar("wikidata [map]", total=4 << 20, unit="B", items="entities", enabled=True)
+    bar.update(1 << 20, 250)
+    deadline = time.monotonic() + 30
+    while "wikidata [map]: 1.0 MiB" not in capsys.readouterr().err and time.monotonic() < deadline:
+        time.sleep(0.01)
+    bar.update(3 << 20, 750)
+    bar.close()
+    bar.close()  # closing twice writes nothing more
+    err = capsys.readouterr().err
+    assert "\r" not in err and "\x1b" not in err
+    assert err.splitlines()[-1].startswith(
+        "wikidata [map]: done, 4.0 MiB of 4.0 MiB (100%), 1,000 entities, "
+    )
+    assert err.count("done,") == 1
+
+
+def test_without_progress_nothing_is_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from entbench.engine import progress
+
+    monkeypatch.setattr(progress, "LINE_INTERVAL", 0.01)
+    bar = StageBar("wikidata [map]", total=10, unit="B", items="entities", enabled=False)
+    bar.update(5, 1)
+    time.sleep(0.05)
+    bar.close()
+    assert capsys.readouterr().err == ""

@@ -183,7 +183,7 @@ def test_every_golden_target_through_the_merge_pass_matches_the_golden_files(
     scans = {
         "wikidata",
         "wikipedia",
-        "zhwiki",
+        "wiki",
         "alias_table",
         "mention_stats",
         "wikireading_instances",

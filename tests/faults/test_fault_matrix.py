@@ -28,6 +28,7 @@ from tests.faults.fault_support import assert_nothing_half_done_looks_complete
 ENTRY = "from entbench.cli.main import main; main()"
 ENTITIES = FIXTURES / "wikidata" / "entities-new.json.bz2"
 ENWIKI = FIXTURES / "wikipedia" / "enwiki-201605.pages-articles1.head-part.xml.bz2"
+HANSEL_ZHWIKI = FIXTURES / "hansel" / "zhwiki-fixture.xml.bz2"
 SAMPLES = ("--config", str(SAMPLES_CONFIG))
 
 
@@ -82,6 +83,28 @@ MATRIX = (
         2,
         "target kb needs source wikidata_new: pass --source wikidata_new=PATH",
         "wikidata_old",
+    ),
+    Row(
+        "the Hansel wiki given under neither of its names",
+        lambda t: ["build", "hansel-train", "--source", f"wikidata_old={ENTITIES}", "--out", str(t / "o")],
+        2,
+        "target hansel-train needs sources wiki, wikidata_new: pass --source wiki=PATH --source "
+        "wikidata_new=PATH (or name them in [sources] of a --config file; zhwiki, its name in the "
+        "published Hansel setting, is accepted for wiki too)",
+        "wiki",
+    ),
+    Row(
+        "the Hansel wiki given under both its names, two dumps",
+        lambda t: [
+            "build",
+            "hansel-train",
+            *("--source", f"wiki={ENWIKI}", "--source", f"zhwiki={HANSEL_ZHWIKI}"),
+            *("--out", str(t / "o")),
+        ],
+        2,
+        "sources wiki and zhwiki are both given, with different paths (zhwiki is its name in the "
+        "published Hansel setting, another name for wiki): give only --source wiki=PATH",
+        "wiki",
     ),
     Row(
         "a misspelt source name",

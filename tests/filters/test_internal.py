@@ -54,6 +54,24 @@ def test_class_sets_and_presets() -> None:
     }
 
 
+def test_table7_classes_are_the_checked_ones(fixtures_dir: Path) -> None:
+    """Every `table7` class has a real English label naming a Wikimedia-internal class in the KGTK
+    label lines kept for the check, except Wikimedia module (checked from knowledge only, and in
+    mGENRE's list); the unchecked QIDs of Table 7 stay out."""
+    path = fixtures_dir / "wikidata" / "kgtk-arnold.labels.en.table7.tsv"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "node1\tlabel\tnode2\tid"
+    labels = {node: value for node, _, value, _ in (line.split("\t") for line in lines[1:])}
+    assert set(internal.TABLE7_CLASSES) == set(labels) | {"Q15184295"}
+    assert "Q15184295" in internal.MGENRE_NOPAGE
+    for qid, label in labels.items():
+        assert label.endswith("'@en") and ("Wikimedia" in label or "metacategory" in label), (qid, label)
+    assert labels["Q4167836"] == "'Wikimedia category'@en"
+    assert not set(internal.TABLE7_CLASSES) & set(internal.TABLE7_UNVERIFIED)
+    assert len(internal.TABLE7_UNVERIFIED) == len(set(internal.TABLE7_UNVERIFIED)) == 28
+    assert internal.PRESETS["table7"] == {**internal.PRESETS["hansel"], "classes": internal.TABLE7_CLASSES}
+
+
 @pytest.mark.parametrize("bad", ["zh wiki", "zhwiki'; DROP TABLE x; --", "zh.wiki"])
 def test_site_must_be_a_site_id_or_glob(bad: str) -> None:
     with pytest.raises(ValueError):

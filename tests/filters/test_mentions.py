@@ -195,3 +195,23 @@ def test_the_converter_of_a_normaliser() -> None:
     assert MentionNormalizer.from_json({"scheme": "mgenre", "chinese": True}).converter == "opencc"
     with pytest.raises(ValueError, match="unknown converter"):
         MentionNormalizer("hansel", chinese=True, converter="hanzi")
+
+
+def test_converter_none_keeps_traditional_and_only_chinese_wikis_are_converted() -> None:
+    """`converter=none`: mentions and matching texts keep their Traditional characters (the other
+    normalisation still applies); conversion is for Chinese wiki languages only."""
+    kept = MentionNormalizer("hansel", chinese=True, converter="none")
+    hant, hans = pairs()[1]
+    assert kept(hant) == hant != hans and simplifier("none")(hant) == hant
+    assert kept("ＡＢＣ  禮車") == "ABC 禮車"  # NFKC and whitespace, no conversion
+    assert kept.convert_for_matching(hant, [2, 5]) == hant
+    assert [
+        mentions.chinese_language(code) for code in ("zh", "zh-hant", "zh-classical", "en", "ja", "")
+    ] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]

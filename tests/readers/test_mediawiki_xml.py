@@ -74,6 +74,28 @@ def test_zhwiki_namespace_names_and_aliases(target: str, kind: LinkKind, ns: int
     assert (result.kind, result.ns) == (kind, ns)
 
 
+@pytest.mark.parametrize(
+    ("target", "kind", "title"),
+    [
+        # the current interwiki map's prefixes: a handle is another site, not an article
+        ("hdl:10125/27463", LinkKind.INTERWIKI, "hdl:10125/27463"),
+        ("arxiv:1305.3647", LinkKind.INTERWIKI, "arxiv:1305.3647"),
+        ("doom_wiki:Imp", LinkKind.INTERWIKI, "doom wiki:Imp"),
+        # the wiki's own language is a local interwiki: an article link, as with a leading colon
+        (":en:God", LinkKind.ARTICLE, "God"),
+        ("en:god", LinkKind.ARTICLE, "God"),
+        ("en:Category:Gods", LinkKind.NAMESPACE, "Category:Gods"),
+        (":de:Gott", LinkKind.INTERWIKI, "de:Gott"),
+        ("de:Gott", LinkKind.INTERLANGUAGE, "de:Gott"),
+        ("HDL: Hardware", LinkKind.INTERWIKI, "HDL: Hardware"),
+    ],
+)
+def test_interwiki_prefixes_and_the_local_language(target: str, kind: LinkKind, title: str) -> None:
+    table = parse_siteinfo(read_header(str(EN_2016)), str(EN_2016)).namespace_table()
+    result = classify_target(target, table)
+    assert (result.kind, result.title) == (kind, title)
+
+
 def test_title_normalisation() -> None:
     table = parse_siteinfo(read_header(str(EN_2016)), str(EN_2016)).namespace_table()
     cases = {

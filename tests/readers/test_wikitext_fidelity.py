@@ -114,9 +114,10 @@ def test_an_external_link_around_a_wikilink_shows_its_text() -> None:
 
 
 def test_wrappers_on_real_pages() -> None:
-    # Aikido: "{{Nihongo|'''Aikido'''|合気道|Aikidō|lead=yes}} {{IPA-ja|a.i.k|}} is a modern …"
+    # Aikido: "{{Nihongo|'''Aikido'''|合気道|Aikidō|lead=yes}} {{IPA-ja|a.i.ki.doː|}} is a modern …"
+    # (an empty second argument: the IPA in brackets without a label)
     _, aikido = page(EN_HEAD, "Aikido")
-    assert aikido.text.startswith("Aikido (合気道, Aikidō) is a modern Japanese martial art")
+    assert aikido.text.startswith("Aikido (合気道, Aikidō) [a.i.ki.doː] is a modern Japanese martial art")
     # Android (robot): "She is {{nowrap|160 cm}} tall and weighs {{nowrap|50 kg}}, matching"
     _, android = page(EN_HEAD, "Android (robot)")
     assert "She is 160 cm tall and weighs 50 kg, matching" in android.text

@@ -75,10 +75,9 @@ def test_each_inline_template_shows_its_text(source: str, text: str) -> None:
     "source",
     [
         "{{cite web|url=http://x|title=T}}",
-        "{{convert|160|cm}}",
-        "{{lang-fr|Temps}}",  # adds "French:" in the wiki's words: not a pure wrapper
-        "{{le|柏林墙|Berlin Wall}}",  # a link template
+        "{{le|柏林墙|Berlin Wall}}",  # zhwiki's link template: not one of enwiki's
         "{{sfn|Smith|2001|p=3}}",
+        "{{citation needed|date=May 2016}}",
         "{{{1}}}",
         "{{nowrap}}",
         "{{small|{{cite web|url=http://x}}}}",  # a wrapper of nothing shows nothing
@@ -93,7 +92,8 @@ def test_names_are_matched_as_mediawiki_matches_them() -> None:
         assert is_inline(spelling), spelling
     assert is_inline("Spaced_ndash") and is_inline("spaced  ndash") and is_inline("Em dash")
     assert not is_inline("NoWrap")  # beyond the first letter, case matters (another page)
-    assert not is_inline("cite web") and not is_inline("lang-en")
+    assert not is_inline("cite web") and not is_inline("le") and is_inline("le", "zh")
+    assert is_inline("lang-en") and is_inline("Lang-fr") and is_inline("IPA-de") and not is_inline("lang-")
     assert all(name == normalize_name(name) for name in INLINE_TEMPLATES)
     assert en("{{Template:Nowrap|ok}} {{Lang|de|Berlin}} {{nowrap\n|w}}").text == "ok Berlin w"
 
@@ -122,8 +122,10 @@ def test_no_link_trail_crosses_a_template() -> None:
     r = en("[[Weimar]]{{mdash}}the then centre of [[German literature]]{{mdash}}to enjoy")
     assert r.text == "Weimar—the then centre of German literature—to enjoy"
     assert anchors(r) == [("Weimar", "Weimar"), ("German literature", "German literature")]
-    # a removed template ends the trail too (MediaWiki shows a footnote marker or a span there)
-    assert anchors(en("[[Weimar]]{{sfn|Smith|2001}}the")) == [("Weimar", "Weimar")]
+    # a removed template ends the trail too (MediaWiki shows a footnote marker or a span there),
+    # and leaves a space between the words
+    r = en("[[Weimar]]{{sfn|Smith|2001}}the")
+    assert (r.text, anchors(r)) == ("Weimar the", [("Weimar", "Weimar")])
     assert anchors(en("[[Weimar]]''{{sfn}}''the")) == [("Weimar", "Weimar")]
     assert anchors(en("[[bus]]{{nowrap|es}}")) == [("Bus", "bus")]
     # a link a template wraps ends with the template
@@ -140,7 +142,9 @@ def test_wrapped_templates_and_quotes() -> None:
     assert r.text == "called La Voz de la Mujer (English)"
     assert anchors(r) == [("La Voz de la Mujer", "La Voz de la Mujer")]
     assert strip_templates("x ''{{sfn|a}}'' y") == "x  y"  # a removed one still takes its marks
-    assert strip_templates("[[a]]{{sfn}}b") == f"[[a]]{MARK}b"
+    # words either side of a removed template never join; a link's last letter counts as a word's
+    assert strip_templates("[[a]]{{sfn}}b") == f"[[a]]{MARK} b"
+    assert strip_templates("state{{mdashb-typo}}the, a{{sfn}}, 中{{sfn}}文") == "state the, a, 中文"
 
 
 def test_chinese_pages_use_the_same_names() -> None:

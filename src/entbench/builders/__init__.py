@@ -1,5 +1,5 @@
 """Every dataset's build, one package per dataset (`wikidata`, `wikipedia`, `alias`, `kb`,
-`edge_probing`, `hansel`, `wikireading`, `enteval`).
+`kb_series`, `edge_probing`, `hansel`, `wikireading`, `enteval`).
 
 Each package holds its pure logic at its root, its stages in `stages/` (named after the logic they
 run), `export.py` where the dataset has an original format, and one `pipeline.py`, the only place
@@ -17,6 +17,7 @@ PIPELINES = (
     "entbench.builders.wikipedia.pipeline",
     "entbench.builders.alias.pipeline",
     "entbench.builders.kb.pipeline",
+    "entbench.builders.kb_series.pipeline",
     "entbench.builders.wikireading.pipeline",
     "entbench.builders.hansel.pipeline",
     "entbench.builders.enteval.pipeline",

@@ -17,7 +17,9 @@ from typing import Any
 import duckdb
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+from entbench.cards.model import PublishedTable
 from entbench.engine import registry
+from entbench.engine.build_out import listing_file
 from entbench.engine.duck import connect, parquet_view
 from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
@@ -32,7 +34,7 @@ class BuildView:
     def __init__(self, out: str | Path, target: str) -> None:
         self.out = Path(out)
         self.target = target
-        listing = self.out / "targets" / f"{target}.json"
+        listing = listing_file(self.out, target)
         if not listing.is_file():
             raise UserError(
                 f"{self.out}: target {target!r} was not built here (no {listing}); "
@@ -43,6 +45,14 @@ class BuildView:
             stage_paths: dict[str, str] = dict(doc["stages"])
         except (ValueError, KeyError, TypeError) as exc:
             raise UserError(f"{listing}: not a target listing ({exc})") from exc
+        manifests: dict[str, dict[str, Any]] = {}
+        for name, rel in sorted(stage_paths.items()):
+            directory = self.out / rel
+            if not directory.is_dir():
+                raise UserError(f"{listing} names {directory}, which does not exist; rebuild the target")
+            manifests[name] = load_manifest(directory)
+        # The stages a target has can follow its sources (one scan per dump of a series).
+        registry.configure_sources({source for m in manifests.values() for source in m.get("sources", {})})
         spec = registry.targets().get(target)
         #: The target's final stages (what users consume); every stage when the target is unknown.
         self.final: tuple[str, ...] = spec.stages if spec else tuple(sorted(stage_paths))
@@ -55,11 +65,10 @@ class BuildView:
             order = sorted(stage_paths)
         self.order: tuple[str, ...] = tuple(name for name in order if name in stage_paths)
         self.dirs: dict[str, Path] = {name: self.out / stage_paths[name] for name in self.order}
-        self.manifests: dict[str, dict[str, Any]] = {}
-        for name, directory in self.dirs.items():
-            if not directory.is_dir():
-                raise UserError(f"{listing} names {directory}, which does not exist; rebuild the target")
-            self.manifests[name] = load_manifest(directory)
+        self.manifests: dict[str, dict[str, Any]] = {name: manifests[name] for name in self.order}
+        #: Set by `entbench publish`: where each final (stage, table) is in the published folder; the
+        #: card then gives those paths, relative to itself, instead of the build's.
+        self.published: dict[tuple[str, str], PublishedTable] = {}
         self._con: duckdb.DuckDBPyConnection | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
 
@@ -99,6 +108,18 @@ class BuildView:
             path = self.dirs[stage] / name
             return path if path.is_file() else None
         return None
+
+    def siteinfo(self, stage: str) -> dict[str, Any] | None:
+        """The `<siteinfo>` a Wikipedia scan recorded (`_siteinfo.json`: dbname, language, …), if
+        `stage` is one."""
+        path = self.extra_file(stage, SITEINFO)
+        if path is None:
+            return None
+        try:
+            info = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return info if isinstance(info, dict) else None
 
     def wiki_languages(self) -> list[str]:
         """Languages of the Wikipedia dumps the build read, from their scans' `_siteinfo.json`."""
@@ -151,10 +172,7 @@ class BuildView:
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            # One worker's share: cards run right after a build, often next to other work on the
-            # machine; spills go to a temporary directory removed with the connection.
-            self._scratch = tempfile.TemporaryDirectory(prefix="entbench-card-")
-            self._con = connect(scratch=Path(self._scratch.name), workers=1, tasks=1)
+            self._con, self._scratch = _card_connection()
         return self._con
 
     def close(self) -> None:
@@ -165,3 +183,31 @@ class BuildView:
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
+
+
+def _card_connection() -> tuple[duckdb.DuckDBPyConnection, tempfile.TemporaryDirectory[str]]:
+    """A DuckDB connection with one worker's share: cards run right after a build, often next to
+    other work on the machine; spills go to a temporary directory to remove with the connection."""
+    scratch = tempfile.TemporaryDirectory(prefix="entbench-card-")
+    return connect(scratch=Path(scratch.name), workers=1, tasks=1), scratch
+
+
+class BuildQuery:
+    """One DuckDB connection over tables of several targets of one build (`BuildView`s), for what
+    compares benchmarks with each other (`cards.cross_leakage`)."""
+
+    def __init__(self) -> None:
+        self._con, self._scratch = _card_connection()
+
+    def bind(self, name: str, view: BuildView, stage: str, table: str) -> None:
+        """Make `name` a view over a table of `view`'s target."""
+        parquet_view(self._con, name, view.files(stage, table))
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        """Run `sql` (temporary tables it creates stay until `close`), fetching every row."""
+        return self._con.execute(sql).fetchall()
+
+    def close(self) -> None:
+        """Release the connection and its scratch directory."""
+        self._con.close()
+        self._scratch.cleanup()

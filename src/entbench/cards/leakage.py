@@ -122,6 +122,11 @@ def leakage_section(view: BuildView, *, has_splits: bool) -> Section | None:
         "(`entbench inspect`)."
     )
     blocks.append(md_table(["audit", "heuristic", "reason", "items"], _reasons(view, found), "lllr"))
+    blocks.append(
+        "Against the other benchmarks built in the same directory (documents, entities and "
+        "(mention, entity) pairs this one's evaluation data shares with their training data): "
+        f"`entbench audit leakage --from {view.out}`."
+    )
     return Section("Leakage audit", tuple(blocks))
 
 

@@ -8,7 +8,7 @@
 * anything else (a raw corpus, task files) keeps its own terms, marked `other`.
 
 A target declares what its tables hold (`Content`, registered with its card sections): a dump the
-build reads is not always in the output (the Hansel zero-shot pool reads zhwiki to audit itself
+build reads is not always in the output (the Hansel zero-shot pool reads the wiki to audit itself
 against the training mentions, yet holds only Wikidata content). A target without a declaration is
 judged by the dumps its stages read, which errs on the side of CC BY-SA.
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-ChartStyle = Literal["bar", "barh", "hist"]
+ChartStyle = Literal["bar", "barh", "hist", "line"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,8 @@ class Chart:
     """One PNG plot: bars per label, one series or several side by side.
 
     `style`: "bar" (vertical bars), "barh" (horizontal bars, for long labels such as property
-    names, largest first from the top), "hist" (touching bars of an integer histogram).
+    names, largest first from the top), "hist" (touching bars of an integer histogram), "line"
+    (one line per series over the labels in order, e.g. a cumulative curve; never a log axis).
     `counts`: the values count things (rows, mentions, entities), so the value axis has integer
     ticks only; False for shares and other real numbers.
     """
@@ -61,15 +62,24 @@ class Invocation:
     sources: tuple[str, ...]  # NAME=PATH overrides
     params: tuple[str, ...]  # STAGE.KEY=VALUE overrides
     out: str
+    limit: int | None = None  # `--limit N`: a trial build from the first N of each dump
+
+    @property
+    def demo(self) -> bool:
+        """Whether this built the bundled demo world (neither a config nor a source given)."""
+        return self.config is None and not self.sources
 
     def to_json(self) -> dict[str, object]:
         """`card.json` form."""
-        return {
+        doc: dict[str, object] = {
             "config": self.config,
             "sources": list(self.sources),
             "params": list(self.params),
             "out": self.out,
         }
+        if self.limit is not None:  # a trial build (`--limit N`) only
+            doc["limit"] = self.limit
+        return doc
 
     @classmethod
     def from_json(cls, doc: dict[str, object]) -> Invocation:
@@ -78,11 +88,13 @@ class Invocation:
         sources, params = doc["sources"], doc["params"]
         if not isinstance(sources, list) or not isinstance(params, list):
             raise TypeError("sources and params must be lists")
+        limit = doc.get("limit")
         return cls(
             config=None if config is None else str(config),
             sources=tuple(str(s) for s in sources),
             params=tuple(str(p) for p in params),
             out=str(doc["out"]),
+            limit=limit if isinstance(limit, int) else None,
         )
 
 
@@ -99,6 +111,20 @@ class Content:
     wikipedia: str = ""
     wikidata: str = ""
     other: str = ""
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """Where `entbench publish` put a final table in a Hugging Face dataset folder: the config and
+    split it is, its Parquet files as a glob relative to the folder (`data/<config>/<split>-*.parquet`)."""
+
+    config: str
+    split: str
+
+    @property
+    def glob(self) -> str:
+        """The table's files, relative to the published folder."""
+        return f"data/{self.config}/{self.split}-*.parquet"
 
 
 Block = str | Chart  # Markdown text, or a chart to draw and embed at that place

@@ -65,6 +65,17 @@ def category_labels(labels: list[str], slot_px: float) -> tuple[list[str], bool]
     return labels, True
 
 
+def line_tick_step(points: int, most: int = 10) -> int:
+    """A round step (1, 2, 5 x 10^k) giving at most `most` ticks along a line of `points` points."""
+    step = 1
+    while points / step > most:
+        for factor in (2, 5, 10):
+            if points / (step * factor) <= most or factor == 10:
+                step *= factor
+                break
+    return step
+
+
 def _value_axis(axis: Axis, chart: Chart, log: bool) -> None:
     """Integer ticks for counts (no 0.5 ticks), thousands separators, plain numbers on log axes."""
     if log:
@@ -95,6 +106,9 @@ def figure(chart: Chart) -> Figure:
     for i, (name, values) in enumerate(chart.series):
         offset = 0.0 if n_series == 1 else (i - (n_series - 1) / 2) * width
         at = [p + offset for p in positions]
+        if chart.style == "line":
+            ax.plot(positions, values, color=colors[i], label=name or None, linewidth=1.5)
+            continue
         if chart.style == "barh":
             bars = ax.barh(at, values, height=width, color=colors[i], label=name or None)
         else:
@@ -103,7 +117,7 @@ def figure(chart: Chart) -> Figure:
         if annotate:
             texts = [f"{v:,.0f}" if v == int(v) else f"{v:,.2f}" for v in values]
             ax.bar_label(bars, labels=texts, fontsize=8, padding=2)
-    log = log_scale(chart)
+    log = log_scale(chart) and chart.style != "line"
     longest = max((len(label) for label in labels), default=0)
     left, bottom = AXES_LEFT, 0.12
     if chart.style == "barh":
@@ -120,9 +134,13 @@ def figure(chart: Chart) -> Figure:
     else:
         slot_px = WIDTH_IN * DPI * (AXES_RIGHT - AXES_LEFT) / max(1, len(labels))
         step = max(1, len(labels) // 30)  # at most ~30 tick labels on a histogram
-        shown, rotate = category_labels(labels[::step], slot_px * step)
+        ticks = positions[::step]
+        if chart.style == "line":  # a curve over ranks: the first and every round step (1, 20, 40, …)
+            step = line_tick_step(len(labels))
+            ticks = sorted({0, *range(step - 1, len(labels), step)})
+        shown, rotate = category_labels([labels[t] for t in ticks], slot_px * step)
         ax.set_xticks(
-            positions[::step],
+            ticks,
             shown,
             rotation=45 if rotate else 0,
             ha="right" if rotate else "center",

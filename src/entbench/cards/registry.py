@@ -23,10 +23,12 @@ SectionFn = Callable[[BuildView], Section | None]
 #: Modules whose import registers target sections (imported on first use).
 CARD_MODULES = (
     "entbench.cards.targets.kb",
+    "entbench.cards.targets.kb_series",
     "entbench.cards.targets.wikireading",
     "entbench.cards.targets.alias_table",
     "entbench.cards.targets.hansel",
     "entbench.cards.targets.hansel_fewshot",
+    "entbench.cards.targets.hansel_kb",
     "entbench.cards.targets.title_qid",
     "entbench.cards.targets.wikient",
     "entbench.cards.targets.enteval",

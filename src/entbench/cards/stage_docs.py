@@ -25,16 +25,20 @@ HEADINGS: dict[str, str] = {
     "type_closure": "type_closure — subclasses of the coarse-type roots",
     "coarse_types": "coarse_types — PER, LOC, ORG, EVENT, OTHER",
     "top_snaks": "top_snaks — fine types",
+    "series_filter": "series_filter — the filter on every dump of a series",
+    "series_new": "series_new — new entities per period",
+    "series_zeroshot": "series_zeroshot — zero-shot pool per period",
     "wikireading_triples": "wikireading_triples — answer sets from statements",
     "wikireading_instances": "wikireading_instances — answer sets with their article",
     "wikireading": "wikireading — train, valid and test splits",
     "wikireading_stats": "wikireading_stats — per-property statistics",
     "mem_audit": "mem_audit — memorisation audits",
-    "hansel_links": "hansel_links — zhwiki documents and their links",
+    "hansel_links": "hansel_links — wiki documents and their links",
     "hansel": "hansel — training and validation mentions",
     "hansel_corpus": "hansel_corpus — alias matches in a raw corpus",
     "hansel_fewshot": "hansel_fewshot — few-shot annotation candidates",
     "hansel_zeroshot": "hansel_zeroshot — zero-shot entity pool",
+    "hansel_kb": "hansel_kb — the entity KB a linker encodes",
     "wikient_descriptions": "wikient_descriptions — article descriptions",
     "wikient": "wikient — hyperlinked sentences",
     "enteval_tasks": "enteval_tasks — the EntEval task files",
@@ -44,13 +48,15 @@ HEADINGS: dict[str, str] = {
     "enteval_rare": "enteval_rare — rare entity prediction",
     "enteval_cap": "enteval_cap — coreference arc prediction",
     "enteval_cerp": "enteval_cerp — contextualized entity relationship prediction",
+    "enteval_et": "enteval_et — entity typing",
+    "enteval_efp": "enteval_efp — entity factuality prediction",
 }
 
 #: Stage instances described by another stage's section (same stage, other sources).
 INSTANCES: dict[str, str] = {
     "wikidata_old": "wikidata",
     "wikidata_new": "wikidata",
-    "zhwiki": "wikipedia",
+    "wiki": "wikipedia",
     "title_qid_kb": "title_qid",
     "hansel_title_qid": "title_qid",
     "alias_table_kb": "alias_table",
@@ -73,9 +79,16 @@ def anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+#: Numbered instances described by another stage's section: the scans of a series of dumps.
+NUMBERED_INSTANCES: tuple[tuple[re.Pattern[str], str], ...] = ((re.compile(r"wikidata_[0-9]+"), "wikidata"),)
+
+
 def section_of(stage: str) -> str | None:
     """The section key describing `stage`, if any."""
     key = INSTANCES.get(stage, stage)
+    for pattern, section in NUMBERED_INSTANCES:
+        if pattern.fullmatch(stage):
+            key = section
     return key if key in HEADINGS else None
 
 

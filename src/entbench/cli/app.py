@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 import click
@@ -130,3 +131,35 @@ FROM_HELP = (
     "A build's --out directory (its targets/<TARGET>.json names the stage directories), or the "
     "store URL it was published to (the stages read are downloaded once, see builders.build_out)."
 )
+
+
+def _enter_variant(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        from entbench.engine.build_out import reading_variant
+
+        ctx.with_resource(reading_variant(value))
+    return value
+
+
+def variant_option(fn: Any) -> Any:
+    """`--variant ID` on a command reading a build: read that variant of the target rather than the
+    one built last (`engine.build_out`, variants)."""
+    return click.option(
+        "--variant",
+        default=None,
+        metavar="ID",
+        expose_value=False,
+        callback=_enter_variant,
+        help="Read this variant of the target (an id `entbench summary` lists, or 4+ of its first "
+        "digits) instead of the one built last into BUILD_OUT.",
+    )(fn)
+
+
+def note_variant(build_out: str, target: str) -> None:
+    """Say on stderr which variant of `target` a command reads, when BUILD_OUT holds several."""
+    from entbench.engine.build_out import is_store_url, variant_note
+
+    if not is_store_url(build_out):
+        note = variant_note(Path(build_out), target)
+        if note:
+            click.echo(f"entbench: {note}", err=True)

@@ -63,7 +63,25 @@ class TargetsListed(click.Command):
     help="Rejected input lines tolerated before the build fails (all are listed in _rejects.jsonl).",
 )
 @click.option("--chunk-mb", default=64, show_default=True, type=int, help="Input block size per map task.")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@click.option(
+    "--no-progress",
+    is_flag=True,
+    help="Show no progress (otherwise a bar on a terminal, a plain line every few seconds in a log).",
+)
+@click.option(
+    "--limit",
+    default=None,
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="A trial build from the first N entities, pages or lines of each dump (its own fingerprints, "
+    "marked in the card).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Build nothing: print the stages that would run, the sources with their sizes, and estimated "
+    "time, scratch space and memory per worker.",
+)
 @verbose_option
 def build(
     target: str,
@@ -79,10 +97,28 @@ def build(
     max_bad_lines: int,
     chunk_mb: int,
     no_progress: bool,
+    limit: int | None,
+    dry_run: bool,
 ) -> None:
     """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories."""
     from entbench.api import build as build_target
     from entbench.api import build_location, published_location
+
+    if dry_run:
+        from entbench.api import dry_run as plan
+
+        for line in plan(
+            target,
+            config=config,
+            sources=sources,
+            params=params,
+            out=out,
+            work_dir=work_dir,
+            workers=workers,
+            limit=limit,
+        ):
+            click.echo(line)
+        return
 
     dirs = build_target(
         target,
@@ -98,6 +134,7 @@ def build(
         max_bad_lines=max_bad_lines,
         chunk_mb=chunk_mb,
         progress=not no_progress,
+        limit=limit,
     )
     work, _ = build_location(out, work_dir)
     listing = published_location(out, work, work / "targets" / f"{target}.json")
@@ -108,16 +145,20 @@ def build(
 
 
 def _echo_final_tables(out: Path, target: str) -> None:
-    """The target's final tables with their rows; a warning on stderr for each empty one."""
+    """The target's final tables with their rows; on stderr, when one is empty or tiny, one line
+    saying in words what was missing."""
     from entbench.engine import summary
 
     tables = summary.final_tables(out, target)
     click.echo(f"final tables of {target}:")
     for line in summary.table_lines(tables):
         click.echo(line)
-    for table in tables:
-        if table.rows == 0 and not table.may_be_empty:
-            click.echo(summary.empty_warning(out, target, table), err=True)
+    coverage = summary.coverage_line(out, target)
+    if coverage:
+        click.echo(coverage, err=True)
+    ids = summary.demo_ids_line(out, target)
+    if ids:
+        click.echo(f"entbench: note: {target}: {ids}", err=True)
 
 
 @cli.command(epilog=where_it_is())
@@ -152,6 +193,7 @@ def summary(build_out: str) -> None:
     """Print every target built in BUILD_OUT with its final tables and their rows."""
     import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
     from entbench.engine import summary as summaries
+    from entbench.engine.build_out import known_variants, variant_id
     from entbench.errors import UserError
 
     out = Path(build_out)
@@ -166,3 +208,13 @@ def summary(build_out: str) -> None:
         click.echo(f"{target}:" + (f"  ({empty} empty table(s))" if empty else ""))
         for line in summaries.table_lines(tables):
             click.echo(line)
+        ids = summaries.demo_ids_line(out, target)
+        if ids:
+            click.echo(f"  {ids}")
+        found = variant_id(summaries.listed(out, target))
+        others = [v for v in known_variants(out, target) if v != found]
+        if others:
+            click.echo(
+                f"  variant {found}, built last; other variants here: {', '.join(others)} "
+                "(`--variant ID` on card, export, publish, alias reads one)"
+            )

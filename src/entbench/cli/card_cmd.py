@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from entbench.cli.app import cli, verbose_option
+from entbench.cli.app import cli, note_variant, variant_option, verbose_option
 
 
 @cli.command()
@@ -19,6 +19,7 @@ from entbench.cli.app import cli, verbose_option
     help="The build's --out directory (its targets/<TARGET>.json names the stage directories), "
     "or the store URL it was published to (the card is then published there too).",
 )
+@variant_option
 @verbose_option
 def card(target: str, build_out: str) -> None:
     """Write BUILD_OUT/cards/TARGET/: README.md (dataset card) and its PNG plots.
@@ -28,6 +29,7 @@ def card(target: str, build_out: str) -> None:
     """
     from entbench.api import card as write_card
 
+    note_variant(build_out, target)
     result = write_card(target, build_out)
     click.echo(f"{target}: {result.readme}")
     for name in sorted(result.plots_written):

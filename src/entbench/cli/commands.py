@@ -2,12 +2,17 @@
 
 from entbench.cli import (  # noqa: F401
     alias_cmd,
+    audit_cmd,
     build_cmd,
     card_cmd,
     diff_cmd,
+    eval_hansel,
+    eval_wikireading,
     export_cmd,
     export_enteval,
     export_hansel,
     filter_cmd,
+    filter_hansel,
     inspect_cmd,
+    publish_cmd,
 )

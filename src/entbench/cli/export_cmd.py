@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from entbench.cli.app import FROM_HELP, cli, verbose_option
+from entbench.cli.app import FROM_HELP, cli, note_variant, variant_option, verbose_option
 from entbench.engine.export import ExportResult
 
 
@@ -53,6 +53,7 @@ def echo_export(name: str, fmt: str, result: ExportResult) -> None:
 @click.option(
     "--max-raw-answer-vocab", default=0, show_default=True, type=int, help="0 = every train answer."
 )
+@variant_option
 @verbose_option
 def wikireading(
     build_out: str,
@@ -65,6 +66,7 @@ def wikireading(
     """Export the WikiReading splits of a build (`entbench build wikireading`)."""
     from entbench.builders.wikireading.export import export_wikireading
 
+    note_variant(build_out, "wikireading")
     result = export_wikireading(
         build_out=build_out,
         fmt=fmt,

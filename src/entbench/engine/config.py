@@ -9,6 +9,8 @@ languages = ["en", "zh"]
 num_shards = 4
 ```
 
+A list of paths names a numbered series of dumps in date order: `wikidata = ["2019.json.gz",
+"2020.json.gz"]` gives the sources `wikidata_0` and `wikidata_1` (as `--source wikidata_0=…` would).
 `--source NAME=PATH` (relative to the current directory) and `--param STAGE.KEY=VALUE` override the
 file. Two worlds, never mixed: with neither `--config` nor `--source`, the bundled demo world
 (`fixtures/entbench.toml`: its small real dumps and fixture-sized parameters) is built; otherwise
@@ -30,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+from entbench.engine.registry import Alias
 from entbench.engine.stage import Params
 from entbench.errors import UserError
 
@@ -50,6 +53,10 @@ class BuildConfig:
     demo: bool = False
     #: the source names given with `--source` (checked against the target's sources)
     given_sources: tuple[str, ...] = ()
+    #: source -> what of its dump a trial build reads (`build --limit N`, `engine.sources.limit_sources`)
+    source_limits: Mapping[str, str] = field(default_factory=dict)
+    #: the `STAGE.KEY`s given with `--param` (they win over the file, under an alias too)
+    given_params: tuple[str, ...] = ()
 
     def params_for(self, params_type: type[Params], stage: str) -> Params:
         """The parameters of `stage`: its documented defaults plus what this config gives."""
@@ -104,9 +111,9 @@ def _read_file(config_path: Path) -> BuildConfig:
         raise UserError(f"{config_path}: [sources] and [params] must be tables")
     sources: dict[str, str] = {}
     labels: dict[str, str] = {}
-    for name, value in raw_sources.items():
-        if not isinstance(value, str):
-            raise UserError(f"{config_path}: source {name!r} must be a path string")
+    for name, value in _source_entries(raw_sources, config_path):
+        if name in sources:
+            raise UserError(f"{config_path}: source {name!r} is given twice")
         sources[name] = str((base / value).resolve()) if "://" not in value else value
         labels[name] = value
     params: dict[str, dict[str, Any]] = {}
@@ -119,6 +126,22 @@ def _read_file(config_path: Path) -> BuildConfig:
     return BuildConfig(
         sources=sources, params=params, path=str(config_path), source_labels=labels, param_bases=bases
     )
+
+
+def _source_entries(raw: Mapping[str, Any], config_path: Path) -> list[tuple[str, str]]:
+    """(name, path) of every `[sources]` entry; a list of paths names a series of dumps in date
+    order, `NAME = [a, b, c]` giving the sources `NAME_0`, `NAME_1`, `NAME_2`."""
+    entries = []
+    for name, value in raw.items():
+        if isinstance(value, list):
+            if not value or not all(isinstance(item, str) for item in value):
+                raise UserError(f"{config_path}: source {name!r} must be a path or a non-empty list of paths")
+            entries += [(f"{name}_{index}", item) for index, item in enumerate(value)]
+        elif isinstance(value, str):
+            entries.append((name, value))
+        else:
+            raise UserError(f"{config_path}: source {name!r} must be a path string (or a list of them)")
+    return entries
 
 
 def _with_overrides(
@@ -137,6 +160,7 @@ def _with_overrides(
     params = {stage: dict(values) for stage, values in config.params.items()}
     bases = {stage: dict(values) for stage, values in config.param_bases.items()}
     cwd = str(Path.cwd())
+    given_params: list[str] = []
     for override in param_overrides:
         key, sep, value = override.partition("=")
         stage, dot, param = key.partition(".")
@@ -144,6 +168,7 @@ def _with_overrides(
             raise UserError(f"--param expects STAGE.KEY=VALUE, got {override!r}")
         params.setdefault(stage, {})[param] = value
         bases.setdefault(stage, {})[param] = cwd
+        given_params.append(f"{stage}.{param}")
     return dataclasses.replace(
         config,
         sources=sources,
@@ -152,7 +177,74 @@ def _with_overrides(
         param_bases=bases,
         demo=demo,
         given_sources=tuple(given),
+        given_params=tuple(given_params),
     )
+
+
+def resolve_aliases(config: BuildConfig, aliases: Mapping[str, Alias]) -> BuildConfig:
+    """`config` with every alias of a source and of its scan stage's parameter section renamed to
+    the name it stands for (`registry.Alias`). Given under both names, a source path or a parameter
+    value from the command line wins over the config file's; two different values from the same
+    place are a user error: they name the same thing."""
+    sources, labels = dict(config.sources), dict(config.source_labels)
+    params = {stage: dict(values) for stage, values in config.params.items()}
+    bases = {stage: dict(values) for stage, values in config.param_bases.items()}
+    given, given_params = list(config.given_sources), list(config.given_params)
+    for alias in sorted(aliases):
+        spec = aliases[alias]
+        same = f"{alias} is {spec.why}, another name for {spec.name}"
+        if alias in sources:
+            path = sources.pop(alias)
+            label = labels.pop(alias, path)
+            keep_alias = _pick(
+                alias in given, spec.name in given, spec.name in sources, path, sources.get(spec.name)
+            )
+            if keep_alias is None:
+                raise UserError(
+                    f"sources {spec.name} and {alias} are both given, with different paths ({same}): "
+                    f"give only --source {spec.name}=PATH"
+                )
+            if keep_alias:
+                sources[spec.name], labels[spec.name] = path, label
+            given = list(dict.fromkeys(spec.name if name == alias else name for name in given))
+        if alias in params:
+            section, section_bases = params.pop(alias), bases.pop(alias, {})
+            target = params.setdefault(spec.name, {})
+            for key, value in section.items():
+                from_cli = f"{alias}.{key}" in given_params
+                keep_alias = _pick(
+                    from_cli, f"{spec.name}.{key}" in given_params, key in target, value, target.get(key)
+                )
+                if keep_alias is None:
+                    raise UserError(
+                        f"parameter {key} is given for {spec.name} and for {alias} with different "
+                        f"values ({same}): give only {spec.name}.{key}"
+                    )
+                if keep_alias:
+                    target[key] = value
+                    if key in section_bases:
+                        bases.setdefault(spec.name, {})[key] = section_bases[key]
+                if from_cli:
+                    given_params.append(f"{spec.name}.{key}")
+    return dataclasses.replace(
+        config,
+        sources=sources,
+        source_labels=labels,
+        params=params,
+        param_bases=bases,
+        given_sources=tuple(given),
+        given_params=tuple(dict.fromkeys(p for p in given_params if p.split(".", 1)[0] not in aliases)),
+    )
+
+
+def _pick(alias_cli: bool, name_cli: bool, name_set: bool, alias_value: Any, name_value: Any) -> bool | None:
+    """Whether the alias's value is kept: yes when the name has none (or the same one), or when only
+    the alias's came from the command line; None when neither wins."""
+    if not name_set or alias_value == name_value or (alias_cli and not name_cli):
+        return True
+    if name_cli and not alias_cli:
+        return False
+    return None
 
 
 def make_params(
@@ -165,8 +257,8 @@ def make_params(
     `--param` string has for what TOML writes natively (lists as `a,b,c`; `none`; `yes`/`off`).
     A class attribute `PRESETS: dict[str, dict]` on the params type lets `preset=NAME` set several
     fields at once; explicitly given fields win over the preset. A relative path in one of the
-    type's `PATH_FIELDS` is taken from `bases[field]` (the config file's directory), else the
-    current directory.
+    type's `PATH_FIELDS` (a string, or each string of a list) is taken from `bases[field]` (the
+    config file's directory), else the current directory.
     """
     fields = {f.name for f in dataclasses.fields(params_type)}
     hints = typing.get_type_hints(params_type)
@@ -184,17 +276,29 @@ def make_params(
             known = ", ".join(sorted(fields)) or "(none)"
             raise UserError(f"unknown parameter {stage}.{key}; {stage} takes: {known}")
     for key in params_type.PATH_FIELDS:
+        base = Path((bases or {}).get(key) or Path.cwd())
         value = values.get(key)
-        if isinstance(value, str) and value and "://" not in value:
-            path = Path(value).expanduser()
-            if not path.is_absolute():
-                path = Path((bases or {}).get(key) or Path.cwd()) / path
-            values[key] = str(path)
+        if isinstance(value, str):
+            value = _cli_forms(value, hints[key])  # "a,b" -> ["a", "b"], "none" -> None, first
+        if isinstance(value, str):
+            values[key] = _resolve_path(value, base)
+        elif isinstance(value, list | tuple):
+            values[key] = [_resolve_path(v, base) if isinstance(v, str) else v for v in value]
+        elif key in values:
+            values[key] = value
     prepared = {key: _cli_forms(value, hints[key]) for key, value in values.items()}
     try:
         return msgspec.convert(prepared, params_type, strict=False)
     except msgspec.ValidationError as exc:
         raise UserError(_explain(exc, stage, prepared, hints)) from None
+
+
+def _resolve_path(value: str, base: Path) -> str:
+    """A path parameter made absolute against `base` (empty values and URLs are left as they are)."""
+    if not value or "://" in value:
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
 
 
 #: Words a `--param` value may use for a boolean besides msgspec's own (true/false/1/0).
@@ -249,3 +353,25 @@ def _explain(
         hint, _ = _optional(hint)
     expected = "a list" if typing.get_origin(hint) is tuple else _EXPECTED.get(hint, str(hint))
     return f"{stage}.{field}: expected {expected}, got {value!r}"
+
+
+def is_demo_world(sources: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether a build's sources (its manifests' `sources`: name -> path as given, size) are the
+    bundled demo world's files (a trial build of it, `--limit`, included)."""
+    if not sources:
+        return False
+    try:
+        demo = load_config(None)
+    except UserError:
+        return False
+    for name, info in sources.items():
+        if name not in demo.sources or info.get("path") != demo.source_labels.get(name):
+            return False
+        if not info.get("limit"):
+            try:
+                size = Path(demo.sources[name]).stat().st_size
+            except OSError:
+                return False
+            if info.get("size") != size:
+                return False
+    return True

@@ -2,14 +2,16 @@
 
 The engine knows no dataset: each dataset's `pipeline.py` registers its stages and targets, and
 importing `entbench.builders` declares those modules here (`declare_pipelines`). They are imported
-the first time a stage or target is looked up, so `entbench --help` stays fast.
+the first time a stage or target is looked up, so `entbench --help` stays fast. Stages whose
+number follows a build's sources (one scan per dump of a series) are registered by a sources hook
+(`on_sources`), which a build runs with its source names before it plans (`configure_sources`).
 """
 
 from __future__ import annotations
 
 import graphlib
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from entbench.engine.stage import Stage
@@ -17,6 +19,16 @@ from entbench.errors import UserError
 
 #: Modules whose import registers stages and targets, in the order they are imported.
 _PIPELINES: list[str] = []
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Another name accepted for a source and for the scan stage named after it: `--source
+    ALIAS=PATH`, `[sources] ALIAS`, `[params.ALIAS]` and `--param ALIAS.KEY=VALUE` mean `name`."""
+
+    alias: str
+    name: str
+    why: str  # what the alias is, in a sentence's words: "its name in the published Hansel setting"
 
 
 @dataclass(frozen=True)
@@ -28,17 +40,42 @@ class Target:
     description: str
 
 
+#: A function of a build's source names that registers the stages those names call for.
+SourcesHook = Callable[[Collection[str]], None]
+
 _STAGES: dict[str, Stage] = {}
 _TARGETS: dict[str, Target] = {}
+_SOURCES_HOOKS: list[SourcesHook] = []
+_ALIASES: dict[str, Alias] = {}
 _loaded = False
 
 
-def register_stage(stage: Stage) -> Stage:
-    """Add a stage instance under its name (names are unique)."""
-    if stage.stage_name in _STAGES:
+def register_stage(stage: Stage, *, replace: bool = False) -> Stage:
+    """Add a stage instance under its name (names are unique; `replace` lets a sources hook put
+    the instance for this build's sources in place of the one registered for another build's)."""
+    if stage.stage_name in _STAGES and not replace:
         raise ValueError(f"stage {stage.stage_name!r} registered twice")
     _STAGES[stage.stage_name] = stage
     return stage
+
+
+def on_sources(hook: SourcesHook) -> None:
+    """Have `hook(source_names)` run before a build plans (`configure_sources`).
+
+    For stages whose number or inputs follow the sources a build is given rather than being
+    fixed, such as one scan per dump of a numbered series (`wikidata_0`, `wikidata_1`, …) and a
+    stage reading all of them: the hook registers them with `register_stage(…, replace=True)`.
+    It must not raise for names it does not expect (every build runs every hook); a series cut
+    short is left for the usual check of missing sources to name."""
+    _SOURCES_HOOKS.append(hook)
+
+
+def configure_sources(names: Collection[str]) -> None:
+    """Run every sources hook with a build's source names (a build, or a reader of one, calls this
+    before it looks up the stages of a target)."""
+    _load()
+    for hook in _SOURCES_HOOKS:
+        hook(names)
 
 
 def register_target(name: str, stages: tuple[str, ...], description: str) -> None:
@@ -46,6 +83,13 @@ def register_target(name: str, stages: tuple[str, ...], description: str) -> Non
     if name in _TARGETS:
         raise ValueError(f"target {name!r} registered twice")
     _TARGETS[name] = Target(name, stages, description)
+
+
+def register_alias(alias: str, name: str, why: str) -> None:
+    """Accept `alias` wherever the source (and scan stage) `name` is named (`Alias`)."""
+    if alias in _ALIASES:
+        raise ValueError(f"alias {alias!r} registered twice")
+    _ALIASES[alias] = Alias(alias, name, why)
 
 
 def declare_pipelines(modules: Sequence[str]) -> None:
@@ -78,6 +122,12 @@ def targets() -> dict[str, Target]:
     """All registered targets by name."""
     _load()
     return dict(_TARGETS)
+
+
+def aliases() -> dict[str, Alias]:
+    """All registered aliases by alias name."""
+    _load()
+    return dict(_ALIASES)
 
 
 def get_stage(name: str) -> Stage:

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from entbench.engine import registry, tasks, workdir
-from entbench.engine.build_out import build_lock
-from entbench.engine.config import BuildConfig
+from entbench.engine.build_out import VARIANTS_DIR, build_lock, record_variant
+from entbench.engine.config import BuildConfig, resolve_aliases
 from entbench.engine.executors import Executor, make_executor
 from entbench.engine.manifest import MANIFEST_NAME, check_complete, upstream_from_manifest
 from entbench.engine.plan import StagePlan, plan_stage
@@ -52,7 +52,7 @@ from entbench.engine.shuffle import (
     shard_inputs,
     shuffle_layout,
 )
-from entbench.engine.sources import check_sources, human_bytes, identify_source
+from entbench.engine.sources import LIMITED_DIR, check_sources, human_bytes, identify_source, limit_sources
 from entbench.engine.stage import BuildOptions, SourceInfo, Stage, UpstreamOutput
 from entbench.engine.stats import Stats
 from entbench.engine.store import Store
@@ -69,13 +69,16 @@ class Builder:
         options: BuildOptions,
         log: Any = None,
         store: Store | None = None,
+        limit: int | None = None,
     ) -> None:
         """`out` is the build directory; with `store` it is the work directory whose complete
-        stages are published to the store (and found there by later builds)."""
+        stages are published to the store (and found there by later builds). `limit`: a trial
+        build from the first `limit` entities, pages or lines of each source (`build --limit`)."""
         self.out = Path(out)
         self.config = config
         self.options = options
         self.store = store
+        self.limit = limit
         #: whether this build ran any stage (rather than finding every one up to date)
         self.built_any = False
         self._log = log or (lambda msg: print(msg, file=sys.stderr))
@@ -92,9 +95,11 @@ class Builder:
         if self.store is not None:
             self._log(f"building in {self.out}, publishing to {self.store.url}")
         with self._executor() as executor:
+            registry.configure_sources(self.config.sources)
             spec = registry.get_target(target)
             order = registry.stage_order(spec.stages)
             executor.prepare(sorted({type(stage).__module__ for stage in order}))
+            self.config = resolve_aliases(self.config, registry.aliases())
             self._check_params(order)
             self._check_sources(target, order)
             self.out.mkdir(parents=True, exist_ok=True)
@@ -106,10 +111,31 @@ class Builder:
         listing = self.out / "targets" / f"{target}.json"
         text = json.dumps(target_doc, indent=2) + "\n"
         if not (listing.is_file() and listing.read_text(encoding="utf-8") == text):  # a no-op writes nothing
+            self._record_variants(target, listing, text)
             atomic_write_text(listing, text)
         if self.store is not None:
             self.store.publish_file(listing, f"targets/{target}.json")
         return dirs
+
+    def _record_variants(self, target: str, listing: Path, text: str) -> None:
+        """Keep the listing about to be replaced as a variant (with the new one), and say which one
+        the commands reading this build now read: a variant built into the same --out silently
+        replaced what `summary`, the card and `export` showed."""
+        new = record_variant(self.out, target, text)
+        if self.store is not None:
+            rel = f"{VARIANTS_DIR}/{target}/{new}.json"
+            self.store.publish_file(self.out / rel, rel)
+        if not listing.is_file():
+            return
+        try:
+            old = record_variant(self.out, target, listing.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # an unreadable listing is replaced, as before
+        if old != new:
+            self._log(
+                f"{target}: {self.out} held variant {old} of {target}; summary, card and export now "
+                f"read this build, variant {new} (`--variant {old}` reads the other)"
+            )
 
     def fetch_from_store(self, directories: Sequence[Path]) -> None:
         """Download those of `directories` that this build found complete only in the store."""
@@ -404,8 +430,10 @@ class Builder:
         """Every source the target reads is given, every `--source` is one it reads; then each is
         identified (size, sha256) and named on stderr before any work starts."""
         known = {name for stage in registry.stages().values() for name in stage.sources}
-        for name in check_sources(target, order, self.config, known):
+        for name in check_sources(target, order, self.config, known, registry.aliases()):
             self._log(f"source {name}: not read by target {target} (given with --source, left alone)")
+        if self.limit is not None:
+            self.config = limit_sources(order, self.config, self.limit, self.out / LIMITED_DIR, self._log)
         for name in dict.fromkeys(name for stage in order for name in stage.sources):
             info = self._source(name)
             self._log(f"source {name}: {info.path} ({human_bytes(info.size)})")
@@ -417,6 +445,7 @@ class Builder:
                 self.config.sources[name],
                 self.config.source_labels.get(name, self.config.sources[name]),
                 progress=self.options.progress,
+                limit=self.config.source_limits.get(name, ""),
             )
         return self._sources[name]
 

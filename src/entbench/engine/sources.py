@@ -8,26 +8,34 @@ per user, not per output directory (`$ENTBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tqdm import tqdm
-
+from entbench.engine.progress import StageBar
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import SourceInfo, Stage
 from entbench.errors import UserError
 from entbench.readers.cache import default_cache_dir
+from entbench.readers.head import KINDS, cut_head
 
 if TYPE_CHECKING:
     from entbench.engine.config import BuildConfig
+    from entbench.engine.registry import Alias
 
 
 def identify_source(
-    name: str, path: str, label: str, cache_dir: Path | None = None, *, progress: bool = True
+    name: str,
+    path: str,
+    label: str,
+    cache_dir: Path | None = None,
+    *,
+    progress: bool = True,
+    limit: str = "",
 ) -> SourceInfo:
     """Stat and hash a source file (hash cached by size and mtime)."""
     p = Path(path)
@@ -61,30 +69,33 @@ def identify_source(
             atomic_write_text(cache_path, json.dumps(cache, sort_keys=True, indent=1))
         except OSError:
             pass  # a read-only home only costs re-hashing next time
-    return SourceInfo(name=name, path=key, label=label, size=st.st_size, sha256=digest)
+    return SourceInfo(name=name, path=key, label=label, size=st.st_size, sha256=digest, limit=limit)
 
 
 def _sha256_with_progress(path: Path, size: int, name: str, progress: bool) -> str:
     h = hashlib.sha256()
-    show = progress and size > (256 << 20)
-    with (
-        open(path, "rb") as f,
-        tqdm(
-            total=size, desc=f"hash {name}", unit="B", unit_scale=True, disable=not show, leave=False
-        ) as bar,
-    ):
-        while block := f.read(1 << 22):
-            h.update(block)
-            bar.update(len(block))
+    bar = StageBar(f"hash {name}", total=size, unit="B", items="", enabled=progress and size > (256 << 20))
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(1 << 22):
+                h.update(block)
+                bar.update(len(block))
+    finally:
+        bar.close()
     return h.hexdigest()
 
 
 def check_sources(
-    target: str, order: Sequence[Stage], config: BuildConfig, known: Iterable[str]
+    target: str,
+    order: Sequence[Stage],
+    config: BuildConfig,
+    known: Iterable[str],
+    aliases: Mapping[str, Alias] | None = None,
 ) -> list[str]:
     """The `--source` names given that `target` does not read (but another target does); a
     `UserError` for a name no target reads (with the closest of the target's, a likely typo) or for
-    every source the target needs and was not given."""
+    every source the target needs and was not given (naming the aliases it is accepted under).
+    `config` has its aliases resolved already (`config.resolve_aliases`)."""
     needed = list(dict.fromkeys(name for stage in order for name in stage.sources))
     reads = ", ".join(needed) or "no source"
     known_names = set(known)
@@ -106,9 +117,14 @@ def check_sources(
     if missing:
         flags = " ".join(f"--source {name}=PATH" for name in missing)
         noun = "source" if len(missing) == 1 else "sources"
+        accepted = "".join(
+            f"; {a.alias}, {a.why}, is accepted for {a.name} too"
+            for a in sorted((aliases or {}).values(), key=lambda a: a.alias)
+            if a.name in missing
+        )
         raise UserError(
             f"target {target} needs {noun} {', '.join(missing)}: pass {flags} "
-            f"(or name {'it' if len(missing) == 1 else 'them'} in [sources] of a --config file); "
+            f"(or name {'it' if len(missing) == 1 else 'them'} in [sources] of a --config file{accepted}); "
             f"it reads {reads}"
         )
     return unused
@@ -122,3 +138,40 @@ def human_bytes(size: int) -> str:
             return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1000
     raise AssertionError("unreachable")
+
+
+#: Where a trial build's cut dumps are written, under the build (or work) directory.
+LIMITED_DIR = ".limited"
+
+
+def limit_sources(
+    order: Sequence[Stage], config: BuildConfig, n: int, directory: Path, log: Callable[[str], None]
+) -> BuildConfig:
+    """The config of a trial build (`build --limit N`): each source the stages read replaced by the
+    first `n` entities, pages or lines of its dump (`readers.head`, by the `Stage.source_kind` of
+    the stage reading it; written under `directory`), whose own size and sha256 then give every
+    stage its own fingerprint; each source keeps its label, and records what was kept in
+    `source_limits` (and the manifests)."""
+    if n < 1:
+        raise UserError(f"--limit must be at least 1, got {n}")
+    readers: dict[str, Stage] = {}
+    for stage in order:
+        for name in stage.sources:
+            readers.setdefault(name, stage)
+    sources = dict(config.sources)
+    limits = dict(config.source_limits)
+    for name, stage in readers.items():
+        path, label = config.sources[name], config.source_labels.get(name, config.sources[name])
+        if "://" in path:
+            raise UserError(f"--limit: source {name} is a URL ({label}); give a local file")
+        if not Path(path).is_file():
+            raise UserError(f"source {name}: file not found: {label}")
+        if stage.source_kind not in KINDS:
+            raise UserError(f"--limit: source {name} (read by {stage.stage_name}) cannot be cut short")
+        unit, suffix, _ = KINDS[stage.source_kind]
+        dest = directory / f"{name}-first-{n}.{suffix}"
+        kept = cut_head(stage.source_kind, path, n, dest)
+        sources[name] = str(dest)
+        limits[name] = f"first {kept:,} {unit} of {Path(label).name}"
+        log(f"source {name}: --limit {n}: the {limits[name]} ({human_bytes(dest.stat().st_size)}, {dest})")
+    return dataclasses.replace(config, sources=sources, source_limits=limits)

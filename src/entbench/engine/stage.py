@@ -70,12 +70,15 @@ class Output:
     and the framework refuses to write a shard with duplicate keys (that would make the order
     depend on scheduling). `may_be_empty` marks a side table that real inputs can leave empty
     (a dump without redirect stubs): a build warns about an empty final table unless it is one.
+    `sized_by_data` is False for a table whose rows do not grow with the input (one row per task
+    built): a few rows there say nothing about how much the dumps held.
     """
 
     name: str
     schema: pa.Schema
     sort_by: tuple[str, ...]
     may_be_empty: bool = False
+    sized_by_data: bool = True
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,9 @@ class SourceInfo:
     label: str  # the path as the user wrote it, recorded in manifests
     size: int
     sha256: str
+    #: For a trial build (`build --limit N`): what of the dump `path` holds, e.g. "first 100 entities
+    #: of latest-all.json.gz" (`path` is then the cut dump); "" for a whole dump.
+    limit: str = ""
 
     def identity(self) -> dict[str, Any]:
         """What enters fingerprints: the content, not the path."""
@@ -248,6 +254,9 @@ class Stage:
     #: over its pages a few thousand shards, a reducer a few tens of MB.
     shard_input_bytes: ClassVar[int] = 8 << 20
     description: ClassVar[str] = ""
+    #: The kind of dump the stage's sources are (`readers.head.KINDS`: "wikidata-json",
+    #: "mediawiki-xml", "lines"): how `build --limit N` cuts one and `--dry-run` samples one.
+    source_kind: ClassVar[str] = ""
     #: Unit of progress reported by tasks (shown on the bar): "B" for bytes of input, else a noun.
     progress_unit: ClassVar[str] = "shard"
     progress_items: ClassVar[str] = "rows"
@@ -342,6 +351,13 @@ class Stage:
     def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """Build output shard `shard` directly (shard stages only)."""
         raise NotImplementedError
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """What a finished build of this stage kept and let go, in a few plain words, from its
+        manifest's stats and parameters ("12 of 25 items have an article among the dump's 84
+        pages"); a build whose final table is empty or tiny prints these, upstream first, instead of
+        counter names. None: the stage has nothing to say (its drop counters are named instead)."""
+        return None
 
     def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
         """Run once after all shards exist, in the stage's output directory (still incomplete).

@@ -21,3 +21,9 @@ class Stats(dict[str, int]):
     def sorted(self) -> dict[str, int]:
         """The counters in name order (for manifests)."""
         return {k: self[k] for k in sorted(self)}
+
+
+def counted(stats: Mapping[str, object], key: str) -> int:
+    """Counter `key` of a manifest's stats as an int (0 when absent or not a number)."""
+    value = stats.get(key, 0)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0

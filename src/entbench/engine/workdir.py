@@ -118,6 +118,7 @@ def write_manifest(plan: StagePlan, map_stats: Stats) -> None:
         },
         "sources": {
             name: {"path": src.label, "size": src.size, "sha256": src.sha256}
+            | ({"limit": src.limit} if src.limit else {})
             for name, src in sorted(ctx.sources.items())
         },
         "outputs": outputs,

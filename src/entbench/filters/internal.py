@@ -12,7 +12,7 @@ Spec §2.1 turns this into rules, each with a reason an entity is dropped for:
   filter class or, with `transitive`, a transitive P279-subclass of one;
 * `no_site`: no sitelink to the configured site (`zhwiki` by default).
 
-Two presets name the class sets and behaviours:
+Three presets name the class sets and behaviours:
 
 * `hansel` (default): the 14 QIDs of mGENRE's `NOPAGE` list plus Q4167410 (Wikimedia
   disambiguation page) and Q13406463 (Wikimedia list article), which the Hansel text names;
@@ -21,6 +21,9 @@ Two presets name the class sets and behaviours:
   step `compress`): an item is skipped if a P31 or P279 statement's item value is in `NOPAGE`
   (direct values only, no closure; Q4167410 is commented out there), and kept only if it has a
   sitelink whose site key ends in `wiki`, each dump judged on its own sitelinks.
+* `table7`: the `hansel` rules with the classes of the paper's Table 7 ("WikiData identifiers used
+  for filtering out Wikimedia-internal entities", appendix D) that could be checked against real
+  Wikidata labels (`TABLE7_CLASSES`; the others are listed in `TABLE7_UNVERIFIED`).
 
 mGENRE looks at statements of every rank (any P31/P279 statement whose main snak has a
 datavalue). `ranks=all` (the `mgenre` preset) reads the truthy P31/P279 statements together with
@@ -63,6 +66,64 @@ HANSEL_EXTRA: tuple[str, ...] = (
 )
 HANSEL_CLASSES: tuple[str, ...] = MGENRE_NOPAGE + HANSEL_EXTRA
 
+#: Hansel Table 7, the QIDs whose English Wikidata label could be checked, with the label and where
+#: it was read. The paper's only text here is a PDF extraction in which Table 7 runs into Table 6
+#: (its group names "Categories", "Modules", "Wikimedia project page", "Subclasses of above" are
+#: legible, its first group's name is not), so a QID is used only when a real label confirms it
+#: names a Wikimedia-internal class. "KGTK labels" is the English label file of the KGTK "Arnold"
+#: Wikidata graph (usc-isi-i2/kgtk-notebooks `datasets/arnold/labels.en.tsv.gz`); the lines used
+#: are in `fixtures/wikidata/kgtk-arnold.labels.en.table7.tsv`. Q15184295 is in none of the label
+#: files at hand: its label is from the maintainers' knowledge of Wikidata (and it is in mGENRE's
+#: NOPAGE list, so the `hansel` preset filters it too).
+TABLE7_CLASSES: tuple[str, ...] = (
+    "Q4167836",  # Wikimedia category (KGTK labels)
+    "Q11266439",  # Wikimedia template (KGTK labels)
+    "Q11753321",  # Wikimedia navigational template (KGTK labels; entitybase-backend metadata)
+    "Q13406463",  # Wikimedia list article (KGTK labels)
+    "Q14204246",  # Wikimedia project page (KGTK labels)
+    "Q15184295",  # Wikimedia module (knowledge only, see above)
+    "Q15647814",  # Wikimedia administration category (KGTK labels)
+    "Q19887878",  # Wikimedia infobox template (KGTK labels)
+    "Q21528878",  # Wikimedia redirect page (KGTK labels)
+    "Q30432511",  # metacategory in Wikimedia projects (KGTK labels)
+    "Q4663903",  # Wikimedia portal (KGTK labels)
+    "Q59542487",  # Wikimedia set category (KGTK labels)
+    "Q74980542",  # Wikidata-driven Wikimedia template (KGTK labels)
+)
+#: QIDs legible in the extraction of Table 7 that no label at hand confirms: left out of `table7`
+#: (a misread digit would name an unrelated class and, transitively, remove its instances).
+#: One more cell of the table is not legible at all.
+TABLE7_UNVERIFIED: tuple[str, ...] = (
+    "Q105528595",
+    "Q15671253",
+    "Q20769160",
+    "Q24731821",
+    "Q26142649",
+    "Q26267864",
+    "Q36330215",
+    "Q4657797",
+    "Q48552277",
+    "Q56876519",
+    "Q95691391",
+    "Q97303108",
+    "Q105653689",
+    "Q1474116",
+    "Q15407973",
+    "Q20769287",
+    "Q24574745",
+    "Q54662266",
+    "Q56428020",
+    "Q15145755",
+    "Q18711811",
+    "Q37237020",
+    "Q59259626",
+    "Q97011660",
+    "Q25051296",
+    "Q22247630",
+    "Q30415057",
+    "Q60715851",
+)
+
 #: mGENRE keeps an item if any sitelink key ends in "wiki" (`k.endswith("wiki")`).
 ANY_WIKI = "*wiki"
 SITE_FROM = ("new", "own")
@@ -84,6 +145,13 @@ PRESETS: dict[str, dict[str, object]] = {
         "site": ANY_WIKI,
         "site_from": "own",
         "ranks": "all",
+    },
+    "table7": {
+        "classes": TABLE7_CLASSES,
+        "transitive": True,
+        "site": "zhwiki",
+        "site_from": "new",
+        "ranks": "truthy",
     },
 }
 

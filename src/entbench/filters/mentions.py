@@ -8,7 +8,9 @@ Schemes (parameter `normalization` of `alias_table`):
   `•` and `．` written as `·` (before NFKD, which would make `．` a `.`), trimmed, case kept.
 
 Converters (parameter `converter` of `alias_table` and of the Hansel stages): `opencc` (default)
-as above, or `hanziconv`: HanziConv, character by character, for every scheme. The Hansel paper
+as above, `hanziconv`: HanziConv, character by character, for every scheme, or `none`: the text as
+it is (Traditional characters kept). Conversion applies to Chinese wikis only (`chinese_language`;
+the alias table's `chinese` parameter, the Hansel stages' wiki language). The Hansel paper
 converted its sets and its alias table with HanziConv (§3.2, footnote 3), so `hanziconv` gives
 Hansel as published; OpenCC stays the default, being the more accurate of the two on real
 Traditional/Simplified pairs (issue 21).
@@ -31,11 +33,17 @@ from collections.abc import Callable, Mapping, Sequence
 import opencc
 
 SCHEMES = ("hansel", "mgenre")
-CONVERTERS = ("opencc", "hanziconv")
+CONVERTERS = ("opencc", "hanziconv", "none")
 _WS = re.compile(r"\s+")
 #: CJK blocks whose characters the character-level table covers.
 _CJK_RANGES = ((0x3400, 0x4DC0), (0x4E00, 0xA000), (0xF900, 0xFB00), (0x20000, 0x2EBF0), (0x30000, 0x3134B))
 _MGENRE_DOTS = str.maketrans({"•": "·", "．": "·"})
+
+
+def chinese_language(language: str) -> bool:
+    """Whether a wiki language is Chinese (`zh`, `zh-…`): the only text Traditional -> Simplified
+    conversion applies to."""
+    return language.split("-", maxsplit=1)[0] == "zh"
 
 
 @functools.cache
@@ -130,12 +138,19 @@ def t2s_hanziconv(text: str) -> str:
 
 
 def simplifier(converter: str) -> Callable[[str], str]:
-    """The Traditional->Simplified conversion of a `converter` (each keeps the length of a text)."""
+    """The Traditional->Simplified conversion of a `converter` (each keeps the length of a text;
+    `none` returns it as it is)."""
     if converter == "opencc":
         return t2s
     if converter == "hanziconv":
         return t2s_hanziconv
+    if converter == "none":
+        return _unchanged
     raise ValueError(f"unknown converter {converter!r}; choose from {', '.join(CONVERTERS)}")
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 def _finish_hansel(text: str) -> str:

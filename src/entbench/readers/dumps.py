@@ -53,6 +53,7 @@ class StreamTruncated(Exception):
             "download it again",
             path=path,
             offset=self.offset,
+            offset_in="the decompressed stream",
         )
 
 

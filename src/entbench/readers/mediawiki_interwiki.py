@@ -8,64 +8,60 @@ dump's own namespace names from them.
 
 from __future__ import annotations
 
-#: Wikimedia project interwiki prefixes (and common aliases) from the global interwiki map.
-INTERWIKI_PREFIXES = frozenset(
-    {
-        "w",
-        "wikipedia",
-        "wikt",
-        "wiktionary",
-        "s",
-        "wikisource",
-        "q",
-        "wikiquote",
-        "b",
-        "wikibooks",
-        "n",
-        "wikinews",
-        "v",
-        "wikiversity",
-        "voy",
-        "wikivoyage",
-        "species",
-        "wikispecies",
-        "commons",
-        "c",
-        "m",
-        "meta",
-        "metawiki",
-        "metawikimedia",
-        "mw",
-        "mediawikiwiki",
-        "d",
-        "wikidata",
-        "f",
-        "wikifunctions",
-        "wikimedia",
-        "wmf",
-        "foundation",
-        "outreach",
-        "incubator",
-        "phab",
-        "phabricator",
-        "mediazilla",
-        "bugzilla",
-        "gerrit",
-        "translatewiki",
-        "betawiki",
-        "testwiki",
-        "wikitech",
-        "toollabs",
-        "doi",
-        "google",
-        "arxiv",
-        "rfc",
-        "imdbname",
-        "imdbtitle",
-        "oeis",
-        "iarchive",
-    }
-)
+#: The global interwiki map of Wikimedia wikis (every `__global:` prefix of
+#: wikimedia/operations-mediawiki-config `wmf-config/interwiki.php`, generated 13 March 2018 by
+#: `dumpInterwiki.php`; the map itself is https://meta.wikimedia.org/wiki/Interwiki_map): what makes
+#: `[[hdl:…]]`, `[[arxiv:…]]` or `[[wikt:…]]` a link to another site rather than to an article.
+_GLOBAL_MAP = """
+    acronym advisory advogato aew appropedia aquariumwiki arborwiki arxiv atmwiki baden
+    battlestarwiki bcnbio beacha betawiki bibcode bibliowiki bluwiki blw botwiki boxrec brickwiki
+    bugzilla bulba c c2 c2find cache ĉej cellwiki centralwikia chej choralwiki citizendium ckwiss
+    comixpedia commons communityscheme communitywiki comune creativecommons creativecommonswiki cxej
+    dcc dcdatabase dcma delicious devmo dictionary dict disinfopedia distributedproofreaders
+    distributedproofreadersca dmoz dmozs doi donate doom_wiki download dbdump dpd drae dreamhost
+    drumcorpswiki dwjwiki eĉei ecoreality ecxei elibre emacswiki encyc energiewiki englyphwiki enkol
+    eokulturcentro esolang etherpad ethnologue ethnologuefamily evowiki exotica fanimutationwiki
+    fedora finalfantasy finnix flickruser flickrphoto floralwiki foldoc forthfreak foundation
+    foxwiki freebio freebsdman freeculturewiki freedomdefined freefeel freekiwiki freenode freesoft
+    ganfyd gardenology gausswiki gentoo genwiki gerrit git globalvoices glossarwiki glossarywiki
+    google googledefine googlegroups guildwarswiki guildwiki gutenberg gutenbergwiki hackerspaces
+    h2wiki hammondwiki hdl heraldik heroeswiki horizonlabs hrwiki hrfwiki hupwiki iarchive imdbname
+    imdbtitle imdbcompany imdbcharacter incubator infosecpedia infosphere irc ircrc rcirc iso639-3
+    issn iuridictum jaglyphwiki javanet javapedia jefo jerseydatabase jira jspwiki jstor kamelo
+    karlsruhe kinowiki kmwiki komicawiki kontuwiki koslarwiki wikitech libreplanet linguistlist
+    linuxwiki linuxwikide liswiki literateprograms livepedia localwiki lojban lostpedia lqwiki luxo
+    mail mailarchive mariowiki marveldatabase meatball mw mediazilla memoryalpha metawiki
+    metawikimedia metawikipedia metawikisearch mineralienatlas moinmoin monstropedia mosapedia
+    mozcom mozillawiki mozillazinekb musicbrainz mediawikiwiki mwod mwot nkcells nara nosmoke nost
+    nostalgia oeis oldwikisource olpc onelook openlibrary openstreetmap openwetware opera7wiki
+    organicdesign orthodoxwiki osmwiki otrs otrswiki ourmedia outreach outreachwiki owasp panawiki
+    patwiki personaltelco petscan phab phabricator phwiki phpwiki planetmath pmeg pmid pokewiki
+    pokéwiki policy proofwiki pyrev pythoninfo pythonwiki pywiki psycle quality quarry rev revo rfc
+    rheinneckar robowiki rodovid reuterswiki rowiki rt rtfm s23wiki scholar schoolswp scores
+    scoutwiki scramble seapig seattlewiki slwiki semantic-mw senseislibrary sharemap silcode
+    slashdot sourceforge spcom species squeak stats stewardry strategy strategywiki sulutil swtrain
+    svn swinbrain tabwiki tclerswiki technorati tenwiki testwiki testwikidata test2wiki tfwiki
+    thelemapedia theopedia thinkwiki ticket tmbw tmnet tmwiki toolforge toollabs tools tswiki
+    translatewiki tviv tvtropes twiki tyvawiki uncyclopedia unihan unreal urbandict usej usemod
+    usability utrs vikidia vlos vkol voipinfo votewiki werelate wg wikia wikiasite wikiapiary
+    wikibooks wikichristian wikicities wikicity wikiconference wikidata wikif1 wikifur wikihow
+    wikiindex wikilemon wikilivres wikilivresru wikimac-de wikimedia wikinews wikinfo wikinvest
+    wikiotics wikipapers wikipedia wikipediawikipedia wikiquote wikisophia wikisource wikispecies
+    wikispot wikiskripta labsconsole wikiti wikitree wikiversity wikivoyage betawikiversity
+    wikiwikiweb wiktionary wipipedia wlug wmam wmar wmat wmau wmbd wmbe wmbr wmca wmch wmcl wmcn
+    wmco wmcz wmdc securewikidc wmde wmdk wmee wmec wmes wmet wmfi wmfr wmhk wmhu wmid wmil wmin
+    wmit wmke wmmk wmmx wmnl wmnyc wmno wmpa-us wmph wmpl wmpt wmrs wmru wmse wmsk wmtr wmtw wmua
+    wmuk wmve wmza wm2005 wm2006 wm2007 wm2008 wm2009 wm2010 wm2011 wm2012 wm2013 wm2014 wm2015
+    wm2016 wm2017 wm2018 wmania wmteam wmf wmfblog wmdeblog wookieepedia wowwiki wqy wurmpedia viaf
+    zrhwiki zum zwiki
+"""
+#: Project aliases the map resolves locally on every Wikipedia (`w:`, `wikt:`, `s:`, …) and prefixes
+#: this list had before the map was copied in.
+_PROJECT_ALIASES = """
+    w wikt s q b n v voy d f m meta mediawikiwiki wikifunctions imdbname imdbtitle
+"""
+#: In lookup form (`fold_prefix`: `doom_wiki` is matched as "doom wiki").
+INTERWIKI_PREFIXES = frozenset(p.replace("_", " ") for p in (*_GLOBAL_MAP.split(), *_PROJECT_ALIASES.split()))
 
 #: Language editions of Wikipedia (interlanguage prefixes), including the legacy codes still
 #: accepted in links (`zh-yue`, `zh-min-nan`, `be-x-old`, `nb`, …).

@@ -243,7 +243,13 @@ class _Renderer:
 
     # --- blocks ------------------------------------------------------------------------------
     def render(self, wikitext: str) -> Rendered:
-        text = preprocess(wikitext, conversion=self.config.conversion, variants=self.config.variants)
+        text = preprocess(
+            wikitext,
+            conversion=self.config.conversion,
+            variants=self.config.variants,
+            language=self.table.language,
+            counts=self.counts,
+        )
         if self.native is not None:  # all that follows in C, the inline pass of each paragraph too
             self.native.blocks(text)
             full, starts, found = self.native.result()

@@ -7,13 +7,15 @@ counted. In order:
 1. HTML comments (an unterminated one runs to the end, as in MediaWiki);
 2. `<nowiki>` content is kept but its markup characters are escaped as numeric entities, which
    the inline pass decodes last, so it comes out literally and is never parsed;
-3. tags whose content is not prose (`<ref>`, `<math>`, `<gallery>`, `<pre>`, …) are dropped
-   with their content; `<br>` becomes a line break; other known HTML tags lose their markers but
-   keep their content;
+3. formulas (`<math>`, `<chem>`, `<ce>`) become their TeX source as literal text, on one line (what
+   a reader copying the formula gets: MediaWiki puts the source in the image's alt text); tags
+   whose content is not prose (`<ref>`, `<gallery>`, `<pre>`, …) are dropped with their content;
+   `<br>` becomes a line break; other known HTML tags lose their markers but keep their content;
 4. templates, parser functions and template parameters (`{{…}}`, `{{{…}}}`), matched the way
    MediaWiki's preprocessor pairs brace runs, are removed, except the inline templates that only
-   format or wrap text (`readers.wikitext_templates`: dashes, spaces, `nowrap`, `lang`, …), which
-   leave the text they show; an unclosed `{{` stays literal text;
+   show words (`readers.wikitext_templates`: dashes, spaces, `nowrap`, `convert`, `lang-xx`, …),
+   which leave the text they show; an unclosed `{{` stays literal text; a removed template between
+   two letters of a spaced script leaves a space, so the words either side never join;
 5. tables (`{| … |}` at the start of a line), nested, removed whole;
 6. language-conversion markup `-{…}-` (zh and the other wikis with variants) is replaced by the
    text of the preferred variant, so neither the markup nor `{{noteTA}}` (a template) leaks;
@@ -28,7 +30,7 @@ import re
 from collections.abc import Sequence
 
 from entbench.readers.wikitext_native import native_enabled, native_template_names, native_template_spans
-from entbench.readers.wikitext_templates import MARK, is_inline, visible_wikitext
+from entbench.readers.wikitext_templates import MARK, is_inline, template_key, visible_wikitext
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _NOWIKI = re.compile(r"<nowiki\s*>(.*?)(?:</nowiki\s*>|\Z)", re.S | re.I)
@@ -41,9 +43,6 @@ _NOWIKI_TABLE = str.maketrans(_NOWIKI_ESCAPES)
 DROPPED_TAGS = (
     "ref",
     "references",
-    "math",
-    "chem",
-    "ce",
     "gallery",
     "timeline",
     "score",
@@ -63,6 +62,13 @@ DROPPED_TAGS = (
     "charinsert",
     "indicator",
 )
+#: Formula tags: their TeX source is the text (issue 32).
+FORMULA_TAGS = ("math", "chem", "ce")
+_FORMULA = re.compile(
+    r"<(" + "|".join(FORMULA_TAGS) + r")(?:\s[^<>]*)?(?<!/)>((?:[^<]++|<(?!/\1\s*>))*+)</\1\s*>", re.S | re.I
+)
+_FORMULA_SPACE = re.compile(r"\s+")
+_DOUBLED_DELIMITER = re.compile(r"\{\{+|\}\}+|\[\[+|\]\]+")
 #: The content runs to the first closing tag of the same name: a possessive scan of `<`-free runs
 #: that stops at it (what a lazy `.*?` finds, without trying the closing tag after every character).
 _DROPPED_PAIRED = re.compile(
@@ -71,7 +77,7 @@ _DROPPED_PAIRED = re.compile(
 _DROPPED_SELF_CLOSING = re.compile(r"<(?:" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?/>", re.I)
 #: An opening or closing marker left without its partner: MediaWiki shows it literally, which would
 #: leak markup into the text, so only the marker is removed.
-_DROPPED_STRAY = re.compile(r"</?(?:" + "|".join(DROPPED_TAGS) + r")(?:\s[^<>]*)?>", re.I)
+_DROPPED_STRAY = re.compile(r"</?(?:" + "|".join(DROPPED_TAGS + FORMULA_TAGS) + r")(?:\s[^<>]*)?/?>", re.I)
 _BR = re.compile(r"<br\s*/?\s*>|</br\s*>", re.I)
 #: HTML tags MediaWiki accepts in wikitext (Sanitizer); their markers go, their content stays. Any
 #: other `<name>` is literal text in MediaWiki, so it is kept as text here too.
@@ -177,6 +183,7 @@ def strip_tags(text: str) -> str:
     # are skipped (each scans the whole page, and the kept-tag one tries sixty names at every `<`).
     if "<" not in text:
         return text
+    text = _FORMULA.sub(_formula_text, text)
     text = _DROPPED_PAIRED.sub("", text)
     if "<" not in text:
         return text
@@ -187,6 +194,26 @@ def strip_tags(text: str) -> str:
         return text
     text = _BR.sub("\n", text)
     return _KEPT_TAG.sub("", text)
+
+
+def _formula_text(m: re.Match[str]) -> str:
+    """A formula's TeX source on one line, its markup characters escaped (shown literally); a space
+    parts doubled braces and brackets (`}}` -> `} }`, the same formula in TeX), so no wikitext
+    delimiter appears in the text."""
+    tex = _FORMULA_SPACE.sub(" ", m.group(2)).strip()
+    tex = _DOUBLED_DELIMITER.sub(lambda d: " ".join(d.group()), tex)
+    return tex.translate(_NOWIKI_TABLE)
+
+
+#: Scripts written without spaces between words: a removed template between two of their letters
+#: leaves no space (Chinese, Japanese, Thai, Lao, Burmese, Khmer).
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u2e80-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]"
+)
+
+
+def _spaced_letter(ch: str) -> bool:
+    return ch.isalnum() and not _UNSPACED.match(ch)
 
 
 def template_spans(text: str) -> list[tuple[int, int]]:
@@ -241,49 +268,88 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def strip_templates(text: str) -> str:
+def strip_templates(text: str, language: str = "en", counts: dict[str, int] | None = None) -> str:
     """Remove templates, parser functions and template parameters (nested), keeping what the inline
-    templates of `wikitext_templates` show (recursively: their arguments' templates get the same rule).
+    templates of `wikitext_templates` show on a wiki of `language` (recursively: their arguments'
+    templates get the same rule).
 
     A run of removed templates that is all a bold or italic run holds (`''{{sfn|…}}''`) goes with
     its quote marks: left behind they would meet as `''''`, which MediaWiki shows as an apostrophe.
-    A run of templates right after a link's `]]` leaves MARK there, so no link trail crosses it."""
+    A run of templates right after a link's `]]` leaves MARK there, so no link trail crosses it. A
+    run that shows nothing between two letters of a spaced script leaves a space (MediaWiki's page
+    has a footnote marker or a tag there: the words never join).
+
+    `counts`, when given, gets `templates_shown`, `templates_removed` and, for removed templates
+    that stood between words of a sentence, `templates_removed_in_sentence` and the same by name
+    (`templates_removed_in_sentence_<name>`): what the text lost."""
     if "{{" not in text:
         return text
     parts: list[str] = []
     pos = 0
-    for start, end, shown in _runs(text, template_spans(text)):
+    for start, end, shown in _runs(text, template_spans(text), language, counts):
         parts.append(text[pos:start])
-        if start >= 2 and text.startswith("]]", start - 2):
+        after_link = start >= 2 and text.startswith("]]", start - 2)
+        if after_link:
             parts.append(MARK)
+        if not shown and end < len(text) and _spaced_letter(text[end]):
+            before = text[start - 3] if after_link and start >= 3 else text[start - 1 : start]
+            if before and _spaced_letter(before):
+                parts.append(" ")
         parts.append(shown)
         pos = end
     parts.append(text[pos:])
     return "".join(parts)
 
 
-def _shown(text: str, start: int, end: int) -> str:
-    """What the template at `text[start:end]` leaves in the text: "" unless it is an inline one."""
+def _shown(text: str, start: int, end: int, language: str) -> str | None:
+    """What the template at `text[start:end]` leaves in the text; None unless it is an inline one."""
     if text.startswith("{{{", start):
-        return ""  # a template parameter: no value outside its template
+        return None  # a template parameter: no value outside its template
     bar = text.find("|", start + 2, end - 2)
     name = text[start + 2 : bar if bar >= 0 else end - 2]
-    if "{" in name or not is_inline(name):
-        return ""
-    visible = visible_wikitext(text[start + 2 : end - 2])
+    if "{" in name or not is_inline(name, language):
+        return None
+    visible = visible_wikitext(text[start + 2 : end - 2], language)
     if not visible:
         return ""
-    shown = strip_templates(visible)
+    shown = strip_templates(visible, language)
     # a link closing the template's text ends at the template, as MediaWiki's <span> ends it
     return shown + MARK if shown.endswith("]]") else shown
 
 
-def _runs(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, str]]:
+def _count(text: str, start: int, end: int, shown: str | None, counts: dict[str, int]) -> None:
+    """Count a template: shown, or removed (and then whether words stood on both sides of it)."""
+    if shown is not None:
+        counts["templates_shown"] = counts.get("templates_shown", 0) + 1
+        return
+    counts["templates_removed"] = counts.get("templates_removed", 0) + 1
+    i = start - 1
+    while i >= 0 and text[i] == " ":  # a few characters at most; no copy of the line
+        i -= 1
+    if i < 0 or not (text[i].isalnum() or text[i] in ",;:(]'\""):
+        return
+    after = text[end : end + 8].lstrip(" ")
+    if not after or not (after[0].isalnum() or after[0] in ",.;:)"):
+        return
+    if text[text.rfind("\n", 0, i) + 1] in "|!{":  # a table row or cell, not a sentence
+        return
+    bar = text.find("|", start + 2, end - 2)
+    key = "templates_removed_in_sentence_" + template_key(text[start + 2 : bar if bar >= 0 else end - 2])
+    counts["templates_removed_in_sentence"] = counts.get("templates_removed_in_sentence", 0) + 1
+    counts[key] = counts.get(key, 0) + 1
+
+
+def _runs(
+    text: str, spans: Sequence[tuple[int, int]], language: str, counts: dict[str, int] | None
+) -> list[tuple[int, int, str]]:
     """Adjacent template spans joined into runs, each with what it shows; a run showing nothing is
     widened over equal quote runs (2, 3 or 5) around it."""
     runs: list[tuple[int, int, str]] = []
     for start, end in spans:
-        shown = _shown(text, start, end)
+        found = _shown(text, start, end, language)
+        if counts is not None:
+            _count(text, start, end, found, counts)
+        shown = found or ""
         if runs and runs[-1][1] == start:
             runs[-1] = (runs[-1][0], end, runs[-1][2] + shown)
         else:
@@ -402,8 +468,16 @@ def _convert_block(content: str, variants: Sequence[str]) -> str:
     return first or ""
 
 
-def preprocess(text: str, *, conversion: bool, variants: Sequence[str] = DEFAULT_ZH_VARIANTS) -> str:
-    """All block-level steps, in order (see the module docstring).
+def preprocess(
+    text: str,
+    *,
+    conversion: bool,
+    variants: Sequence[str] = DEFAULT_ZH_VARIANTS,
+    language: str = "en",
+    counts: dict[str, int] | None = None,
+) -> str:
+    """All block-level steps, in order (see the module docstring), for a wiki of `language`;
+    `counts` gets the template counts of `strip_templates`.
 
     MARK (U+0001, which XML forbids, so no dump holds it) is reserved for the renderer: any in the
     input is dropped first."""
@@ -413,7 +487,7 @@ def preprocess(text: str, *, conversion: bool, variants: Sequence[str] = DEFAULT
         text = strip_comments(text)
         text = escape_nowiki(text)
         text = strip_tags(text)
-    text = strip_templates(text)
+    text = strip_templates(text, language, counts)
     text = strip_tables(text)
     if conversion:
         text = resolve_conversions(text, variants)

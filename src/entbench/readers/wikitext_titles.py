@@ -150,6 +150,10 @@ def classify_target(raw: str, table: NamespaceTable) -> LinkTarget:
             if ns == 14:
                 return LinkTarget(LinkKind.CATEGORY, ns, title, colon)
             return LinkTarget(LinkKind.NAMESPACE, ns, title, colon)
+        if prefix == table.language and rest:
+            # The wiki's own language prefix is a local interwiki (`[[:en:God|Godt]]` on enwiki):
+            # MediaWiki drops it and reads the rest as a link with a leading colon.
+            return classify_target(rest if rest.startswith(":") else ":" + rest, table)
         if prefix in table.languages:
             kind = LinkKind.INTERWIKI if colon else LinkKind.INTERLANGUAGE
             return LinkTarget(kind, 0, text, colon)

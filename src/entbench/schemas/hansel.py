@@ -1,14 +1,17 @@
 """Hansel tables (spec §5; Hansel §3.2-3.4, appendix A).
 
 * `hansel_links` (derived, sharded by `page_id` like the Wikipedia scan): every ns-0 article of
-  the zhwiki dump as a document with its status, and every link of a kept document with the QID
-  it resolves to and whether it becomes a mention (`status = "known"`) or why not.
+  the wiki's dump (zhwiki in the paper) as a document with its status, and every link of a kept
+  document with the QID it resolves to and whether it becomes a mention (`status = "known"`) or
+  why not.
 * `hansel.train|validation` (benchmarks, sharded by `page_id`): one row per mention in the
   official record shape (`id, text, start, end, mention, gold_id`) plus where it comes from.
 * `hansel_corpus` (derived, sharded by `doc_id`): the raw few-shot corpus, Simplified, and every
   alias-table match in it (sharded by `key`, so all matches of a phrase are in one shard).
 * `hansel_fewshot.fewshot_candidates` / `hansel_zeroshot.zeroshot_pool` (benchmarks, one shard):
-  what annotators get (Hansel §3.3, §3.4).
+  what annotators get (Hansel §3.3, §3.4), each entity with its first paragraph and article link.
+* `hansel_kb.kb` (benchmarks, sharded by `id`): the entity KB a linker encodes, E_known ∪ E_new
+  with their title and first paragraph on the wiki (Hansel §3.3, §4.1).
 
 Offsets are Unicode code-point offsets (Python `str` indices), end exclusive, so
 `text[start:end] == mention` for every row.
@@ -22,6 +25,13 @@ import pyarrow as pa
 RECORD_KEYS = ("id", "text", "start", "end", "mention", "gold_id")
 #: Test-style records (Hansel-FS/ZS releases) add these two keys at the end.
 TEST_RECORD_KEYS = (*RECORD_KEYS, "source", "domain")
+#: Hansel-FS/ZS gold labels of a mention whose entity is not in the KB: NIL with its coarse type
+#: (Hansel §3.3: annotators "label a NIL entity with its coarse type").
+NIL_LABELS = ("NIL_PER", "NIL_LOC", "NIL_ORG", "NIL_EVENT", "NIL_OTHER")
+#: The rows of the entity KB (`hansel_kb`, `kb.jsonl`), in this order.
+KB_KEYS = ("id", "title", "text", "url", "label", "description", "aliases", "type", "split")
+#: `kb.split`: the entity's set (Hansel §3.1).
+KNOWN, NEW = "known", "new"
 
 #: `documents.status` values; only `kept` documents contribute mentions.
 DOCUMENT_STATUSES = ("kept", "disambiguation", "e_new_page")
@@ -36,7 +46,7 @@ LINK_STATUSES = (
     "unresolved_missing",  # the target is not in title_qid at all (should not happen)
     "disambiguation",  # the target page or item is a disambiguation page
     "e_new",  # resolves to an E_new entity: held out (Hansel §3.2)
-    "not_in_kb",  # resolves to an item outside E_known ∪ E_new (filtered or no zhwiki page)
+    "not_in_kb",  # resolves to an item outside E_known ∪ E_new (filtered or no page on the wiki)
     "known",  # resolves to an E_known entity: a training mention
 )
 
@@ -101,7 +111,9 @@ CORPUS_MATCHES = pa.schema(
 )
 
 #: One alias-table candidate shown to annotators (Hansel §3.3: "they select among alias table
-#: candidates"), with the entity's label and description in the configured language.
+#: candidates"), with the entity's label and description in the configured language, and what
+#: annotators read of it: "its entity description (first paragraph in Wikipedia) and the original
+#: Wikipedia link" (`hansel_kb`).
 CANDIDATE = pa.struct(
     [
         pa.field("qid", pa.string(), nullable=False),
@@ -109,6 +121,9 @@ CANDIDATE = pa.struct(
         pa.field("rank", pa.int32(), nullable=False),  # rank in the alias table (1 = AT@1 overall)
         pa.field("label", pa.string()),
         pa.field("description", pa.string()),
+        pa.field("title", pa.string()),  # the wiki's title, Simplified on zhwiki (null without a sitelink)
+        pa.field("text", pa.string(), nullable=False),  # first paragraph, Simplified ("" without a page)
+        pa.field("url", pa.string()),  # the wiki's article (null without a sitelink)
     ]
 )
 
@@ -136,6 +151,7 @@ FEWSHOT = pa.schema(
 
 ZEROSHOT = pa.schema(
     [
+        pa.field("id", pa.string(), nullable=False),  # hansel-zeroshot-N, N = pool_index
         pa.field("pool_index", pa.int64(), nullable=False),
         pa.field("qid", pa.string(), nullable=False),  # an E_new entity
         pa.field("title", pa.string()),  # its page title on the site (sitelink), what annotators search
@@ -144,5 +160,26 @@ ZEROSHOT = pa.schema(
         pa.field("aliases", pa.list_(pa.string()), nullable=False),  # Wikidata aliases, dump order
         pa.field("coarse", pa.string(), nullable=False),  # PER | LOC | ORG | EVENT | OTHER
         pa.field("criterion", pa.string(), nullable=False),  # uniform | balanced (Hansel §3.4)
+        pa.field("text", pa.string(), nullable=False),  # first paragraph, Simplified ("" without a page)
+        pa.field("url", pa.string()),  # the wiki's article (null without a sitelink)
     ]
 )
+
+#: The entity KB (`hansel_kb.kb`): `KB_KEYS` plus where the text comes from.
+KB = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),  # QID
+        pa.field("title", pa.string()),  # its title on the wiki (sitelink), Simplified on zhwiki, or null
+        pa.field("text", pa.string(), nullable=False),  # the page's first paragraph (Simplified on zhwiki)
+        pa.field("url", pa.string()),  # https://<host>/wiki/<title> of the wiki; null without a sitelink
+        pa.field("label", pa.string()),  # Wikidata label and description, as the dump has them
+        pa.field("description", pa.string()),
+        pa.field("aliases", pa.list_(pa.string()), nullable=False),  # Wikidata aliases, dump order
+        pa.field("type", pa.string(), nullable=False),  # coarse type: PER | LOC | ORG | EVENT | OTHER
+        pa.field("split", pa.string(), nullable=False),  # known | new
+        pa.field("page_id", pa.int64()),  # the wiki's page the text comes from
+        pa.field("text_status", pa.string(), nullable=False),  # one of KB_TEXT_STATUSES
+    ]
+)
+#: Why an entity has the text it has: `text` from its page, or why it has none.
+KB_TEXT_STATUSES = ("page", "no_sitelink", "page_not_in_dump", "page_is_redirect", "page_without_text")

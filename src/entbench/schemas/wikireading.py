@@ -24,6 +24,8 @@ TRIPLES = pa.schema(
         pa.field("property_label", pa.string()),  # null when the property has no label
         # The answer set: rendered values in statement order, duplicates removed (spec §6).
         pa.field("answers", pa.list_(pa.string()), nullable=False),
+        # The Wikidata datatype of the values (`time` makes a date property, Table 3); null if unknown.
+        pa.field("datatype", pa.string()),
         pa.field("site_title", pa.string(), nullable=False),  # sitelink title on `site`, as written
         pa.field("drop_reason", pa.string()),  # null for a usable instance
     ]
@@ -71,5 +73,7 @@ PROPERTY_STATS = pa.schema(
         pa.field("test_answers_unseen", pa.int64(), nullable=False),  # never an answer of p in train
         pa.field("test_unseen_share", pa.float64()),  # null when p has no test answers
         pa.field("test_only", pa.bool_(), nullable=False),  # no train/valid instance (property-holdout)
+        pa.field("datatype", pa.string()),  # Wikidata datatype of the values; null if unknown
+        pa.field("date_property", pa.bool_(), nullable=False),  # datatype `time` (Table 3's date group)
     ]
 )

@@ -156,3 +156,42 @@ def read_conll_yago(path: Path) -> tuple[list[list[Any]], list[list[list[Any]]]]
             contexts.append([sent.split(), int(s), int(e)])
             descs.append(candidates)
     return contexts, descs
+
+
+def read_et(task_path: Path) -> tuple[list[str], dict[str, list[list[Any]]]]:
+    """`ETEval.load_labels` and `ETEval.loadFile`: `labels.txt` (one label a line, stripped) gives the
+    ids; each split line `line.strip().split("\\t")` is `sentence, s, e, *types`; the loader keeps
+    one row with the positive label ids (y = 1) and one with every other label's id (y = 0). Returns
+    the labels and, per split file (`train`, `valid`, `test`), the positive rows
+    `[words, s, e, label ids]` (every type must be in `labels.txt`: the loader would raise otherwise)."""
+    id2label: list[str] = []
+    with open(task_path / "labels.txt") as fin:
+        for line in fin:
+            id2label.append(line.strip())
+    label2id = {label: i for i, label in enumerate(id2label)}
+    splits: dict[str, list[list[Any]]] = {}
+    for split in ("train", "valid", "test"):
+        rows: list[list[Any]] = []
+        with open(task_path / f"{split}.txt", encoding="utf-8") as fin:
+            for line in fin:
+                fields = line.strip().split("\t")
+                entity = fields[0].split()
+                s, e = int(fields[1]), int(fields[2])
+                rows.append([entity, s, e, [label2id[label] for label in fields[3:]]])
+        splits[split] = rows
+    return id2label, splits
+
+
+def read_efp(task_path: Path) -> dict[str, list[tuple[str, list[str], int, int]]]:
+    """`EFPEval.loadFile`: `label, entity, s, e = line.strip().split("\\t")` per line of
+    `train.txt`, `dev.txt`, `test.txt`; the loader keeps `entity.split()` with the offsets (context
+    use) or alone (description use). Returns (label, words, s, e) per split."""
+    splits: dict[str, list[tuple[str, list[str], int, int]]] = {}
+    for split in ("train", "dev", "test"):
+        rows = []
+        with open(task_path / f"{split}.txt", encoding="utf-8") as fin:
+            for line in fin:
+                label, entity, s, e = line.strip().split("\t")
+                rows.append((label, entity.split(), int(s), int(e)))
+        splits[split] = rows
+    return splits

@@ -142,6 +142,55 @@ def test_any_span_of_real_text(doc: str, data: st.DataObject) -> None:
         assert "\n" not in ctx.text
 
 
+#: A real paragraph of enwiki's Anarchism (2017; fixtures/hansel-en), as the scan renders it.
+ANARCHISM = (
+    "Numerous heads of state were assassinated between 1881 and 1914 by members of the anarchist "
+    "movement. For example, U.S. President McKinley's assassin Leon Czolgosz claimed to have been "
+    "influenced by anarchist and feminist Emma Goldman. Bombings were associated in the media with "
+    "anarchists because international terrorism arose during this time period with the widespread "
+    "distribution of dynamite. This image remains to this day."
+)
+
+
+def test_english_sentences_are_spacys_not_the_chinese_rule() -> None:
+    """On an English wiki a sentence ends at `.` too, but not inside "U.S."; the Chinese rule
+    (。！？!?) would have taken the whole paragraph."""
+    start = ANARCHISM.index("Leon Czolgosz")
+    ctx = cut_context(ANARCHISM, start, start + 13, "sentence", converter="none", language="en")
+    assert ctx.text == (
+        "For example, U.S. President McKinley's assassin Leon Czolgosz claimed to have been influenced "
+        "by anarchist and feminist Emma Goldman."
+    )
+    assert ctx.mention == "Leon Czolgosz" and ctx.doc_start == ANARCHISM.index("For example")
+    assert context_bounds(ANARCHISM, start, start + 13, "sentence") == (0, len(ANARCHISM))  # zh rule
+    # a mention across two sentences takes both
+    across = ANARCHISM.index("movement. For")
+    lo, hi = context_bounds(ANARCHISM, across, across + 13, "sentence", language="en")
+    assert (lo, ANARCHISM[hi - 13 : hi]) == (0, "Emma Goldman.")
+    last = ANARCHISM.index("this day")
+    assert context_bounds(ANARCHISM, last, last + 8, "sentence", language="en") == (
+        ANARCHISM.index("This image"),
+        len(ANARCHISM),
+    )
+
+
+def test_japanese_and_chinese_variants_keep_the_full_stop_rule() -> None:
+    text = corpus()[NOBEL]
+    for start in occurrences(text, "诺贝尔")[:10]:
+        zh = context_bounds(text, start, start + 3, "sentence", paragraph_sep="\n")
+        assert text[zh[0] : zh[1]].count("。") <= 1
+        for language in ("ja", "zh-yue", "zh-hans"):
+            bounds = context_bounds(text, start, start + 3, "sentence", paragraph_sep="\n", language=language)
+            assert bounds == zh
+
+
+def test_converter_none_is_the_text_itself() -> None:
+    hant, _ = hant_hans()[1]
+    assert to_simplified(hant, "none") == (hant, True)
+    start = hant.index("禮車")
+    assert cut_context(hant, start, start + 2, "sentence", converter="none").mention == "禮車"
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="unknown context mode"):
         context_bounds("abc", 0, 1, "document")

@@ -1,5 +1,6 @@
-"""`make hansel` itself, as a user (and CI) runs it: the three Hansel targets on the bundled demo
-world (its zhwiki dump and Wikidata pair), then `export hansel-train --format jsonl` (issue 5).
+"""`make hansel` itself, as a user (and CI) runs it: the four Hansel targets on the bundled demo
+world (its zhwiki dump and Wikidata pair), then `export hansel-train --format jsonl` (issue 5),
+`export hansel-kb` and `export hansel-test` of the demo's annotations (issue 29).
 
 The Makefile is run for real in a subprocess (with this interpreter's venv and its install step
 marked done, so nothing is installed); the checks read what it wrote: the exported jsonl and the
@@ -19,11 +20,11 @@ import pytest
 
 from tests.builders.hansel.build_support import FIXTURES, rows
 
-pytestmark = pytest.mark.slow  # a fresh build of the three Hansel targets (~15 s)
+pytestmark = pytest.mark.slow  # a fresh build of the four Hansel targets (~20 s)
 
 REPO = FIXTURES.parent
 OFFICIAL = FIXTURES / "zh-text" / "hansel.readme-example.jsonl"
-TARGETS = ("hansel-train", "hansel-fewshot", "hansel-zeroshot")
+TARGETS = ("hansel-train", "hansel-fewshot", "hansel-zeroshot", "hansel-kb")
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +95,15 @@ def test_fewshot_and_zeroshot_outputs_are_real(made: Path) -> None:
     pool = rows(dirs["hansel_zeroshot"], "zeroshot_pool")
     new = {r["qid"] for r in rows(dirs["entity_diff"], "kb_entities") if r["in_new"]}
     assert len(pool) == 50 and {r["qid"] for r in pool} <= new  # hansel_zeroshot.size = 50 in the demo world
+
+
+def test_kb_and_test_sets_are_exported(made: Path) -> None:
+    export = made / "export" / "hansel"
+    kb = [json.loads(line) for line in (export / "kb.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(kb) == len(rows(stage_dirs(made, "hansel-kb")["hansel_kb"], "kb")) > 1000
+    ids = {r["id"] for r in kb}
+    for name, n in (("hansel-few-shot.jsonl", 2), ("hansel-zero-shot.jsonl", 6)):
+        records = [json.loads(line) for line in (export / name).read_text(encoding="utf-8").splitlines()]
+        assert len(records) == n
+        assert all(r["gold_id"].startswith("NIL_") or r["gold_id"] in ids for r in records)
+    assert json.loads((export / "table1.json").read_text())["dropped"] == {"fs_at1_correct": 5}

@@ -15,7 +15,7 @@ import networkx as nx
 import pytest
 
 from entbench.engine.manifest import load_manifest
-from entbench.filters.internal import HANSEL_CLASSES, MGENRE_NOPAGE
+from entbench.filters.internal import HANSEL_CLASSES, MGENRE_NOPAGE, TABLE7_CLASSES
 from entbench.typesys.coarse import DEFAULT_PRECEDENCE, coarse_label, combination, parse_precedence
 from tests.builders.kb.support import (
     FIXTURES,
@@ -87,6 +87,26 @@ def test_mgenre_preset_on_the_hierarchy(out: Path) -> None:
     removed = {r["qid"] for r in rows(dirs["internal_filter"], "removed") if r["snapshot"] == "new"}
     assert removed == removed_reference(MGENRE_NOPAGE, transitive=False)
     assert len(removed) == 22
+
+
+def test_table7_preset_on_the_hierarchy(out: Path) -> None:
+    """The `table7` classes remove what networkx says they reach, and the per-class stats (the kb
+    card's report) say which of them occur and what each holds under it."""
+    dirs = build_kb(out, sources=ON_HIERARCHY, params=["internal_filter.preset=table7", NO_SITE])
+    removed = {r["qid"] for r in rows(dirs["internal_filter"], "removed") if r["snapshot"] == "new"}
+    assert removed == removed_reference(TABLE7_CLASSES, transitive=True)
+    s = stats(dirs["internal_filter"])
+    values = [v for _, v in {*kg.p31_edges(), *kg.p279_edges()}]
+    occurring = []
+    for cls in TABLE7_CLASSES:
+        assert s[f"new_class_{cls}_item"] == int(cls in kg.all_nodes()), cls
+        assert s[f"new_class_{cls}_statements"] == values.count(cls), cls
+        assert s[f"new_class_{cls}_subclasses"] == len(kg.down(cls)) - 1, cls
+        if values.count(cls):
+            occurring.append(cls)
+    # Under Wikimedia category here: Wikimedia set category (itself a table7 class) and, through
+    # it, Wikimedia films-by-language category.
+    assert s["new_class_Q4167836_subclasses"] == 2 and "Q4167836" in occurring
 
 
 def test_type_closure_equals_networkx(hierarchy: dict[str, Path]) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from entbench.filters.internal import MGENRE_NOPAGE
+from entbench.cards.generic import DROP_COUNTER
+from entbench.filters.internal import MGENRE_NOPAGE, TABLE7_CLASSES
 from tests.builders.kb.support import (
     KB_STAGES,
     NEW_DUMP,
@@ -76,7 +77,9 @@ def test_known_and_new_sets(default: dict[str, Path], old: Dump, new: Dump) -> N
     assert fresh == {"Q8413", "Q3454165"}
     s = stats(default["entity_diff"])
     assert (s["known_entities"], s["new_entities"], s["new_dump_kept"]) == (34, 2, 36)
-    assert s["new_dump_kept_dropped_in_old_dump"] == 34
+    assert s["new_dump_kept_already_in_old_dump"] == 34
+    # E_known is no loss: the card's "rows lost" table (counters named `dropped_…`) leaves it out
+    assert not [key for key in s if key.startswith("new_dump_kept") and DROP_COUNTER.search(key)]
 
 
 def test_labels_come_from_the_new_dump(default: dict[str, Path], old: Dump, new: Dump) -> None:
@@ -142,7 +145,7 @@ def test_filter_stats_and_tables(default: dict[str, Path], old: Dump, new: Dump)
         removed = {r["qid"] for r in rows(default["internal_filter"], "removed") if r["snapshot"] == name}
         assert removed == non_items
     # No Wikimedia-internal items in this pair (the hierarchy tests cover those).
-    assert not [k for k in s if "internal" in k or "_class_" in k]
+    assert not [k for k in s if "internal" in k or "dropped_class_" in k]
     assert (s["old_dropped_no_site"], s["new_dropped_no_site"]) == (4, 6)
     assert (s["old_kept"], s["new_kept"]) == (34, 36)
 
@@ -167,6 +170,35 @@ def test_new_means_not_in_known(out: Path, old: Dump, new: Dump) -> None:
     known_lit, fresh_lit = kb_sets(literal_dirs["entity_diff"])
     assert known_lit == known and fresh_lit == fresh | {"Q1"}
     assert stats(default_dirs["internal_filter"])["old_dropped_class_Q1454986"] == 1
+
+
+def test_class_stats_say_which_filter_classes_occur(out: Path, old: Dump, new: Dump) -> None:
+    """Per filter class and dump: its item, the truthy P31/P279 statements naming it and the classes
+    under it, against the tests' own reading of the dumps; Q1454986 is Q1's old P31 class."""
+    classes = [*TABLE7_CLASSES, "Q1454986", "Q36906466"]
+    dirs = build_kb(out, params=[f"internal_filter.classes={','.join(classes)}"])
+    s = stats(dirs["internal_filter"])
+    for name, dump in (("old", old), ("new", new)):
+        values = [v for doc in dump.entities.values() for p in ("P31", "P279") for v in truthy_items(doc, p)]
+        parents = {q: truthy_items(doc, "P279") for q, doc in dump.entities.items() if q.startswith("Q")}
+        for qid in classes:
+            under: set[str] = set()
+            frontier = {qid}
+            while frontier:
+                frontier = {c for c, ps in parents.items() if ps & frontier} - under - {qid}
+                under |= frontier
+            assert s[f"{name}_class_{qid}_item"] == int(qid in dump.entities), (name, qid)
+            assert s[f"{name}_class_{qid}_statements"] == values.count(qid), (name, qid)
+            assert s[f"{name}_class_{qid}_subclasses"] == len(under), (name, qid)
+    assert s["old_class_Q1454986_statements"] >= 1 and s["new_class_Q36906466_statements"] >= 1
+    assert s["old_dropped_class_Q1454986"] == 1  # Q1, as in test_new_means_not_in_known
+
+
+def test_table7_preset_builds_with_the_checked_classes(out: Path) -> None:
+    dirs = build_kb(out, params=["internal_filter.preset=table7"])
+    params = json.loads((dirs["internal_filter"] / "_MANIFEST.json").read_text())["params"]
+    assert params["classes"] == list(TABLE7_CLASSES) and params["transitive"] is True
+    assert params["site"] == "zhwiki" and params["preset"] == "table7"
 
 
 def mgenre_kept(dump: Dump) -> set[str]:

@@ -232,6 +232,7 @@ def test_damaged_stream_is_the_same_error_on_any_worker_count(
         assert not list((tmp_path / f"w{workers}" / "normalized" / "wikidata").glob("v*"))
     assert errors[0] == errors[1]
     assert f"{dump} at byte offset" in errors[0] and "compressed stream ends early" in errors[0]
+    assert "of the decompressed stream: " in errors[0]  # the offset is not one of the file's bytes
     assert not Path(str(dump) + INDEX_SUFFIX).exists()  # a damaged stream leaves no index
 
 

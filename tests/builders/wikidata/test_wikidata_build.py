@@ -271,11 +271,20 @@ def test_bad_lines_are_counted_written_and_fail_the_build(tmp_path: Path) -> Non
     assert load_manifest(stage)["outputs"]["entities"]["rows"] == good
 
 
-def test_missing_closing_bracket_is_accepted_with_a_warning_stat(tmp_path: Path) -> None:
+def test_missing_closing_bracket_is_accepted_with_a_warning_stat(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     dump = write_dump(tmp_path / "open.json", real_lines(), closing=False)
     stats = load_manifest(build(tmp_path / "out", dump))["stats"]
     assert stats["missing_closing_bracket"] == 1
     assert stats.get("rejected_total", 0) == 0
+    # a download cut at a line boundary looks the same: a warning on stderr and in the card
+    assert "has no closing `]`" in capfd.readouterr().err
+    from entbench.cards.build_view import BuildView
+    from entbench.cards.generic import sources_section
+
+    view = BuildView(tmp_path / "out", "wikidata")
+    assert any("no closing" in str(block) for block in sources_section(view).blocks)
 
 
 @pytest.mark.parametrize("suffix", [".json.gz", ".json.bz2"])

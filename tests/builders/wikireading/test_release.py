@@ -110,9 +110,10 @@ def test_tokens_and_breaks_follow_the_real_text(real: dict[str, Any], berlin: To
     assert len(berlin.paragraph_breaks) == len(paragraphs)
     assert berlin.sentence_breaks and all(berlin.break_levels[i] == 3 for i in berlin.sentence_breaks)
     assert set(berlin.break_levels) <= {0, 1, 2, 3, 4}
-    # "Berlin ( , ) is the capital …" (the pronunciation was a template), "the European Union's".
-    assert berlin.tokens[:4] == ("Berlin", "(", ",", ")")
-    assert berlin.break_levels[:4] == (4, 1, 1, 1)
+    # "Berlin (/bɜːrˈlɪn/ bur-LIN, German pronunciation: …) is the capital …" (the pronunciation
+    # templates IPAc-en, respell, IPA-de show their words), "the European Union's".
+    assert berlin.tokens[:6] == ("Berlin", "(", "/bɜːrˈlɪn/", "bur", "-", "LIN")
+    assert berlin.break_levels[:6] == (4, 1, 0, 1, 0, 0)
     possessive = berlin.tokens.index("'s")
     assert berlin.tokens[possessive - 1] == "Union" and berlin.break_levels[possessive] == 0
 

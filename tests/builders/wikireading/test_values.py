@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from entbench.builders.wikireading.answers import consolidate
-from entbench.builders.wikireading.values import RenderOptions, ordinal, render_time, render_value
+from entbench.builders.wikireading.values import (
+    RenderOptions,
+    decimal_text,
+    ordinal,
+    render_coordinate,
+    render_quantity,
+    render_time,
+    render_value,
+)
 from tests.builders.wikireading.support import (
     claims_by_key,
     labels_of,
@@ -158,6 +166,27 @@ def test_coordinates_monolingual_text_and_strings(claims: Claims, labels: dict[s
     assert texts(claims[("Q64", "P281")], labels) == ["10115–14199"]  # string
 
 
+def test_numbers_render_as_plain_decimals() -> None:
+    # Exponents are written out (a latitude of 1e-05 is "0.00001"); trailing fractional zeros and
+    # the sign of zero go; no digit is rounded away, however many the amount has.
+    assert render_coordinate(1e-05, -0.0).text == "0.00001, 0"
+    assert render_coordinate(-3.5e-07, 179.99999999999997).text == "-0.00000035, 179.99999999999997"
+    assert render_quantity("+1.50", "1", {}).text == render_quantity("+1.5", "1", {}).text == "1.5"
+    assert render_quantity("-17.000", "Q25267", {"Q25267": "degree Celsius"}).text == "-17 degree Celsius"
+    assert decimal_text("+123456789012345678901234567890.000") == "123456789012345678901234567890"
+    assert [decimal_text(t) for t in ("+0.890", "-0.0", "+1E+3", "5.", ".5")] == [
+        "0.89",
+        "0",
+        "1000",
+        "5",
+        "0.5",
+    ]
+    for damaged in ("", "abc", "NaN", "Infinity", " 1", "1_0", "1e5000", "+-1"):
+        assert decimal_text(damaged) is None, damaged
+    bad = render_quantity("twelve", "1", {})
+    assert (bad.text, bad.reason) == (None, "malformed_value")
+
+
 def test_items_render_as_labels_or_are_dropped(claims: Claims, labels: dict[str, str]) -> None:
     assert texts(claims[("Q22", "P17")], labels) == ["United Kingdom"]  # Q145 is in the dump
     dropped = render_value(claims[("Q64", "P17")][0], labels)  # Q183 Germany is not
@@ -195,12 +224,13 @@ def test_equal_renderings_count_once(claims: Claims, labels: dict[str, str]) -> 
     both = consolidate(areas, {**labels, "Q712226": "square kilometre"})
     assert both.answers == ("173.46 square kilometre",)
     assert both.duplicates == 1
-    # "+10" and "+10.0" are different strings, both kept (France's unemployment, P1198).
-    assert consolidate(claims[("Q142", "P1198")], labels).answers == ()  # percent (Q11229): no label
-    assert consolidate(claims[("Q142", "P1198")], {**labels, "Q11229": "percent"}).answers == (
-        "10 percent",
-        "10.0 percent",
-    )
+    # France's unemployment (P1198) is stated as "+10" and "+10.0" percent: one number, so one
+    # answer (as the release writes numbers: the value, not the precision it was typed with).
+    unemployment = claims[("Q142", "P1198")]
+    assert [a["amount"] for a in unemployment] == ["+10", "+10.0"]
+    assert consolidate(unemployment, labels).answers == ()  # percent (Q11229): no label
+    merged = consolidate(unemployment, {**labels, "Q11229": "percent"})
+    assert (merged.answers, merged.duplicates) == (("10 percent",), 1)
 
 
 def test_truthy_selection_is_respected(claims: Claims, labels: dict[str, str]) -> None:

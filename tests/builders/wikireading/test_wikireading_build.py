@@ -196,6 +196,7 @@ def test_world_statistics_match_the_splits(world: dict[str, Path]) -> None:
     )
     card = (world["wikireading_stats"] / "_DATASET_CARD.md").read_text(encoding="utf-8")
     assert "56.7%" in card and f"{manifest['train_instances']:,}" in card
+    assert "Mem-Exact" not in card  # the one Mem-Exact figure per split is the audit's (leakage section)
 
 
 def test_mem_audit_agrees_with_the_statistics(world: dict[str, Path]) -> None:

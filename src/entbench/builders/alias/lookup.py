@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
-from entbench.engine.build_out import local_build
-from entbench.engine.manifest import upstream_from_manifest
+from entbench.engine.build_out import listing_file, local_build
+from entbench.engine.manifest import check_complete, upstream_from_manifest
 from entbench.engine.shards import shard_of
 from entbench.errors import DataError, UserError
 from entbench.filters.mentions import MentionNormalizer
@@ -47,11 +47,14 @@ class Candidate:
 
 @dataclass(frozen=True)
 class AliasTables:
-    """A built alias table and its mention statistics."""
+    """A built alias table and its mention statistics; with the build's Wikidata entities (when its
+    listing has them), the labels shown beside QIDs."""
 
     alias_files: tuple[str, ...]
     stats_files: tuple[str, ...]
     normalizer: MentionNormalizer
+    entity_files: tuple[str, ...] = ()
+    label_columns: tuple[str, ...] = ()
 
     def normalize(self, mentions: Sequence[str]) -> list[str]:
         """Mentions as the table's keys are written."""
@@ -61,25 +64,71 @@ class AliasTables:
 def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTables:
     """The alias table of a build directory (a user error if it was not built)."""
     root = local_build(out, target, stages=())  # a store URL: its listing, no stage yet
-    listing = root / "targets" / f"{target}.json"
+    listing = listing_file(root, target)
     if not listing.is_file():
         raise UserError(f"no {target} build in {root} (run: entbench build {target} --out {root})")
     stages: dict[str, str] = json.loads(listing.read_text(encoding="utf-8"))["stages"]
-    alias = [s for s in stages if s.startswith("alias_table")]
-    stats = [s for s in stages if s.startswith("mention_stats")]
-    if len(alias) != 1 or len(stats) != 1:
-        raise UserError(f"{listing} does not list one alias table and one mention_stats stage")
-    root = local_build(out, target, stages=[alias[0], stats[0]])
-    alias_dir, stats_dir = root / stages[alias[0]], root / stages[stats[0]]
+    # `alias_table`, `alias_table_kb`, `hansel_alias_table` and their `…mention_stats`; a target
+    # may list no mention statistics (`hansel-kb`: a lookup then has none to show).
+    alias = [s for s in stages if "alias_table" in s]
+    stats = [s for s in stages if "mention_stats" in s]
+    if len(alias) != 1 or len(stats) > 1:
+        raise UserError(f"{listing} does not list one alias table and at most one mention_stats stage")
+    # The title -> QID stage's Wikidata scan (its entities give labels): `wikidata` for alias-table,
+    # `wikidata_new` for alias-table-kb. From a store it is read only if already here: a full
+    # scan is far too big to download for a few labels.
+    scans = [s for s in sorted(stages) if s.startswith("wikidata")]
+    root = local_build(out, target, stages=[*alias, *stats])
+    scans = [s for s in scans if (root / stages[s]).is_dir() and not check_complete(root / stages[s])]
+    alias_dir = root / stages[alias[0]]
     norm = json.loads((alias_dir / NORMALIZATION_FILE).read_text(encoding="utf-8"))
     normalizer = MentionNormalizer.from_json(norm)
     alias_files = upstream_from_manifest(alias_dir).files("alias_table")
-    stats_files = upstream_from_manifest(stats_dir).files("mention_stats")
-    return AliasTables(tuple(alias_files), tuple(stats_files), normalizer)
+    stats_files = upstream_from_manifest(root / stages[stats[0]]).files("mention_stats") if stats else []
+    entity_files: list[str] = []
+    label_columns: tuple[str, ...] = ()
+    for scan in scans:
+        upstream = upstream_from_manifest(root / stages[scan])
+        if "entities" in upstream.tables:
+            entity_files = upstream.files("entities")
+            names = pq.read_schema(entity_files[0]).names if entity_files else []
+            language = _wiki_language(root, stages)
+            preferred = [f"label_{language}", "label_en"] if language else ["label_en"]
+            label_columns = tuple(
+                dict.fromkeys(
+                    [c for c in preferred if c in names] + [c for c in names if c.startswith("label_")]
+                )
+            )
+    return AliasTables(tuple(alias_files), tuple(stats_files), normalizer, tuple(entity_files), label_columns)
+
+
+def _wiki_language(root: Path, stages: dict[str, str]) -> str:
+    """The language of the Wikipedia dump the alias table was built from (its scan's siteinfo)."""
+    for rel in sorted(stages.values()):
+        siteinfo = root / rel / "_siteinfo.json"
+        if siteinfo.is_file():
+            language = json.loads(siteinfo.read_text(encoding="utf-8")).get("language")
+            if isinstance(language, str):
+                return language
+    return ""
+
+
+def labels(tables: AliasTables, qids: Iterable[str]) -> dict[str, str]:
+    """The label of each QID found in the build's Wikidata entities: in the wiki's language, else
+    English, else any kept (reading only the shards the ids hash to)."""
+    wanted = sorted({q for q in qids if q})
+    if not tables.entity_files or not tables.label_columns or not wanted:
+        return {}
+    found: dict[str, str] = {}
+    for row in _rows(tables.entity_files, wanted, ["id", *tables.label_columns], key_column="id"):
+        label = next((row[c] for c in tables.label_columns if row.get(c)), None)
+        if label:
+            found[row["id"]] = label
+    return found
 
 
 def _rows(
-    files: Sequence[str], keys: Iterable[str], columns: list[str] | None = None
+    files: Sequence[str], keys: Iterable[str], columns: list[str] | None = None, key_column: str = "mention"
 ) -> Iterator[dict[str, Any]]:
     by_shard: dict[int, set[str]] = {}
     for key in keys:
@@ -87,7 +136,7 @@ def _rows(
     for shard in sorted(by_shard):
         wanted = pa.array(sorted(by_shard[shard]), pa.string())
         table = pq.read_table(files[shard], columns=columns)
-        yield from table.filter(pc.is_in(table.column("mention"), value_set=wanted)).to_pylist()
+        yield from table.filter(pc.is_in(table.column(key_column), value_set=wanted)).to_pylist()
 
 
 def lookup(tables: AliasTables, mentions: Sequence[str], top: int = 10) -> dict[str, list[Candidate]]:
@@ -113,6 +162,8 @@ def lookup(tables: AliasTables, mentions: Sequence[str], top: int = 10) -> dict[
 
 def mention_stats(tables: AliasTables, mentions: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The `mention_stats` row of each normalised mention found."""
+    if not tables.stats_files:
+        return {}
     return {row["mention"]: row for row in _rows(tables.stats_files, [m for m in mentions if m])}
 
 
@@ -145,9 +196,13 @@ def read_hansel(path: str | Path) -> list[dict[str, Any]]:
 
 
 def evaluate(
-    tables: AliasTables, records: Sequence[dict[str, Any]], ks: Sequence[int] = (1, 10, 100)
+    tables: AliasTables,
+    records: Sequence[dict[str, Any]],
+    ks: Sequence[int] = (1, 10, 100),
+    examples: int = 10,
 ) -> dict[str, Any]:
-    """R@K (In-KB) and R@1 with NIL of the alias table on Hansel-format records."""
+    """R@K (In-KB) and R@1 with NIL of the alias table on Hansel-format records, and the first
+    `examples` In-KB records whose top candidate is not the gold, with the labels of both QIDs."""
     raw = [str(r["mention"]) for r in records]
     normalized = tables.normalize(raw)
     found = lookup(tables, sorted(set(normalized)), top=max(ks))
@@ -166,6 +221,17 @@ def evaluate(
         gold = str(record["gold_id"])
         correct_with_nil += (predicted is None) if _nil(gold) else (predicted == gold)
     n_in_kb = len(in_kb)
+    misses: list[dict[str, Any]] = []
+    for mention, record in zip(normalized, records, strict=True):
+        candidates = found.get(mention, [])
+        predicted = candidates[0].qid if candidates else None
+        gold = str(record["gold_id"])
+        if not _nil(gold) and predicted != gold and len(misses) < examples:
+            misses.append({"mention": str(record["mention"]), "gold_id": gold, "predicted": predicted})
+    names = labels(tables, [q for m in misses for q in (m["gold_id"], m["predicted"]) if q])
+    for miss in misses:
+        miss["gold_label"] = names.get(str(miss["gold_id"]))
+        miss["predicted_label"] = names.get(str(miss["predicted"])) if miss["predicted"] else None
     return {
         "records": len(records),
         "in_kb": n_in_kb,
@@ -173,6 +239,7 @@ def evaluate(
         "mentions_without_candidates": sum(1 for m in normalized if not found.get(m)),
         "in_kb_recall": {f"R@{k}": (hits[k] / n_in_kb if n_in_kb else None) for k in ks},
         "with_nil_recall": {"R@1": (correct_with_nil / len(records) if records else None)},
+        "misses_at_1": misses,
     }
 
 

@@ -5,8 +5,8 @@ Source: a ConceptNet 5 assertions file, one assertion per line with five tab-sep
 with, its two concepts in double brackets: `[[gin and vermouth]] can [[make a martini]]`. "We filter
 out non-English concepts and relations such as 'related', 'translation', 'synonym', and 'likely to
 find'" (§3.4): both concepts must be `/c/en/…`, and relations (`exclude_relations`) and surface
-phrases (`exclude_phrases`) are parameters. The paper's further filter on spaCy entity types needs
-a trained NER model (a download) and is not applied.
+phrases (`exclude_phrases`) are parameters. The paper's further filters on spaCy entity types are
+in `enteval.cerp_entities`; they need a trained recogniser (`ner_model`) and are skipped without one.
 
 Negatives and extra positives follow the paper's three rules (§3.4):
 

@@ -10,8 +10,12 @@
   no Wikidata item. No field holds a tab or a line break. Rows are in shard order, then in
   (page_id, link_ordinal) order, so identical builds give identical files.
 * `tasks` (from an `enteval-tasks` build): the built tasks' files, laid out as the EntEval loaders'
-  `task_path` expects (`KORE/all.txt`, `CAP/same/train.txt`, …), and `TASKS.tsv` listing every task
-  as built or skipped.
+  `task_path` expects (`CAP/same/…`, `CAP/next/…`, `ERT/…`, `EFP/…`, `ET/…`, `CERP/…`, `rare/…`,
+  `conll-yago/…`, `wikisrs/…`, `KORE/all.txt`: the directories of the ten tasks
+  `ZeweiChu/EntEval:enteval/engine.py` evaluates), and `TASKS.tsv` listing every task as built or
+  skipped. The relation-typing task is `'ERT'` (directory `ERT/`): up to commit 70aea16 the upstream
+  `SE.list_tasks` named it `'ER'` while `SE.eval` tested for `'ERT'`, so neither name ran it (fixed
+  in a674f92); its README's results table still heads the column "ER".
 """
 
 from __future__ import annotations
@@ -70,8 +74,8 @@ def export_wikient(*, build_out: str | Path, out: str | Path) -> ExportResult:
                     without_qid += row["target_qid"] is None
     tmp.replace(path)
     result.counts["instances"] = rows
-    result.counts["without_target_qid"] = without_qid
-    if without_qid:
+    if without_qid:  # a tally, not a file: counted only when there are some (no "empty file" warning)
+        result.counts["without_target_qid"] = without_qid
         # An empty target_qid is not an unresolved link (those are dropped and counted in the
         # manifest): the link reached an article with text whose page has no item with a sitelink
         # in the build's `wikidata` source. Say so, since a column of empty QIDs looks like a bug.

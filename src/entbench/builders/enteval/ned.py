@@ -5,8 +5,13 @@ entities ... Some gold standard candidates c are not present in Cross-Wikis, so 
 probability p_prior(y) for those to 1e-6 and normalize the resulting priors for the candidate
 entities. When adding Wikipedia descriptions, we manually ensure gold standard mentions are attached
 to a description, however, we discard candidate mentions that cannot be aligned to a Wikipedia
-page." (§3.7) Candidates here come from entbench's alias table (AT-base, spec §4) instead of
-CrossWikis, which is not a Wikipedia dump product.
+page." (§3.7) Candidates come from entbench's alias table (AT-base, spec §4) by default, since
+CrossWikis is not a Wikipedia dump product, or from a dictionary file the user gives
+(`read_dictionary`: `mention<TAB>entity<TAB>count` lines, e.g. CrossWikis reduced to that form).
+
+"We note that directly using prior as predictions yields an accuracy of 58.2%." (§3.7) The
+prior-only prediction of a written line is its highest-prior candidate (`prior_only`): right when
+that is the gold alone, tied when another candidate has the gold's prior too.
 
 Source: the AIDA CoNLL-YAGO file (`AIDA-YAGO2-dataset.tsv`, Hoffart et al. 2011): documents open
 with `-DOCSTART- (<id> <topic>)` (ids with `testa`/`testb` belong to those splits, the rest to train),
@@ -169,6 +174,58 @@ def candidate_list(
     chosen = [head, *others]
     total = math.fsum(c.prior for c in chosen)  # exactly rounded: independent of the order
     return [Candidate(c.key, c.title, c.prior / total) for c in chosen], found is not None
+
+
+def prior_only(chosen: Sequence[Candidate]) -> str:
+    """The prior-only prediction of a candidate list (gold first): `correct` when the gold's prior is
+    higher than every other candidate's, `tied` when it is the highest but shared, else `wrong`."""
+    gold, others = chosen[0], chosen[1:]
+    best = max((c.prior for c in others), default=-1.0)
+    if gold.prior > best:
+        return "correct"
+    return "tied" if gold.prior == best else "wrong"
+
+
+@dataclass(frozen=True)
+class DictionaryEntry:
+    """A dictionary's candidate for a mention: a Wikipedia title and its prior count(e, m) / count(m)."""
+
+    title: str
+    prior: float
+
+
+def dictionary_title(entity: str) -> str:
+    """A dictionary's entity as a title: URL escapes undone, `_` as a space (CrossWikis writes
+    `Barack_Obama`, `Caf%C3%A9`)."""
+    return clean(unquote(entity).replace("_", " "))
+
+
+def read_dictionary(lines: Iterable[str], mentions: set[str], top: int) -> dict[str, list[DictionaryEntry]]:
+    """The top `top` entries (by count, ties by title) of each of `mentions` in a dictionary file of
+    `mention<TAB>entity<TAB>count` lines, priors over all of the mention's entries. A mention is
+    compared as written, whitespace collapsed; a pair listed twice has its counts added. Only the
+    asked mentions' entries are held."""
+    counts: dict[str, dict[str, int]] = {}
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        fields = raw.rstrip("\r").split("\t")
+        if len(fields) != 3:
+            raise SourceError(number, f"expected mention<TAB>entity<TAB>count, got {len(fields)} fields")
+        mention, entity, count = clean(fields[0]), dictionary_title(fields[1]), fields[2].strip()
+        if not count.isdigit() or int(count) == 0:
+            raise SourceError(number, f"count must be a positive integer, got {count!r}")
+        if not entity:
+            raise SourceError(number, "an empty entity")
+        if mention in mentions:
+            entries = counts.setdefault(mention, {})
+            entries[entity] = entries.get(entity, 0) + int(count)
+    result: dict[str, list[DictionaryEntry]] = {}
+    for mention, entries in counts.items():
+        total = sum(entries.values())
+        ranked = sorted(entries.items(), key=lambda e: (-e[1], e[0]))[:top]
+        result[mention] = [DictionaryEntry(t, c / total) for t, c in ranked]
+    return result
 
 
 def ned_line(

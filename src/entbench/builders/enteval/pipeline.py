@@ -6,7 +6,7 @@
 
     wikient_descriptions, title_qid ─┬─> enteval_kore, enteval_wikisrs, enteval_ert ─┐
     + alias_table ───────────────────┴─> enteval_conll_yago ─────────────────────────┤
-    (task files only) ──────────────────> enteval_rare, enteval_cap, enteval_cerp ────┴─> enteval_tasks
+    (task files only) ──> enteval_et, enteval_efp, enteval_rare, enteval_cap, enteval_cerp ─┴─> enteval_tasks
 
 `builders.enteval.stages.wikient` and `builders.enteval.stages.tasks` describe the stages.
 """
@@ -16,8 +16,10 @@ from __future__ import annotations
 from entbench.builders.enteval.stages.cap import CapStage
 from entbench.builders.enteval.stages.cerp import CerpStage
 from entbench.builders.enteval.stages.common import TaskStage
+from entbench.builders.enteval.stages.efp import EfpStage
 from entbench.builders.enteval.stages.ert import ErtStage
 from entbench.builders.enteval.stages.esr import KoreStage, WikiSrsStage
+from entbench.builders.enteval.stages.et import EtStage
 from entbench.builders.enteval.stages.ned import NedStage
 from entbench.builders.enteval.stages.rare import RareStage
 from entbench.builders.enteval.stages.tasks import EntEvalTasks
@@ -41,6 +43,8 @@ TASK_STAGES: tuple[TaskStage, ...] = (
     RareStage(),
     CapStage(),
     CerpStage(),
+    EtStage(),
+    EfpStage(),
 )
 for _stage in TASK_STAGES:
     register_stage(_stage)
@@ -48,6 +52,6 @@ register_stage(EntEvalTasks(TASK_STAGES))
 register_target(
     "enteval-tasks",
     ("enteval_tasks",),
-    "EntEval task files (ESR KORE/WikiSRS, ERT, NED CoNLL-YAGO, Rare, CAP, CERP) from local task "
-    "sources named by parameters; a task without sources is skipped and listed",
+    "EntEval task files (ESR KORE/WikiSRS, ERT, NED CoNLL-YAGO, Rare, CAP, CERP, ET, EFP) from local "
+    "task sources named by parameters; a task without sources is skipped and listed",
 )

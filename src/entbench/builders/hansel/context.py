@@ -1,4 +1,4 @@
-"""The text of a Hansel record around its mention, in Simplified Chinese (spec §5; Hansel §3.2).
+"""The text of a Hansel record around its mention, Simplified on a Chinese wiki (spec §5; Hansel §3.2).
 
 "To focus on simplified Chinese, we consider Chinese-Wikipedia only, and converted traditional
 Chinese characters to simplified in all training and evaluation sets" (Hansel §3.2). The official
@@ -6,13 +6,16 @@ records' `text` is one paragraph (`hansel.readme-example.jsonl`); spec §5 makes
 
 * `paragraph` (default): the paragraph holding the mention. Paragraphs are separated by
   `paragraph_sep` ("\\n\\n" in the Wikipedia scan's text, spec §3; "\\n" for raw corpora).
-* `sentence`: the sentences of that paragraph the mention overlaps. A sentence ends after a run
-  of 。！？!? and the closing quotes or brackets right after it.
+* `sentence`: the sentences of that paragraph the mention overlaps, by the wiki's language. In
+  Chinese and Japanese (`FULL_STOP_LANGUAGES`) a sentence ends after a run of 。！？!? and the
+  closing quotes or brackets right after it; in any other language sentences are spaCy's
+  sentencizer's over the language's tokenizer (`readers.tokenizer`: "U.S." or "Mr." end none).
 * `window`: `window` code points on each side of the mention, clipped to the document.
 
-Whitespace at either edge of a context is trimmed (never into the mention). Conversion is
-OpenCC `t2s` as the alias table does it (`filters.mentions.t2s`), or HanziConv, which the Hansel
-paper used (`converter="hanziconv"`, footnote 3); both keep the number of code points, so offsets
+Whitespace at either edge of a context is trimmed (never into the mention). Conversion (on a
+Chinese wiki only: `hansel.site`) is OpenCC `t2s` as the alias table does it
+(`filters.mentions.t2s`), or HanziConv, which the Hansel paper used (`converter="hanziconv"`,
+footnote 3), or none (`converter="none"`); each keeps the number of code points, so offsets
 survive. It is applied to the context itself and repeated until it no longer changes: every
 output text is a fixed point of the conversion.
 """
@@ -23,8 +26,11 @@ import re
 from dataclasses import dataclass
 
 from entbench.filters.mentions import simplifier
+from entbench.readers.tokenizer import sentence_starts
 
 CONTEXT_MODES = ("paragraph", "sentence", "window")
+#: Languages whose sentences end at full stops such as 。 (no space after them): the rule below.
+FULL_STOP_LANGUAGES = frozenset({"zh", "ja", "yue", "lzh", "wuu", "gan"})
 #: End of a sentence: terminal punctuation, then any closing quotes/brackets.
 _SENTENCE_END = re.compile(r"[。！？!?]+[”’」』）)》〉\"']*")
 #: Conversion rounds before giving up on a fixed point (OpenCC's t2s is idempotent in practice).
@@ -49,7 +55,9 @@ class Context:
 
 def to_simplified(text: str, converter: str = "opencc") -> tuple[str, bool]:
     """`converter`'s Traditional->Simplified (OpenCC t2s by default) repeated to a fixed point
-    (length kept); also whether it got there."""
+    (length kept); also whether it got there. `none` returns `text` as it is."""
+    if converter == "none":
+        return text, True
     convert = simplifier(converter)
     current = text
     for _ in range(MAX_ROUNDS):
@@ -69,8 +77,20 @@ def paragraph_bounds(text: str, start: int, end: int, sep: str) -> tuple[int, in
     return lo, hi
 
 
-def sentence_bounds(text: str, lo: int, hi: int, start: int, end: int) -> tuple[int, int]:
-    """[s, e) of the sentences within [lo, hi) that text[start:end] overlaps."""
+def full_stop_language(language: str) -> bool:
+    """Whether `language`'s sentences end at CJK full stops (`FULL_STOP_LANGUAGES`)."""
+    return language.split("-", maxsplit=1)[0] in FULL_STOP_LANGUAGES
+
+
+def sentence_bounds(
+    text: str, lo: int, hi: int, start: int, end: int, language: str = "zh"
+) -> tuple[int, int]:
+    """[s, e) of the sentences within [lo, hi) that text[start:end] overlaps, in `language`."""
+    if not full_stop_language(language):
+        starts = [lo + offset for offset in sentence_starts(text[lo:hi], language)]
+        s = max((b for b in starts if b <= start), default=lo)
+        e = min((b for b in starts if b >= end and b > s), default=hi)
+        return s, e
     s, e = lo, hi
     for match in _SENTENCE_END.finditer(text, lo, hi):
         if match.end() <= start:
@@ -82,9 +102,17 @@ def sentence_bounds(text: str, lo: int, hi: int, start: int, end: int) -> tuple[
 
 
 def context_bounds(
-    text: str, start: int, end: int, mode: str, *, paragraph_sep: str = "\n\n", window: int = 100
+    text: str,
+    start: int,
+    end: int,
+    mode: str,
+    *,
+    paragraph_sep: str = "\n\n",
+    window: int = 100,
+    language: str = "zh",
 ) -> tuple[int, int]:
-    """[lo, hi) of the context of text[start:end] under `mode`, edge whitespace trimmed."""
+    """[lo, hi) of the context of text[start:end] under `mode` (sentences of `language`), edge
+    whitespace trimmed."""
     if not 0 <= start <= end <= len(text):
         raise ValueError(f"mention [{start}, {end}) outside a text of length {len(text)}")
     if mode == "window":
@@ -92,7 +120,7 @@ def context_bounds(
     elif mode in ("paragraph", "sentence"):
         lo, hi = paragraph_bounds(text, start, end, paragraph_sep)
         if mode == "sentence":
-            lo, hi = sentence_bounds(text, lo, hi, start, end)
+            lo, hi = sentence_bounds(text, lo, hi, start, end, language)
     else:
         raise ValueError(f"unknown context mode {mode!r}; expected one of {', '.join(CONTEXT_MODES)}")
     while lo < start and text[lo].isspace():
@@ -111,8 +139,11 @@ def cut_context(
     paragraph_sep: str = "\n\n",
     window: int = 100,
     converter: str = "opencc",
+    language: str = "zh",
 ) -> Context:
-    """The Simplified context of text[start:end] with the mention's offsets in it."""
-    lo, hi = context_bounds(text, start, end, mode, paragraph_sep=paragraph_sep, window=window)
+    """The context of text[start:end] (Simplified by `converter`) with the mention's offsets in it."""
+    lo, hi = context_bounds(
+        text, start, end, mode, paragraph_sep=paragraph_sep, window=window, language=language
+    )
     simplified, converged = to_simplified(text[lo:hi], converter)
     return Context(simplified, start - lo, end - lo, lo, converged)

@@ -1,15 +1,20 @@
-"""`entbench export hansel-train`: a build's Hansel train/validation sets as the official JSON lines.
+"""`entbench export hansel-train|hansel-kb`: a build's Hansel sets and KB as JSON lines.
 
-`--format jsonl` writes `train.jsonl` and `validation.jsonl`: one object per line with exactly
-the keys `id, text, start, end, mention, gold_id`, in that order, UTF-8 without ASCII escaping
-(`hansel.records`). Lines are in record-number order (`hansel-train-0`, `-1`, …): the shards are
-each sorted by (page id, link ordinal), which is the numbering order, and are merged on it, so
-the files are byte-identical for identical builds whatever their shard count.
+`hansel-train --format jsonl` writes `train.jsonl` and `validation.jsonl`: one object per line with
+exactly the keys `id, text, start, end, mention, gold_id`, in that order, UTF-8 without ASCII
+escaping (`hansel.records`). Lines are in record-number order (`hansel-train-0`, `-1`, …): the
+shards are each sorted by (page id, link ordinal), which is the numbering order, and are merged on
+it, so the files are byte-identical for identical builds whatever their shard count.
+
+`hansel-kb --format jsonl` writes `kb.jsonl`: one entity per line with the keys `id, title, text,
+url, label, description, aliases, type, split` (`schemas.hansel.KB_KEYS`), in QID order as
+strings (the shards' own order, merged), so again independent of the shard count.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,11 +28,14 @@ from entbench.engine.build_out import locate_stage
 from entbench.engine.export import ExportResult
 from entbench.engine.stage import UpstreamOutput
 from entbench.errors import UserError
-from entbench.schemas.hansel import RECORD_KEYS
+from entbench.schemas.hansel import KB_KEYS, RECORD_KEYS
 
 FORMATS = ("jsonl",)
 TARGET = "hansel-train"
 STAGE = "hansel"
+KB_TARGET = "hansel-kb"
+KB_STAGE = "hansel_kb"
+KB_FILE = "kb.jsonl"
 
 
 def iter_records(splits: UpstreamOutput, split: str) -> Iterator[dict[str, Any]]:
@@ -66,4 +74,41 @@ def export_hansel_train(*, build_out: str | Path, fmt: str, out: str | Path) -> 
         os.replace(tmp, path)
         result.counts[split] = count
         result.files.append(name)
+    return result
+
+
+def iter_kb(kb: UpstreamOutput) -> Iterator[dict[str, Any]]:
+    """The KB's rows in `id` order (a merge of the shards, each sorted by `id`)."""
+
+    def shard_rows(path: str) -> Iterator[dict[str, Any]]:
+        for batch in pq.ParquetFile(path).iter_batches(columns=list(KB_KEYS), batch_size=4096):
+            yield from batch.to_pylist()
+
+    return heapq.merge(*(shard_rows(p) for p in kb.files("kb")), key=lambda row: str(row["id"]))
+
+
+def export_hansel_kb(*, build_out: str | Path, fmt: str, out: str | Path) -> ExportResult:
+    """Write `kb.jsonl` of `build_out`'s hansel-kb build into `out`."""
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    kb = locate_stage(build_out, KB_TARGET, KB_STAGE)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    result = ExportResult(target)
+    path = target / KB_FILE
+    tmp = path.with_name(f".{KB_FILE}.tmp-{os.getpid()}")
+    counts = {"entities": 0, "with_text": 0}
+    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        for row in iter_kb(kb):
+            handle.write(json.dumps({key: row[key] for key in KB_KEYS}, ensure_ascii=False) + "\n")
+            counts["entities"] += 1
+            counts["with_text"] += bool(row["text"])
+    os.replace(tmp, path)
+    result.counts["entities"] = counts["entities"]
+    result.files.append(KB_FILE)
+    result.notes.append(
+        f"{counts['with_text']:,} of {counts['entities']:,} entities have a first paragraph; the others "
+        "have no page in the wiki's dump (the card's text_status counts say why) and keep their "
+        "Wikidata label and description"
+    )
     return result

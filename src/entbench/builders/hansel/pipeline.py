@@ -1,25 +1,32 @@
-"""Hansel (Xu et al. 2023; spec §5): registers the Hansel stages and the three `hansel-*` targets.
+"""Hansel (Xu et al. 2023; spec §5): registers the Hansel stages and the four `hansel-*` targets.
 
-    zhwiki (scan) ──> hansel_title_qid (+ wikidata_new) ──> hansel_links (+ entity_diff) ──> hansel
-          └──────────> hansel_alias_table ──> hansel_mention_stats                             │
-    corpus ──> hansel_corpus (+ hansel_alias_table) ──> hansel_fewshot (+ mention stats, kb)    │
-    entity_diff, coarse_types, wikidata_new ──> hansel_zeroshot                                │
-    hansel_mem_audit, hansel_fewshot_mem_audit, hansel_zeroshot_mem_audit <── train ───────────┘
+    wiki (scan) ──> hansel_title_qid (+ wikidata_new) ──> hansel_links (+ entity_diff) ──> hansel
+        └──────────> hansel_alias_table ──> hansel_mention_stats                             │
+    corpus ──> hansel_corpus (+ hansel_alias_table) ──> hansel_fewshot (+ mention stats, kb)  │
+    entity_diff, coarse_types, wikidata_new, wiki ──> hansel_zeroshot                        │
+    wiki, entity_diff, coarse_types, both dumps ──> hansel_kb ──> (fewshot, zeroshot texts)  │
+    hansel_mem_audit, hansel_fewshot_mem_audit, hansel_zeroshot_mem_audit <── train ─────────┘
 
-* `zhwiki` (normalized): a second instance of the Wikipedia scan, bound to the source `zhwiki`
-  (the `wikipedia` stage and source stay the English wiki of the other targets).
+* `wiki` (normalized): a second instance of the Wikipedia scan, bound to the source `wiki`: the
+  wiki Hansel is built from, zhwiki in the paper, any language's here (`hansel.site`: language
+  and site from the dump's `<siteinfo>`). `zhwiki`, the source's name in the published setting,
+  is accepted for it (`--source zhwiki=…`, `[params.zhwiki]`). The `wikipedia` stage and source
+  stay the English wiki of the other targets.
 * `hansel_title_qid`, `hansel_alias_table`, `hansel_mention_stats` (derived): the existing
-  title -> QID, AT-base and P(unlinked|m) stages over the zhwiki scan and the kb's new Wikidata dump
+  title -> QID, AT-base and P(unlinked|m) stages over the wiki scan and the kb's new Wikidata dump
   (`wikidata_new`), the way `title_qid_kb`/`alias_table_kb`/`mention_stats_kb` are over `wikipedia`.
 * `hansel_links` (derived) and `hansel` (benchmarks: `train`, `validation`), spec §5 "hansel-train".
 * `hansel_corpus` (derived) and `hansel_fewshot` (benchmarks: `fewshot_candidates`), spec §5
   "Few-shot candidates" over the raw corpus source `corpus` (JSON lines `{"id", "text"}`).
 * `hansel_zeroshot` (benchmarks: `zeroshot_pool`), spec §5 "Zero-shot pool".
+* `hansel_kb` (benchmarks: `kb`): E_known ∪ E_new with each entity's title, first paragraph
+  and URL on the wiki (Hansel §3.3, §4.1); the few-shot candidates and the zero-shot pool show them.
 * The leakage audits (`HanselLeakageAudit`, the shared `MemAuditStage`): validation, few-shot
   candidates (mention, AT@1) and zero-shot entities (title, QID) against the training pairs.
 
-Targets: `hansel-train`, `hansel-fewshot`, `hansel-zeroshot`. `entbench export hansel-train`
-writes the official JSON lines (`entbench.builders.hansel.export`).
+Targets: `hansel-train`, `hansel-fewshot`, `hansel-zeroshot`, `hansel-kb` (the KB and AT-base: what
+a linker needs). `entbench export hansel-train|hansel-kb|hansel-test` writes the release's JSON lines
+(`entbench.builders.hansel.export`, `.testsets`).
 """
 
 from __future__ import annotations
@@ -31,15 +38,20 @@ from entbench.builders.alias.stages.mention_stats import MentionStats
 from entbench.builders.hansel.stages.audit import HanselLeakageAudit
 from entbench.builders.hansel.stages.corpus import HanselCorpus
 from entbench.builders.hansel.stages.fewshot import HanselFewshot
+from entbench.builders.hansel.stages.kb import HanselKb
 from entbench.builders.hansel.stages.links import HanselLinks
 from entbench.builders.hansel.stages.train import HanselTrain
 from entbench.builders.hansel.stages.zeroshot import HanselZeroshot
 from entbench.builders.wikipedia.stages.scan import WikipediaScan
 from entbench.builders.wikipedia.stages.title_qid import TitleQid
-from entbench.engine.registry import register_stage, register_target
+from entbench.engine.registry import register_alias, register_stage, register_target
 
+WIKI = "wiki"
+#: The name of the wiki source (and scan) in the published Hansel setting, accepted for `wiki`.
 ZHWIKI = "zhwiki"
 TRAIN_STAGE = "hansel"
+KB_STAGE = "hansel_kb"
+ALIAS_STAGE = "hansel_alias_table"
 _IDS = {
     "validation": (pa.field("id", pa.string(), nullable=False),),
     "fewshot_candidates": (pa.field("id", pa.string(), nullable=False),),
@@ -49,22 +61,25 @@ _IDS = {
     ),
 }
 
-register_stage(WikipediaScan(ZHWIKI))
-register_stage(TitleQid("hansel_title_qid", wikidata="wikidata_new", wikipedia=ZHWIKI))
-register_stage(AliasTable("hansel_alias_table", title_qid="hansel_title_qid", wikipedia=ZHWIKI))
-register_stage(MentionStats("hansel_mention_stats", alias_table="hansel_alias_table", wikipedia=ZHWIKI))
-register_stage(HanselLinks("hansel_links", wikipedia=ZHWIKI, title_qid="hansel_title_qid"))
-register_stage(HanselTrain(TRAIN_STAGE, wikipedia=ZHWIKI, links="hansel_links"))
+register_alias(ZHWIKI, WIKI, "its name in the published Hansel setting")
+register_stage(WikipediaScan(WIKI))
+register_stage(TitleQid("hansel_title_qid", wikidata="wikidata_new", wikipedia=WIKI))
+register_stage(AliasTable(ALIAS_STAGE, title_qid="hansel_title_qid", wikipedia=WIKI))
+register_stage(MentionStats("hansel_mention_stats", alias_table=ALIAS_STAGE, wikipedia=WIKI))
+register_stage(HanselKb(KB_STAGE, wikipedia=WIKI))
+register_stage(HanselLinks("hansel_links", wikipedia=WIKI, title_qid="hansel_title_qid"))
+register_stage(HanselTrain(TRAIN_STAGE, wikipedia=WIKI, links="hansel_links"))
 register_stage(HanselCorpus("hansel_corpus", alias_table="hansel_alias_table"))
 register_stage(
     HanselFewshot(
         "hansel_fewshot",
         corpus="hansel_corpus",
-        alias_table="hansel_alias_table",
+        alias_table=ALIAS_STAGE,
         mention_stats="hansel_mention_stats",
+        entity_texts=KB_STAGE,
     )
 )
-register_stage(HanselZeroshot("hansel_zeroshot"))
+register_stage(HanselZeroshot("hansel_zeroshot", entity_texts=KB_STAGE, wikipedia=WIKI))
 
 # The leakage audits (spec §5 "every Hansel output"): each evaluation table's (mention, entity)
 # pairs against the training pairs.
@@ -86,17 +101,23 @@ for _name, _evaluation, _span, _label in (
 register_target(
     "hansel-train",
     (TRAIN_STAGE, "hansel_mem_audit"),
-    "Hansel train/validation from zhwiki links to E_known (sources: zhwiki, wikidata_old, wikidata_new)",
+    "Hansel train/validation from a wiki's links to E_known (sources: wiki, wikidata_old, wikidata_new)",
 )
 register_target(
     "hansel-fewshot",
     ("hansel_fewshot", "hansel_fewshot_mem_audit"),
-    "Hansel few-shot candidates from alias matches over a raw corpus (sources: corpus, zhwiki, "
+    "Hansel few-shot candidates from alias matches over a raw corpus (sources: corpus, wiki, "
     "wikidata_old, wikidata_new; Hansel appendix A)",
 )
 register_target(
     "hansel-zeroshot",
     ("hansel_zeroshot", "hansel_zeroshot_mem_audit"),
     "Hansel zero-shot pool: E_new, half uniform, half balanced over coarse types (sources: "
-    "wikidata_old, wikidata_new, zhwiki)",
+    "wikidata_old, wikidata_new, wiki)",
+)
+register_target(
+    "hansel-kb",
+    (KB_STAGE, ALIAS_STAGE),
+    "Hansel entity KB (E_known and E_new with the wiki's title, first paragraph, URL, type) and "
+    "AT-base, what a linker needs (sources: wiki, wikidata_old, wikidata_new)",
 )

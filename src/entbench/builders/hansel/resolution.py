@@ -1,4 +1,4 @@
-"""Which zhwiki pages are Hansel documents and which of their links are mentions (spec §5; Hansel §3.2).
+"""Which wiki pages are Hansel documents and which of their links are mentions (spec §5; Hansel §3.2).
 
 "All new entities E_new are kept unseen during training. [...] we use 2021-03-01 Wikipedia dump and
 hold out all entity pages mapped to E_new as well as all mentions with pagelinks to E_new

@@ -7,7 +7,7 @@
     wikidata_new ─────────────────────────┴──> title_qid_kb  (derived)
 
 `title_qid_kb` resolves through the kb's newer dump (`wikidata_new`), so a build with a `kb` scans
-that dump once. Hansel registers its own instances over the zhwiki scan (`builders.hansel.pipeline`).
+that dump once. Hansel registers its own instances over its `wiki` scan (`builders.hansel.pipeline`).
 """
 
 from __future__ import annotations

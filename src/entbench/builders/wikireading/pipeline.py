@@ -9,14 +9,17 @@
 * `wikireading_instances` (derived): joined with the article text; `max_document_words` (0 = none).
 * `wikireading` (benchmarks): tables `train`, `valid`, `test`; presets `paper` (70/10/20),
   `released` (85/10/5), `recycled` (property-holdout).
-* `wikireading_stats` (benchmarks): `property_stats`, `_DATASET_CARD.md`, Mem-Exact leakage shares.
+* `wikireading_stats` (benchmarks, also reading `wikireading_triples` for the properties'
+  datatypes): `property_stats` (kind, date property), `_paper_statistics.json` (the paper's §2
+  statistics and Mean F1 bounds beside the build's), `_DATASET_CARD.md`, Mem-Exact leakage shares.
 * `wikireading_mem_audit_valid`, `wikireading_mem_audit_test` (benchmarks): the shared memorisation
   audit (`MemAuditStage`, spec §7) of each evaluation split against train, the question (property
   label) as the span and the answer set as the label: Mem-Exact, Mem-Freq, Mem-Uniform decisions
   per instance and their percentages in `_report.json`.
 
 `entbench export wikireading --from OUT --format wikireading-json|recycled --out DIR` writes the
-original formats (`entbench.builders.wikireading.export`).
+original formats (`entbench.builders.wikireading.export`); `entbench eval wikireading --from OUT
+--predictions FILE` scores predictions with the paper's Mean F1 (`evaluate`, `scoring`).
 """
 
 from __future__ import annotations

@@ -10,6 +10,11 @@ modification we made to these strings was to convert timestamps into a human-rea
 * quantity → the amount without "+", followed by the unit's label when the unit is an item;
 * monolingualtext → its text; globecoordinate → "lat, lon"; string/external-id/url → as is.
 
+Numbers (amounts and coordinates) are written as plain decimals, the way the released answer
+vocabulary writes them (digit and "." tokens; no exponent token such as "1e" or "e-05"), and as
+the number they are rather than the precision they were typed with: "+1.50" and "+1.5" are the
+same value, so they render alike ("1.5") and a set holding both keeps one answer.
+
 A snak is a mapping with the typed value columns of `schemas.wikidata.SNAK_VALUE_FIELDS`, so main
 snaks (rows of `truthy_claims`) and qualifiers (its `qualifiers` structs) render the same way.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Literal, NewType
 
 #: A Wikidata entity id such as "Q64" or "P17" (qwikidata's `ItemId`/`PropertyId` idea).
@@ -64,6 +70,11 @@ MONTHS = (
 )
 
 _TIME = re.compile(r"^([+-])(\d+)-(\d{2})-(\d{2})T")
+
+#: Decimal exponents beyond this are not expanded (a number of more than ~1,000 digits is a damaged
+#: value, not a quantity); Wikidata amounts never carry an exponent at all.
+MAX_DECIMAL_EXPONENT = 1000
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 CoarseTime = Literal["year", "drop"]
 
@@ -186,12 +197,15 @@ def render_time(time: Any, precision: Any, coarse_time: CoarseTime = "year") -> 
 
 
 def render_quantity(amount: Any, unit: Any, labels: Mapping[str, str]) -> Rendered:
-    """The amount as written without a leading "+", then the unit's label when the unit is an item
-    ("+34" in Q11573 -> "34 metre"); a unit item without a label drops the value
-    (`unit_without_label`), since the bare number would be a different answer."""
+    """The amount as a plain decimal (`decimal_text`: no "+", no trailing fractional zeros), then
+    the unit's label when the unit is an item ("+34" in Q11573 -> "34 metre", "+10.0" -> "10"); a
+    unit item without a label drops the value (`unit_without_label`), since the bare number would
+    be a different answer, and an amount that is not a decimal number is `malformed_value`."""
     if not isinstance(amount, str) or not amount:
         return Rendered(None, "malformed_value")
-    number = amount[1:] if amount.startswith("+") else amount
+    number = decimal_text(amount)
+    if number is None:
+        return Rendered(None, "malformed_value")
     if unit is None or str(unit) == "1":
         return Rendered(number)
     unit_id = str(unit).rsplit("/", 1)[-1]  # tolerate the full entity URI form
@@ -202,10 +216,30 @@ def render_quantity(amount: Any, unit: Any, labels: Mapping[str, str]) -> Render
 
 
 def render_coordinate(latitude: Any, longitude: Any) -> Rendered:
-    """ "lat, lon" in decimal degrees as stored (shortest round-trip form, no trailing ".0")."""
+    """ "lat, lon" in decimal degrees: the shortest digits that read back as the stored double,
+    written positionally ("0.00001", never "1e-05"; "47", never "47.0")."""
     if latitude is None or longitude is None:
         return Rendered(None, "malformed_value")
-    return Rendered(f"{_number(float(latitude))}, {_number(float(longitude))}")
+    lat, lon = decimal_text(repr(float(latitude))), decimal_text(repr(float(longitude)))
+    if lat is None or lon is None:
+        return Rendered(None, "malformed_value")
+    return Rendered(f"{lat}, {lon}")
+
+
+def decimal_text(text: str) -> str | None:
+    """A decimal number as the release writes it: positional, without "+", without trailing
+    fractional zeros and without a sign on zero ("+1.50" -> "1.5", "+10.0" -> "10", "1e-05" ->
+    "0.00001", "-0.0" -> "0"); None if `text` is not a finite decimal number. Exact: no digit of
+    the number is rounded away, however many it has."""
+    if _DECIMAL.fullmatch(text) is None:
+        return None
+    value = Decimal(text)
+    if not value.is_finite() or abs(int(value.as_tuple().exponent)) > MAX_DECIMAL_EXPONENT:
+        return None
+    digits = format(value, "f")
+    if "." in digits:
+        digits = digits.rstrip("0").rstrip(".")
+    return "0" if digits in ("-0", "") else digits
 
 
 def ordinal(n: int) -> str:
@@ -217,8 +251,3 @@ def ordinal(n: int) -> str:
 def _ceil_div(a: int, b: int) -> int:
     # The n-th century is years (n-1)*100+1 .. n*100, so year 1800 is in the 18th, 1801 in the 19th.
     return max(1, -(-a // b))
-
-
-def _number(x: float) -> str:
-    text = repr(x)
-    return text[:-2] if text.endswith(".0") else text

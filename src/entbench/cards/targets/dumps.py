@@ -8,6 +8,9 @@ properties dominate, how long articles are, what the scan set aside.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, fmt, integer_histogram, md_table, percent, top_items
 from entbench.cards.model import Block, Chart, Content, Section
@@ -194,6 +197,7 @@ def wikipedia_section(view: BuildView) -> Section | None:
             horizontal=True,
         )
     )
+    blocks.extend(_template_blocks(stats))
     links = {"l": (stage, "links")}
     per_article = {
         int(n): int(c)
@@ -226,6 +230,39 @@ def wikipedia_section(view: BuildView) -> Section | None:
     blocks.append(f"The {len(top)} most linked targets:")
     blocks.append(md_table(["target", "links"], [(t, int(n)) for t, n in top], "lr"))
     return Section("Wikipedia pages and links", tuple(blocks))
+
+
+#: The prefix of the scan's counts of removed templates that stood between words, by name.
+IN_SENTENCE = "templates_removed_in_sentence_"
+TOP_TEMPLATES = 15
+
+
+def _template_blocks(stats: Mapping[str, Any]) -> list[Block]:
+    """What the text lost: templates removed, and those of them that stood between words, by name."""
+    removed, shown = int(stats.get("templates_removed", 0)), int(stats.get("templates_shown", 0))
+    if not removed + shown:
+        return []
+    in_sentence = int(stats.get("templates_removed_in_sentence", 0))
+    blocks: list[Block] = [
+        f"Templates: {fmt(shown)} show words and are rendered (dates, units, languages, dashes, …); "
+        f"{fmt(removed)} are removed (infoboxes, citations, footnote markers, …). "
+        f"{fmt(in_sentence)} of the removed ones stood between words of a sentence, so the text has "
+        "nothing where the page shows something (a footnote marker, a tag, or words no rule renders)."
+    ]
+    named = sorted(
+        ((key.removeprefix(IN_SENTENCE), int(n)) for key, n in stats.items() if key.startswith(IN_SENTENCE)),
+        key=lambda item: (-item[1], item[0]),
+    )
+    if named and in_sentence:
+        blocks.append(f"The {min(len(named), TOP_TEMPLATES)} most frequent of them:")
+        blocks.append(
+            md_table(
+                ["template", "removed between words", "share"],
+                [(f"`{name}`", n, percent(n / in_sentence)) for name, n in named[:TOP_TEMPLATES]],
+                "lrr",
+            )
+        )
+    return blocks
 
 
 register_card(

@@ -1,5 +1,6 @@
 """The `enteval-tasks` card: which EntEval tasks were built (Chen et al. 2019, §3), the lines of
-their files, and how their entity names were matched to Wikipedia articles.
+their files, the paper's Table 1 beside this build (`cards.targets.enteval_table1`), and how their
+entity names were matched to Wikipedia articles.
 
 The `enteval_tasks` stage lists every task (`tasks`: task, stage, status, files, lines); each task
 stage counts the lines of each file (`lines_<file>`) and, where names get descriptions, how each
@@ -8,11 +9,13 @@ name matched (`names_<method>`).
 
 from __future__ import annotations
 
+from entbench.builders.enteval.stages.tasks import TASK_DIR
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, md_table
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import stage_link
+from entbench.cards.targets.enteval_table1 import table1_blocks
 
 #: How a name found its article, in the order they are tried (`enteval.titles`).
 METHODS = ("exact", "redirect", "casefold", "fuzzy", "unmatched")
@@ -25,6 +28,8 @@ TASK_NAMES = {
     "rare": "Rare",
     "cap": "CAP",
     "cerp": "CERP",
+    "et": "ET",
+    "efp": "EFP",
 }
 
 
@@ -38,6 +43,7 @@ def enteval_section(view: BuildView) -> Section | None:
     )
     rows = []
     built: list[tuple[str, float]] = []
+    status_of: dict[str, bool] = {}
     matching: dict[str, dict[str, int]] = {}
     for task, task_stage, status, files, lines in tasks:
         name = TASK_NAMES.get(str(task), str(task))
@@ -58,12 +64,13 @@ def enteval_section(view: BuildView) -> Section | None:
                 f"`{stage_link(str(task_stage))}`",
             )
         )
+        status_of[str(task_stage)] = status == "built"
         if status == "built":
             built.append((name, float(lines)))
     skipped = [r[0] for r in rows if r[2] != "built"]
     blocks: list[Block] = [
         "Each task's files are written in the format its EntEval loader reads, under "
-        f"`{view.dirs[stage].relative_to(view.out)}/enteval/` (`entbench export enteval --format tasks` "
+        f"`{view.dirs[stage].relative_to(view.out)}/{TASK_DIR}/` (`entbench export enteval --format tasks` "
         "copies them). Items lost on the way are counted by reason in the statistics below.",
         md_table(
             ["task", "stage", "status", "lines", "lines per file", "items dropped", "described in"],
@@ -73,6 +80,7 @@ def enteval_section(view: BuildView) -> Section | None:
     ]
     if skipped:
         blocks.append("Skipped (no source file named in the parameters): " + ", ".join(skipped) + ".")
+    blocks.extend(table1_blocks(view, status_of))
     blocks.append(
         bar_chart("task_lines.png", f"{view.target}: lines per task file set", built, ylabel="lines")
     )
@@ -106,14 +114,16 @@ register_card(
     "enteval-tasks",
     sections=(enteval_section,),
     summary=(
-        "EntEval (Chen et al. 2019) task files: entity similarity and relatedness (KORE, WikiSRS), "
-        "relation typing, disambiguation, rare entities, coreference arcs and ConceptNet statements, "
-        "in the formats the EntEval loaders read."
+        "EntEval (Chen et al. 2019) task files: entity typing, coreference arcs, factuality of claims, "
+        "ConceptNet statements, entity similarity and relatedness (KORE, WikiSRS), relation typing, "
+        "disambiguation and rare entities, in the formats the EntEval loaders read, beside the "
+        "paper's Table 1."
     ),
     content=Content(
         wikipedia="Wikipedia descriptions (the first words of articles) attached to the KORE, "
         "WikiSRS, ERT and CoNLL-YAGO entities, and alias-table candidates taken from link anchors",
         other="the lines of each task's own source files (KORE, WikiSRS, Freebase tuples, AIDA "
-        "CoNLL-YAGO, the rare-entity data, PreCo, ConceptNet), each under its own terms",
+        "CoNLL-YAGO, the rare-entity data, PreCo, ConceptNet, the ultra-fine entity typing crowd "
+        "data, FEVER), each under its own terms",
     ),
 )

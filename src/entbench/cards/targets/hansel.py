@@ -1,6 +1,7 @@
 """The Hansel cards: `hansel-train` (mentions per split, mention-length histogram; Hansel
 §3.2, Table 1) and `hansel-zeroshot` (coarse types of the pool; Hansel §3.4); `hansel-fewshot` is
-`hansel_fewshot`'s.
+`hansel_fewshot`'s. Every Hansel card says which wiki built it (`wiki_section`: site and language
+from the dump's `<siteinfo>`) and which conversion its text got (`conversion_section`).
 
 Mention length is counted in Unicode code points, the unit of Hansel's `start`/`end` offsets
 (`text[start:end] == mention`); DuckDB's `length` counts code points.
@@ -8,11 +9,13 @@ Mention length is counted in Unicode code points, the unit of Hansel's `start`/`
 
 from __future__ import annotations
 
+from entbench.builders.hansel.kb import wikipedia_host
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import int_bins, md_table
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import section_link
+from entbench.filters.mentions import chinese_language
 
 SPLITS = ("train", "validation")
 POOL_SHOWN = 10
@@ -96,11 +99,58 @@ def hansel_section(view: BuildView) -> Section | None:
 CONVERTER_NAMES = {
     "opencc": "OpenCC `t2s` (phrases, then characters; entbench's default, the more accurate)",
     "hanziconv": "HanziConv (character by character), as the Hansel paper converted (its footnote 3)",
+    "none": "none: Traditional characters kept as the wiki writes them",
 }
 
 
+def wiki_sites(view: BuildView) -> list[tuple[str, str, str]]:
+    """(scan stage, site, language) of every Wikipedia scan of the build, upstream first."""
+    found = []
+    for stage in view.order:
+        info = view.siteinfo(stage)
+        if info is not None:
+            found.append((stage, str(info.get("dbname") or ""), str(info.get("language") or "")))
+    return found
+
+
+def _host(site: str) -> str:
+    try:
+        return wikipedia_host(site)
+    except ValueError:
+        return "–"
+
+
+def wiki_section(view: BuildView) -> Section | None:
+    """Which wiki built the data: its site and language, as the dump's `<siteinfo>` says."""
+    sites = wiki_sites(view)
+    if not sites:
+        return None
+    rows = [
+        (
+            f"`{stage}`",
+            f"`{site}`" if site else "–",
+            f"`{language}`" if language else "–",
+            _host(site),
+            "Traditional → Simplified" if chinese_language(language) else "none",
+        )
+        for stage, site, language in sites
+    ]
+    return Section(
+        "Wiki",
+        (
+            "The wiki this build read: its site is the dump's `<dbname>` and its language the "
+            "`<mediawiki xml:lang>` (the scan's `language` parameter overrides it). Hansel as "
+            "published reads zhwiki; on any other wiki no Traditional → Simplified conversion "
+            "applies, and link trails and sentence boundaries are the language's "
+            f"(`{section_link('hansel')}`).",
+            md_table(["scan", "site", "language", "Wikipedia", "conversion"], rows, "lllll"),
+        ),
+    )
+
+
 def conversion_section(view: BuildView) -> Section | None:
-    """Which converter made the Simplified texts (and alias-table keys) of this build."""
+    """Which converter made the Simplified texts (and alias-table keys) of this build, or that the
+    wiki is not Chinese and nothing was converted."""
     used = [
         (stage, str(params.get("converter", "opencc")))
         for stage in view.order
@@ -108,6 +158,17 @@ def conversion_section(view: BuildView) -> Section | None:
     ]
     if not used:
         return None
+    languages = [language for _, _, language in wiki_sites(view)]
+    if languages and not any(chinese_language(language) for language in languages):
+        shown = ", ".join(f"`{language}`" for language in languages)
+        return Section(
+            "Traditional to Simplified",
+            (
+                f"Not applied: the wiki's language is {shown}, and Hansel converts Chinese text only; "
+                "the texts and mentions are the wiki's own, character for character. The `converter` "
+                f"parameters of {', '.join(f'`{stage}`' for stage, _ in used)} change nothing here.",
+            ),
+        )
     rows = [(f"`{stage}`", CONVERTER_NAMES.get(name, name)) for stage, name in used]
     names = {name for _, name in used}
     note = (
@@ -174,7 +235,7 @@ def zeroshot_section(view: BuildView) -> Section | None:
 
 register_card(
     "hansel-zeroshot",
-    sections=(zeroshot_section,),
+    sections=(wiki_section, zeroshot_section),
     splits=("zeroshot_pool",),
     summary="Hansel zero-shot pool (Xu et al. 2022, §3.4): emerging entities (E_new) for annotation.",
     content=Content(
@@ -184,14 +245,15 @@ register_card(
 )
 register_card(
     "hansel-train",
-    sections=(hansel_section, conversion_section),
+    sections=(wiki_section, hansel_section, conversion_section),
     splits=SPLITS,
     summary=(
-        "Hansel training data (Xu et al. 2022, §3.2): Chinese Wikipedia links to known entities "
-        "(E_known), in their paragraph, with a held-out validation set of whole documents."
+        "Hansel training data (Xu et al. 2022, §3.2): Wikipedia links to known entities (E_known), "
+        "in their paragraph, with a held-out validation set of whole documents; the paper's wiki is "
+        "the Chinese one, this build's is in «Wiki»."
     ),
     content=Content(
-        wikipedia="the contexts, paragraphs of zhwiki articles, and the mentions, their link anchors",
+        wikipedia="the contexts, paragraphs of the wiki's articles, and the mentions, their link anchors",
         wikidata="the gold QIDs",
     ),
 )

@@ -13,7 +13,7 @@ from entbench.cards.charts import fmt, integer_histogram, md_table
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import stage_link
-from entbench.cards.targets.hansel import conversion_section
+from entbench.cards.targets.hansel import conversion_section, wiki_section
 
 #: The rules in the order the stage applies them (`hansel.fewshot`), with what dropping means.
 RULES = {
@@ -115,15 +115,15 @@ def _context(text: str, start: int, end: int) -> str:
 
 register_card(
     "hansel-fewshot",
-    sections=(fewshot_section, conversion_section),
+    sections=(wiki_section, fewshot_section, conversion_section),
     splits=("fewshot_candidates",),
     summary=(
         "Hansel few-shot candidates (Xu et al. 2022, §3.3, appendix A): alias-table matches over a raw "
         "corpus, sampled uniformly over phrases and over ambiguous phrases, for annotation."
     ),
     content=Content(
-        wikipedia="the matched phrases, which are alias-table mentions (zhwiki link anchors, titles "
-        "and redirects), and P(unlinked|m) measured on zhwiki article text",
+        wikipedia="the matched phrases, which are alias-table mentions (the wiki's link anchors, "
+        "titles and redirects), and P(unlinked|m) measured on the wiki's article text",
         wikidata="the candidate QIDs with their labels and descriptions",
         other="the contexts, passages of the raw `corpus` source (the bundled fixture's corpus is "
         "zhwiki text, CC BY-SA)",

@@ -112,9 +112,54 @@ def kb_section(view: BuildView) -> Section | None:
     return Section("Knowledge base and coarse types", tuple(blocks))
 
 
+def filter_classes_section(view: BuildView) -> Section | None:
+    """The preset's filter classes: in each dump, whether its item is there, how many P31/P279
+    statements name it, the classes under it, and the entities it removed (Hansel appendix D)."""
+    stage = view.find("removed", columns=("snapshot", "qid", "reason", "classes"))
+    if stage is None:
+        return None
+    params = view.manifests[stage]["params"]
+    classes = [str(c) for c in params.get("classes", [])]
+    stats = view.stats(stage)
+    if not classes or f"old_class_{classes[0]}_item" not in stats:
+        return None
+    labels = view.labels(classes, ("en", "zh"))
+    rows = []
+    for qid in classes:
+        cells: list[object] = [qid, labels.get(qid, "–")]
+        for counter in ("item", "statements", "subclasses", "dropped"):
+            for snapshot in ("old", "new"):
+                key = (
+                    f"{snapshot}_dropped_class_{qid}"
+                    if counter == "dropped"
+                    else f"{snapshot}_class_{qid}_{counter}"
+                )
+                value = int(stats.get(key, 0))
+                cells.append(("yes" if value else "no") if counter == "item" else value)
+        rows.append(tuple(cells))
+    occurring = sum(
+        1 for qid in classes if any(stats.get(f"{s}_class_{qid}_statements", 0) for s in ("old", "new"))
+    )
+    header = ["class", "label", "item old", "item new", "P31/P279 old", "P31/P279 new"]
+    header += ["subclasses old", "subclasses new", "removed old", "removed new"]
+    return Section(
+        "Wikimedia-internal filter classes",
+        (
+            f"Preset `{params.get('preset', '–')}`: {len(classes)} filter classes "
+            f"({'with' if params.get('transitive') else 'without'} their P279 subclasses); "
+            f"{occurring} of them are the direct P31/P279 value of some statement of the dumps. "
+            "Per class and dump: whether the dump has the class's item, the P31/P279 statements "
+            "naming it, the classes under it in the filter's closure, and the entities it removed "
+            f"(an entity reaching several classes counts under each; `{section_link('internal_filter')}`). "
+            "The `table7` preset holds the classes of Hansel's Table 7 that real labels confirm.",
+            md_table(header, rows, "ll" + "r" * 8),
+        ),
+    )
+
+
 register_card(
     "kb",
-    sections=(kb_section,),
+    sections=(kb_section, filter_classes_section),
     summary=(
         "The knowledge base behind Hansel (Xu et al. 2022, §3.1): Wikidata items minus "
         "Wikimedia-internal ones, split into E_known (old dump) and E_new (added since), with "

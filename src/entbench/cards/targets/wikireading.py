@@ -1,5 +1,6 @@
-"""The `wikireading` card: top properties by instances, the answer-set size histogram, and the
-statistics section `wikireading_stats` writes (`_DATASET_CARD.md`; Hewlett et al. 2016 §2.4-2.5).
+"""The `wikireading` card: top properties by instances, the property coverage curve, the answer-set
+size histogram, and the statistics section `wikireading_stats` writes (`_DATASET_CARD.md`: the
+paper's §2 statistics and Mean F1 bounds beside its figures; Hewlett et al. 2016 §2, §4).
 
 An instance is one (item, property) of the truthy statements, its answer the set of rendered
 values (`docs/stages.md`, wikireading_triples); the answer-set size is the number of values in that set.
@@ -7,6 +8,7 @@ values (`docs/stages.md`, wikireading_triples); the answer-set size is the numbe
 
 from __future__ import annotations
 
+from entbench.builders.wikireading.corpus import COVERAGE_POINTS, PAPER_FIGURES, coverage_curve
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, demote_headings, int_bins, md_table, top_items
 from entbench.cards.model import Block, Chart, Content, Section
@@ -54,8 +56,27 @@ def wikireading_section(view: BuildView) -> Section | None:
                 horizontal=True,
             )
         )
+        blocks.append(property_coverage(view.target, [int(n) for _, _, n in rows]))
     blocks.append(answer_set_sizes(view, split_stage))
     return Section("WikiReading", tuple(blocks))
+
+
+def property_coverage(target: str, instances_per_property: list[int]) -> Chart:
+    """Share of the instances covered by the k most frequent properties, k = 1 … all (§2.4)."""
+    curve = coverage_curve(instances_per_property)
+    paper = ", ".join(
+        f"top {k} cover {100 * PAPER_FIGURES[f'top{k}_property_coverage']:.0f}%" for k in COVERAGE_POINTS
+    )
+    return Chart(
+        "property_coverage.png",
+        f"{target}: instances covered by the k most frequent properties (paper: {paper})",
+        tuple(str(k) for k in range(1, len(curve) + 1)),
+        (("", tuple(curve)),),
+        xlabel="k most frequent properties",
+        ylabel="share of all instances",
+        style="line",
+        counts=False,
+    )
 
 
 def answer_set_sizes(view: BuildView, stage: str) -> Chart:

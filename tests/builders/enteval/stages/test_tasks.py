@@ -49,7 +49,7 @@ def task_dir(built: dict[str, Path]) -> Path:
 
 def test_every_task_is_built_and_its_files_exist(built: dict[str, Path]) -> None:
     tasks = {t["task"]: t for t in table(built["enteval_tasks"], "tasks")}
-    assert set(tasks) == {"kore", "wikisrs", "ert", "conll_yago", "rare", "cap", "cerp"}
+    assert set(tasks) == {"kore", "wikisrs", "ert", "conll_yago", "rare", "cap", "cerp", "et", "efp"}
     assert {t["status"] for t in tasks.values()} == {"built"}
     for task in tasks.values():
         lines = 0
@@ -155,7 +155,7 @@ def test_unconfigured_tasks_are_skipped_and_listed(built: dict[str, Path], tmp_p
     assert (tasks["kore"]["status"], tasks["cap"]["status"]) == ("skipped_no_source", "skipped_no_source")
     assert tasks["kore"]["files"] == [] and tasks["ert"]["status"] == "built"
     s = stats(dirs["enteval_tasks"])
-    assert (s["tasks_built"], s["tasks_skipped"], s["skipped:kore"], s["skipped:cap"]) == (5, 2, 1, 1)
+    assert (s["tasks_built"], s["tasks_skipped"], s["skipped:kore"], s["skipped:cap"]) == (7, 2, 1, 1)
     assert not (dirs["enteval_tasks"] / "_enteval" / "KORE").exists()
     assert stats(dirs["enteval_kore"]) == {"skipped_no_source": 1}
 

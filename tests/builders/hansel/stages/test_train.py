@@ -74,7 +74,7 @@ def test_the_e_new_page_is_held_out(records: dict[str, list[dict[str, Any]]], di
     documents = {d["page_id"]: d for d in rows(dirs["hansel_links"], "documents")}
     assert documents[E_NEW_PAGE]["title"] == "民族" and documents[E_NEW_PAGE]["status"] == "e_new_page"
     assert all(r["page_id"] != E_NEW_PAGE for split_rows in records.values() for r in split_rows)
-    scan_links = [link for link in rows(dirs["zhwiki"], "links") if link["page_id"] == E_NEW_PAGE]
+    scan_links = [link for link in rows(dirs["wiki"], "links") if link["page_id"] == E_NEW_PAGE]
     assert stats(dirs["hansel_links"])["links_in_dropped_documents"] == len(scan_links) > 100
     assert {d["status"] for p, d in documents.items() if p != E_NEW_PAGE} == {"kept"}
 
@@ -86,7 +86,7 @@ def test_mentions_are_exactly_the_links_to_known_entities(
     sitelinks = zhwiki_sitelinks()
     expected = {
         (link["page_id"], link["ordinal"], sitelinks[link["target_normalized"]])
-        for link in rows(dirs["zhwiki"], "links")
+        for link in rows(dirs["wiki"], "links")
         if link["page_id"] != E_NEW_PAGE
         and link["target_normalized"] in sitelinks
         and kb.get(sitelinks[link["target_normalized"]], {}).get("in_known")
@@ -106,7 +106,7 @@ def test_every_dropped_link_is_counted(dirs: dict[str, Path]) -> None:
     assert set(counted) <= set(LINK_STATUSES)
     for reason in ("e_new", "unresolved_red_link", "not_in_kb", "known"):
         assert counted[reason] > 0, reason
-    scan_total = len(rows(dirs["zhwiki"], "links"))
+    scan_total = len(rows(dirs["wiki"], "links"))
     assert sum(counted.values()) + dropped == scan_total
     train = stats(dirs["hansel"])
     assert train["train_mentions"] + train["validation_mentions"] == counted["known"]
@@ -115,7 +115,7 @@ def test_every_dropped_link_is_counted(dirs: dict[str, Path]) -> None:
 def test_texts_are_simplified_fixed_points(
     records: dict[str, list[dict[str, Any]]], dirs: dict[str, Path]
 ) -> None:
-    anchors = {(link["page_id"], link["ordinal"]): link["anchor"] for link in rows(dirs["zhwiki"], "links")}
+    anchors = {(link["page_id"], link["ordinal"]): link["anchor"] for link in rows(dirs["wiki"], "links")}
     changed = 0
     for split_rows in records.values():
         for r in split_rows:
@@ -138,8 +138,8 @@ def test_ids_count_up_in_page_then_link_order(records: dict[str, list[dict[str, 
 def test_paragraph_context_is_the_scan_paragraph(
     records: dict[str, list[dict[str, Any]]], dirs: dict[str, Path]
 ) -> None:
-    pages = {p["page_id"]: p for p in rows(dirs["zhwiki"], "pages")}
-    links = {(link["page_id"], link["ordinal"]): link for link in rows(dirs["zhwiki"], "links")}
+    pages = {p["page_id"]: p for p in rows(dirs["wiki"], "pages")}
+    links = {(link["page_id"], link["ordinal"]): link for link in rows(dirs["wiki"], "links")}
     for r in records["train"][:300]:
         page, link = pages[r["page_id"]], links[(r["page_id"], r["ordinal"])]
         starts = page["paragraph_starts"]
@@ -216,8 +216,8 @@ def test_the_audit_decides_every_validation_row_as_its_definitions_say(
 def test_shards_are_byte_identical_for_two_workers(dirs: dict[str, Path], tmp_path: Path) -> None:
     # The upstream (scan and kb) stages come from the one-worker build; every Hansel stage is
     # rebuilt with two workers.
-    hansel_stages = sorted(s for s in dirs if s.startswith("hansel") or s == "zhwiki")
-    assert len(hansel_stages) == 12
+    hansel_stages = sorted(s for s in dirs if s.startswith("hansel") or s == "wiki")
+    assert len(hansel_stages) == 13  # hansel_kb among them (the few-shot and zero-shot texts)
     out = tmp_path / "w2"
     shutil.copytree(dirs["hansel"].parents[2], out)
     for stage in hansel_stages:
@@ -240,7 +240,7 @@ def test_hanziconv_gives_hansel_as_published(
     manifest = load_manifest(converted["hansel"])
     assert manifest["params"]["converter"] == "hanziconv"  # a parameter: it enters the fingerprint
     assert manifest["fingerprint"] != load_manifest(dirs["hansel"])["fingerprint"]
-    pages = {p["page_id"]: p["text"] for p in rows(dirs["zhwiki"], "pages")}
+    pages = {p["page_id"]: p["text"] for p in rows(dirs["wiki"], "pages")}
     changed = 0
     for split, opencc_rows in records.items():
         hanziconv_rows = rows(converted["hansel"], split)
@@ -266,6 +266,33 @@ def test_hanziconv_gives_hansel_as_published(
     )
 
 
+def test_converter_none_keeps_the_traditional_text(
+    records: dict[str, list[dict[str, Any]]], dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """`hansel.converter=none` on zhwiki: every context is the scan's text as it is (Traditional
+    characters kept where the default converts them), the same records otherwise; the card says so."""
+    out = tmp_path / "none"
+    shutil.copytree(dirs["hansel"].parents[2], out)
+    kept = build(("hansel-train",), params=("hansel.converter=none",), out=out)
+    assert load_manifest(kept["hansel"])["stats"]["mentions_changed_by_t2s"] == 0
+    pages = {p["page_id"]: p["text"] for p in rows(dirs["wiki"], "pages")}
+    traditional = 0
+    for split, converted_rows in records.items():
+        for r, c in zip(rows(kept["hansel"], split), converted_rows, strict=True):
+            key = ("id", "start", "end", "gold_id")
+            assert [r[k] for k in key] == [c[k] for k in key]
+            assert r["text"] == pages[r["page_id"]][r["context_start"] : r["context_start"] + len(r["text"])]
+            assert t2s(r["text"]) == c["text"]
+            traditional += r["text"] != c["text"]
+    assert traditional > 50
+    view = BuildView(out, "hansel-train")
+    try:
+        section = conversion_section(view)
+    finally:
+        view.close()
+    assert section is not None and "| `hansel` | none: Traditional characters kept" in str(section.blocks)
+
+
 def test_cli_build_on_the_bundled_config(run_cli: Callable[..., Any]) -> None:
     # The bundled config alone (the kb's real Wikidata pair; `make hansel` passes the zhwiki
     # fixture world's pair instead, see test_make_hansel.py).
@@ -283,7 +310,7 @@ def test_cli_build_on_the_bundled_config(run_cli: Callable[..., Any]) -> None:
     [
         ("hansel.context=document", "context must be one of paragraph, sentence, window"),
         ("hansel.validation_docs=-1", "validation_docs must be >= 0"),
-        ("hansel.converter=hanzi", "converter must be one of opencc, hanziconv"),
+        ("hansel.converter=hanzi", "converter must be one of opencc, hanziconv, none"),
         ("hansel_fewshot.min_known_candidates=0", "min_known_candidates must be >= 1"),
         ("hansel_fewshot.max_p_unlinked=1.5", "max_p_unlinked must be within"),
         ("hansel_zeroshot.size=-3", "size must be >= 0"),

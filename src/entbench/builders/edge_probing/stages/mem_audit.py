@@ -131,7 +131,9 @@ class MemAuditStage(Stage):
     which tables or columns a registered audit reads rebuilds it.
     """
 
-    version = 3  # 2: a reason on every decision, kept ones too; 3: `_report.json`
+    # 2: a reason on every decision, kept ones too; 3: `_report.json`; 4: `dropped_label_unseen_in_train`
+    # counts rows (it counted labels: a multi-answer row once per unseen answer)
+    version = 4
     layer = "benchmarks"
     params_type = MemAuditParams
     default_num_shards = 0
@@ -314,7 +316,8 @@ class MemAuditStage(Stage):
         )
         stats.add("train_items", train_items)
         stats.add("test_items", len(tested))
-        stats.add(f"dropped_{UNSEEN_LABEL}", sum(len(labels) for labels in unseen))
+        # rows, not labels: a multi-answer row with two unseen answers is one row dropped
+        stats.add(f"dropped_{UNSEEN_LABEL}", sum(1 for labels in unseen if labels))
         for heuristic in HEURISTICS:
             stats.add(f"removed_{heuristic}", sum(1 for d in decisions[heuristic] if d.solved))
         return {"decisions": table}, stats
@@ -379,7 +382,7 @@ class MemAuditStage(Stage):
         stats.add("train_items", index.n_items)
         stats.add("eval_rows", len(evaluation))
         stats.add("test_items", result.n_test)
-        stats.add(f"dropped_{UNSEEN_LABEL}", len(result.selection.dropped))
+        stats.add(f"dropped_{UNSEEN_LABEL}", len(unseen))  # rows, not labels
         for heuristic in HEURISTICS:
             stats.add(f"removed_{heuristic}", result.removed(heuristic))
         return {"decisions": table}, stats

@@ -1,7 +1,11 @@
 """CERP task stage (EntEval §3.4; spec §8): `enteval_cerp`, ConceptNet statements with the paper's
 three rules for negatives and extra positives, sampled per class and split in thirds.
 
-Counts: assertions left out by the filters (`dropped_<reason>`), statements, instances made by
+The paper's entity filters (`enteval.cerp_entities`) run when `ner_model` names a spaCy pipeline
+with an entity recogniser, else they are skipped (the card says so beside the paper's 13,374).
+
+Counts: assertions left out by the filters (`dropped_<reason>`, the entity filters'
+`dropped_numeric_entity` and `dropped_not_entity_mention` among them), statements, instances made by
 each rule (`rule1_negatives`, `rule2_negatives`, `rule3_positives`) and where a rule did not apply
 (`rule1_no_replacement`, `rule2_not_negatable`, ...), sentences produced with both labels
 (`dropped_conflicting_label`), and the instances written per split.
@@ -10,15 +14,15 @@ each rule (`rule1_negatives`, `rule2_negatives`, `rule3_positives`) and where a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from entbench.builders.enteval import cerp
+from entbench.builders.enteval import cerp, cerp_entities
 from entbench.builders.enteval.sampling import stable_hash
 from entbench.builders.enteval.stages.cap import read_vectors
 from entbench.builders.enteval.stages.common import TaskOutput, TaskStage, parse
-from entbench.builders.enteval.stages.sources import TaskParams
+from entbench.builders.enteval.stages.sources import TaskParams, directory_identity
 from entbench.builders.enteval.tokens import Tokenizer
 from entbench.builders.enteval.vectors import average
 from entbench.engine.stage import StageContext
@@ -28,15 +32,21 @@ from entbench.engine.stats import Stats
 @dataclass(frozen=True)
 class CerpParams(TaskParams):
     """`source`: ConceptNet assertions (5-column CSV); `vectors`: word vectors (GloVe text format);
-    `exclude_relations`, `exclude_phrases`: the paper's filters; `neighbours`: how many of the most
-    similar surfaces rule 1 chooses from; `per_class` (§3.4: 6000); `seed`; `lowercase`."""
+    `exclude_relations`, `exclude_phrases`: the paper's filters; `ner_model`: a spaCy pipeline
+    (directory or package name) for its entity filters, none to skip them, with `ner_excluded_types`
+    and `ner_concepts` (`enteval.cerp_entities`); `neighbours`: how many of the most similar
+    surfaces rule 1 chooses from; `per_class` (§3.4: 6000); `seed`; `lowercase`."""
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source", "vectors")
+    EXTRA_PATH_FIELDS: ClassVar[tuple[str, ...]] = ("ner_model",)
 
     source: str = ""
     vectors: str = ""
     exclude_relations: tuple[str, ...] = ("/r/RelatedTo", "/r/Synonym", "/r/TranslationOf")
     exclude_phrases: tuple[str, ...] = ("likely to find",)
+    ner_model: str | None = None
+    ner_excluded_types: tuple[str, ...] = cerp_entities.NUMERIC_TYPES
+    ner_concepts: str = "any"
     neighbours: int = 5
     per_class: int = 6000
     seed: int = 1111
@@ -46,13 +56,24 @@ class CerpParams(TaskParams):
         super().__post_init__()
         if self.neighbours < 1 or self.per_class < 1:
             raise ValueError("neighbours and per_class must be >= 1")
+        if self.ner_concepts not in cerp_entities.CONCEPT_RULES:
+            raise ValueError(f"ner_concepts must be one of {', '.join(cerp_entities.CONCEPT_RULES)}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The task files' identities, and the NER pipeline's by its files (not by where it is)."""
+        data = super().to_json()
+        if self.ner_model:
+            path, package = cerp_entities.locate_pipeline(self.ner_model)
+            data["ner_model"] = package or path.name
+            data["ner_model_files"] = directory_identity(path)
+        return data
 
 
 class CerpStage(TaskStage):
     """Contextualized entity relationship prediction (`enteval.cerp`)."""
 
     name = "enteval_cerp"
-    version = 1
+    version = 2  # 2: the entity filters (ner_model)
     params_type = CerpParams
     description = "EntEval CERP: ConceptNet statements, negatives by the paper's three rules"
     task = "cerp"
@@ -68,6 +89,16 @@ class CerpStage(TaskStage):
         for reason, n in parse_stats.counts.items():
             stats.add(f"dropped_{reason}", n)
         statements = sorted(set(statements), key=cerp.Statement.key)
+        if p.ner_model:
+            nlp = cerp_entities.load_pipeline(p.ner_model)
+            reasons = cerp_entities.filter_reasons(nlp, statements, p.ner_excluded_types, p.ner_concepts)
+            kept: list[cerp.Statement] = []
+            for statement, verdict in zip(statements, reasons, strict=True):
+                if verdict is None:
+                    kept.append(statement)
+                else:
+                    stats.add(f"dropped_{verdict}")
+            statements = kept
         stats.add("statements", len(statements))
         tokenizer = Tokenizer.shared()
         surface_words = {s.slot(k): tokenizer.words(s.slot(k)) for s in statements for k in (0, 1)}

@@ -9,6 +9,14 @@ mention normalised as the table was), each aligned to its enwiki article through
 are discarded (`candidates_unaligned`); a gold without one drops the mention
 (`dropped_gold_unmatched`), since the paper attached a description to every gold by hand. The gold
 goes first; missing from the candidates it gets prior 1e-6; priors are renormalised.
+
+With `candidate_dictionary` (a `mention<TAB>entity<TAB>count` file, e.g. CrossWikis in that form)
+the candidates are the mention's top `max_candidates` dictionary entries instead (the mention as
+written in AIDA), each title aligned to an article by exact, redirect or case-insensitive match.
+
+The prior-only accuracy (§3.7: 58.2%) is counted per split (`prior_only_correct_<split>`,
+`prior_only_tied_<split>` beside `mentions_written_<split>`) and given as shares in the manifest
+(`prior_only_accuracy`, `prior_only_accuracy_<split>`).
 """
 
 from __future__ import annotations
@@ -17,13 +25,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from entbench.builders.alias.lookup import AliasTables, lookup
 from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.builders.enteval import ned
+from entbench.builders.enteval.errors import SourceError
 from entbench.builders.enteval.stages.common import Describer, TaskOutput, TaskStage, check_matching, parse
-from entbench.builders.enteval.stages.sources import TaskParams
+from entbench.builders.enteval.stages.sources import SourceLines, TaskParams
+from entbench.builders.enteval.tsv import clean
 from entbench.engine.duck import stage_connection
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
@@ -32,12 +42,15 @@ from entbench.filters.mentions import MentionNormalizer
 
 @dataclass(frozen=True)
 class NedParams(TaskParams):
-    """`source`: the AIDA CoNLL-YAGO tsv; `max_candidates` (§3.7: 30, gold included); gold matching
-    (`min_score`, `scorer`); `lowercase` sentences and descriptions (titles are kept)."""
+    """`source`: the AIDA CoNLL-YAGO tsv; `candidate_dictionary`: candidates from this file instead
+    of the alias table; `max_candidates` (§3.7: 30, gold included); gold matching (`min_score`,
+    `scorer`); `lowercase` sentences and descriptions (titles are kept)."""
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source",)
+    OPTIONAL_SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("candidate_dictionary",)
 
     source: str = ""
+    candidate_dictionary: str = ""
     max_candidates: int = 30
     lowercase: bool = True
     min_score: float = 100.0
@@ -54,10 +67,10 @@ class NedStage(TaskStage):
     """CoNLL-YAGO candidate lists, gold first (`enteval.ned`)."""
 
     name = "enteval_conll_yago"
-    version = 1
+    version = 2  # 2: prior-only accuracy counted; candidates from a dictionary
     params_type = NedParams
     inputs = ("wikient_descriptions", "title_qid", "alias_table")
-    description = "EntEval NED: CoNLL-YAGO with top-30 alias-table candidates, gold first"
+    description = "EntEval NED: CoNLL-YAGO with top-30 alias-table (or dictionary) candidates, gold first"
     task = "conll_yago"
     files = tuple(ned.FILES.values())
     writes_matches = True
@@ -72,14 +85,14 @@ class NedStage(TaskStage):
         describer = Describer(
             ctx, [str(m.gold) for m in linked], min_score=p.min_score, scorer=p.scorer, lowercase=p.lowercase
         )
-        tables = _alias_tables(ctx)
-        normalized = tables.normalize([m.mention for m in linked])
-        ranked = lookup(tables, sorted(set(normalized)), top=p.max_candidates)
-        articles = _articles(ctx, sorted({c.qid for cands in ranked.values() for c in cands}), p.lowercase)
+        if p.candidate_dictionary:
+            candidates = _dictionary_candidates(ctx, p, linked, stats)
+        else:
+            candidates = _alias_candidates(ctx, p, linked, stats)
         output = TaskOutput(matches=list(describer.matches.values()))
         for file in ned.FILES.values():
             output.lines[file] = []
-        for mention, key in zip(linked, normalized, strict=True):
+        for mention, ranked in zip(linked, candidates, strict=True):
             match = describer.matches[str(mention.gold)]
             gold_text = describer.describe(str(mention.gold))
             if match.page_id is None or match.title is None or gold_text is None:
@@ -87,15 +100,10 @@ class NedStage(TaskStage):
                 continue
             aligned: list[ned.Candidate] = []
             texts = {match.page_id: gold_text}
-            for candidate in ranked.get(key, []):
-                article = articles.get(candidate.qid)
-                if article is None:
-                    stats.add("candidates_unaligned")
-                    continue
-                page_id, title, text = article
-                if page_id not in {c.key for c in aligned}:
-                    aligned.append(ned.Candidate(page_id, title, candidate.p_e_given_m))
-                    texts.setdefault(page_id, text)
+            for candidate, text in ranked:
+                if candidate.key not in {c.key for c in aligned}:
+                    aligned.append(candidate)
+                    texts.setdefault(candidate.key, text)
             gold = ned.Candidate(match.page_id, match.title, ned.MISSING_GOLD_PRIOR)
             chosen, gold_found = ned.candidate_list(gold, aligned, p.max_candidates)
             stats.add("gold_in_candidates" if gold_found else "gold_missing_prior_1e-6")
@@ -104,7 +112,80 @@ class NedStage(TaskStage):
             output.lines[ned.FILES[mention.split]].append(line)
             stats.add(f"mentions_written_{mention.split}")
             stats.add("candidates_written", len(chosen))
+            verdict = ned.prior_only(chosen)
+            if verdict != "wrong":
+                stats.add(f"prior_only_{verdict}_{mention.split}")
         return output
+
+    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+        """The prior-only accuracy, overall and per split, as shares of the mentions written."""
+        if "skipped_no_source" in stats:
+            return {}
+        shares: dict[str, Any] = {}
+        written = correct = 0
+        for split in ned.SPLITS:
+            n, right = stats.get(f"mentions_written_{split}", 0), stats.get(f"prior_only_correct_{split}", 0)
+            written, correct = written + n, correct + right
+            shares[f"prior_only_accuracy_{split}"] = round(right / n, 6) if n else None
+        shares["prior_only_accuracy"] = round(correct / written, 6) if written else None
+        return shares
+
+
+#: A mention's candidates: each aligned to its article (page id, title, prior) with its description.
+Ranked = list[tuple[ned.Candidate, str]]
+
+
+def _alias_candidates(
+    ctx: StageContext, p: NedParams, linked: Sequence[ned.AidaMention], stats: Stats
+) -> list[Ranked]:
+    """Each mention's top alias-table candidates that have an article, in rank order."""
+    tables = _alias_tables(ctx)
+    normalized = tables.normalize([m.mention for m in linked])
+    ranked = lookup(tables, sorted(set(normalized)), top=p.max_candidates)
+    articles = _articles(ctx, sorted({c.qid for cands in ranked.values() for c in cands}), p.lowercase)
+    result: list[Ranked] = []
+    for key in normalized:
+        aligned: Ranked = []
+        for candidate in ranked.get(key, []):
+            article = articles.get(candidate.qid)
+            if article is None:
+                stats.add("candidates_unaligned")
+                continue
+            page_id, title, text = article
+            aligned.append((ned.Candidate(page_id, title, candidate.p_e_given_m), text))
+        result.append(aligned)
+    return result
+
+
+def _dictionary_candidates(
+    ctx: StageContext, p: NedParams, linked: Sequence[ned.AidaMention], stats: Stats
+) -> list[Ranked]:
+    """Each mention's top dictionary entries that match an article title, in rank order."""
+    keys = [clean(m.mention) for m in linked]
+    source = SourceLines(p.source_path("candidate_dictionary"))
+    try:
+        entries = ned.read_dictionary(iter(source), set(keys), p.max_candidates)
+    except SourceError as exc:
+        raise source.error(exc) from exc
+    titles = Describer(
+        ctx,
+        sorted({e.title for found in entries.values() for e in found}),
+        min_score=100.0,
+        scorer=p.scorer,
+        lowercase=p.lowercase,
+    )
+    result: list[Ranked] = []
+    for key in keys:
+        aligned: Ranked = []
+        for entry in entries.get(key, []):
+            match = titles.matches[entry.title]
+            text = titles.describe(entry.title)
+            if match.page_id is None or match.title is None or text is None:
+                stats.add("candidates_unaligned")
+                continue
+            aligned.append((ned.Candidate(match.page_id, match.title, entry.prior), text))
+        result.append(aligned)
+    return result
 
 
 def _alias_tables(ctx: StageContext) -> AliasTables:

@@ -53,16 +53,36 @@ def file_identity(path: Path) -> dict[str, Any]:
     return {"size": st.st_size, "sha256": _HASHES[key]}
 
 
+def directory_identity(path: Path) -> dict[str, Any]:
+    """Size and sha256 of every file under a directory, by relative path (`__pycache__` left out:
+    what Python writes there changes with the interpreter, not with the content)."""
+    files = sorted(
+        p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.relative_to(path).parts
+    )
+    return {p.relative_to(path).as_posix(): file_identity(p) for p in files}
+
+
 @dataclass(frozen=True)
 class TaskParams(Params):
-    """Parameters of a task stage. `SOURCE_FIELDS` name the string fields that are file paths; a task
-    is configured when they are all set, skipped when none is, and a user error otherwise."""
+    """Parameters of a task stage.
+
+    `SOURCE_FIELDS` name the fields that name the task's files: a string field holds one path (a
+    directory when it is a key of `DIRECTORY_FILES`, which lists the files it must hold), a tuple
+    field several. A task is configured when they are all set, skipped when none is, and a user
+    error otherwise. `OPTIONAL_SOURCE_FIELDS` name files a task reads only when given (identified
+    like the others); `EXTRA_PATH_FIELDS` other paths, resolved relative to the config file but
+    identified by the stage itself.
+    """
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ()
+    OPTIONAL_SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ()
+    EXTRA_PATH_FIELDS: ClassVar[tuple[str, ...]] = ()
+    DIRECTORY_FILES: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.PATH_FIELDS = cls.SOURCE_FIELDS  # task files are paths, resolved like sources
+        # task files are paths, resolved like sources
+        cls.PATH_FIELDS = (*cls.SOURCE_FIELDS, *cls.OPTIONAL_SOURCE_FIELDS, *cls.EXTRA_PATH_FIELDS)
 
     def __post_init__(self) -> None:
         given = [f for f in self.SOURCE_FIELDS if getattr(self, f)]
@@ -76,20 +96,55 @@ class TaskParams(Params):
         return bool(self.SOURCE_FIELDS) and all(getattr(self, f) for f in self.SOURCE_FIELDS)
 
     def source_path(self, field: str) -> Path:
-        """The resolved file of a source field."""
-        return resolve_source(str(getattr(self, field)), f"{type(self).__name__}.{field}")
+        """The resolved file (or directory, for a `DIRECTORY_FILES` field) of a one-path field."""
+        value = getattr(self, field)
+        assert isinstance(value, str), f"{field} holds several paths: use source_paths"
+        name = f"{type(self).__name__}.{field}"
+        if field in self.DIRECTORY_FILES:
+            return resolve_directory(value, name, self.DIRECTORY_FILES[field])
+        return resolve_source(value, name)
+
+    def source_paths(self, field: str) -> list[Path]:
+        """The resolved files of a field, one path or several, in the order given."""
+        value = getattr(self, field)
+        values = [value] if isinstance(value, str) else list(value)
+        return [resolve_source(str(v), f"{type(self).__name__}.{field}") for v in values]
 
     def to_json(self) -> dict[str, Any]:
         """The parameters, each task file by its name only, plus the content identity of each (so
         the fingerprint follows the files' content, never the directory they are in)."""
         data = super().to_json()
-        for f in self.SOURCE_FIELDS:
-            if data[f]:
-                data[f] = Path(data[f]).name
-        data["source_files"] = {
-            f: file_identity(self.source_path(f)) for f in self.SOURCE_FIELDS if getattr(self, f)
-        }
+        identities: dict[str, Any] = {}
+        for f in (*self.SOURCE_FIELDS, *self.OPTIONAL_SOURCE_FIELDS):
+            value = getattr(self, f)
+            if not value:
+                continue
+            if isinstance(value, str):
+                data[f] = Path(value).name
+                path = self.source_path(f)
+                if f in self.DIRECTORY_FILES:
+                    identities[f] = {n: file_identity(path / n) for n in self.DIRECTORY_FILES[f]}
+                else:
+                    identities[f] = file_identity(path)
+            else:
+                data[f] = [Path(v).name for v in value]
+                identities[f] = [file_identity(p) for p in self.source_paths(f)]
+        data["source_files"] = identities
         return data
+
+
+def resolve_directory(value: str, name: str, files: tuple[str, ...]) -> Path:
+    """The directory a task-source parameter names, which must hold `files` (a `UserError` if not)."""
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise UserError(
+            f"{name}: directory not found: {value} (a relative path is taken relative to the config "
+            "file that names it, or to the current directory for --param)"
+        )
+    missing = [f for f in files if not (path / f).is_file()]
+    if missing:
+        raise UserError(f"{name}: {value} has no {', '.join(missing)}")
+    return path.resolve()
 
 
 class SourceLines:

@@ -3,14 +3,15 @@
 
     wikient_descriptions, title_qid ─┬─> enteval_kore, enteval_wikisrs, enteval_ert ─┐
     + alias_table ───────────────────┴─> enteval_conll_yago ─────────────────────────┤
-    (task files only) ──────────────────> enteval_rare, enteval_cap, enteval_cerp ────┴─> enteval_tasks
+    (task files only) ──> enteval_et, enteval_efp, enteval_rare, enteval_cap, enteval_cerp ─┴─> enteval_tasks
 
 Each task stage reads its original source files, named by its parameters (`builders.enteval.stages.sources`:
 a task whose files are not named is skipped, never an error), and writes the lines of its files in
 the EntEval loaders' formats (`ZeweiChu/EntEval:enteval/*.py`). `enteval_tasks` lists every task as
 built or skipped (table `tasks`, stats `tasks_built`, `tasks_skipped`, `skipped:<task>`) and writes
 the built tasks' files under `enteval/` in its output directory, laid out as the loaders' `task_path`
-expects (`KORE/all.txt`, `wikisrs/…`, `ERT/…`, `conll-yago/…`, `rare/…`, `CAP/same|next/…`, `CERP/…`);
+expects (`KORE/all.txt`, `wikisrs/…`, `ERT/…`, `conll-yago/…`, `rare/…`, `CAP/same|next/…`, `CERP/…`,
+`ET/…`, `EFP/…`: the ten tasks of `ZeweiChu/EntEval:enteval/engine.py`);
 they are listed, with their sha256, in its manifest. `entbench export enteval --format tasks` copies
 that directory.
 """
@@ -53,7 +54,7 @@ class EntEvalTasks(Stage):
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `tasks`."""
-        return [Output("tasks", schema.TASKS, ("task",))]
+        return [Output("tasks", schema.TASKS, ("task",), sized_by_data=False)]
 
     def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """One row per task: built or skipped, its files and line count."""

@@ -47,7 +47,7 @@ from entbench.engine.stage import (
     Stage,
     StageContext,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.schemas import enteval as schema
 
 #: title_qid statuses under which a link has no article to describe it (spec §3, `TITLE_STATUSES`).
@@ -161,7 +161,9 @@ class WikiEnt(Stage):
     """WikiEnt instances: hyperlinked sentences joined with the linked article's description."""
 
     name = "wikient"
-    version = 2  # 2: `mention` is the mention's tokens joined by spaces (was the raw anchor)
+    # 2: `mention` is the mention's tokens joined by spaces (was the raw anchor); 3: no sentence
+    # cut after an abbreviation's full stop ("No. 1", `readers.tokenizer`)
+    version = 3
     layer = "benchmarks"
     params_type = WikiEntParams
     inputs = ("wikipedia", "title_qid", "wikient_descriptions")
@@ -170,6 +172,14 @@ class WikiEnt(Stage):
     description = "WikiEnt: one instance per hyperlink of a sentence, with the target's description"
     progress_unit = "task"
     progress_items = "rows"
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How many links became instances, and why the others did not."""
+        return (
+            f"{counted(stats, 'instances'):,} WikiEnt instance(s) from {counted(stats, 'links_read'):,} "
+            f"links ({counted(stats, 'dropped_unresolved_red_link'):,} point to no page of the dump, "
+            f"{counted(stats, 'dropped_target_not_in_dump'):,} to a page without text)"
+        )
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `wikient`, unique by (page_id, link_ordinal)."""

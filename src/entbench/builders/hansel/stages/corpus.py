@@ -6,7 +6,8 @@ TenSiteNews (appendix A): build once per corpus with `--source corpus=PATH`.
 
 `map_tasks` builds one automaton over every alias-table key (in the stage's scratch directory)
 and cuts the decompressed corpus into line-aligned blocks; each map task converts its texts to
-Simplified (`hansel.context.to_simplified` with the alias table's converter, offsets kept) and
+Simplified when the alias table's keys are (a Chinese wiki's: `hansel.context.to_simplified` with
+the alias table's converter, offsets kept; any other corpus is left as it is) and
 finds the keys in them (`builders.alias.matching`: normalised like the keys, no tokenisation, longest
 match on overlap).
 
@@ -75,6 +76,18 @@ def alias_normalizer(directory: str) -> MentionNormalizer:
     return MentionNormalizer.from_json(doc)
 
 
+def alias_language(directory: str) -> str:
+    """The language of the wiki an alias table was built from (its `_normalization.json`)."""
+    doc = json.loads((Path(directory) / NORMALIZATION_FILE).read_text(encoding="utf-8"))
+    return str(doc.get("language", ""))
+
+
+def text_converter(normalizer: MentionNormalizer) -> str:
+    """The conversion a text gets to match an alias table's keys: its converter if the keys are
+    Simplified Chinese, else `none`."""
+    return normalizer.converter if normalizer.chinese else "none"
+
+
 def parse_line(raw: bytes, path: str, offset: int, line: int) -> tuple[str, str] | None:
     """(id, text) of one corpus line, None for a blank line, a `DataError` for anything else."""
     if not raw.strip():
@@ -96,12 +109,14 @@ def parse_line(raw: bytes, path: str, offset: int, line: int) -> tuple[str, str]
 class HanselCorpus(Stage):
     """The few-shot corpus and the alias-table matches in it (Hansel appendix A)."""
 
-    version = 1
+    version = 2  # 2: texts converted only when the alias table's keys are Chinese
     layer = "derived"
     params_type = HanselCorpusParams
     default_num_shards = 0
     shard_key = "doc_id"
     description = "raw corpus texts (Simplified) and exact longest alias-table matches (Hansel app. A)"
+    #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
+    source_kind = "lines"
     progress_unit = "B"
     progress_items = "texts"
 
@@ -175,7 +190,7 @@ class HanselCorpus(Stage):
                 stats.add("blank_lines")
             else:
                 doc_id, text = parsed
-                simplified, converged = to_simplified(text, normalizer.converter)
+                simplified, converged = to_simplified(text, text_converter(normalizer))
                 stats.add("texts_not_converged", not converged)
                 docs.append((doc_id, line, simplified))
                 for occ in find_occurrences(automaton, keys, normalizer, simplified):

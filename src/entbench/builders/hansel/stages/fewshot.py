@@ -9,11 +9,14 @@ table's mention statistics, at least `min_known_candidates` E_known candidates),
 half uniformly and half among the ambiguous ones (at least `ambiguous_candidates` alias-table
 candidates), one occurrence each, with one seeded generator (`seed`). Each drawn occurrence
 becomes a record `hansel-fewshot-N` (numbered in (doc_id, start) order) with its context
-(`context`, `window`; corpus paragraphs are lines, `paragraph_sep`; converted to Simplified with
-the alias table's `converter`, as `hansel_corpus` converted the texts), the E_known candidates of
-its phrase in alias-table order with their P(e|m), label and description in `language` (at most
-`max_candidates`; 0 = all), and AT@1, the first of them: annotators discard an example whose
-AT@1 is right (Hansel §3.3).
+(`context`, `window`; corpus paragraphs are lines, `paragraph_sep`; sentences in the alias table's
+wiki language; converted to Simplified with the alias table's `converter` when its keys are Chinese,
+as `hansel_corpus` converted the texts), the E_known candidates of its phrase in alias-table order
+with their P(e|m), label and description in `language` ('': the alias table's wiki's; at most
+`max_candidates`; 0 = all) and what annotators read of each, "its entity description (first
+paragraph in Wikipedia) and the original Wikipedia link" (§3.3: title, first paragraph and URL
+from `hansel_kb`), and AT@1, the first of them: annotators discard an example whose AT@1 is right
+(Hansel §3.3).
 
 Stats: `phrases_matched`, `occurrences_matched`; per rule `phrases_dropped_<reason>` and
 `occurrences_dropped_<reason>`; `phrases_kept`, `phrases_ambiguous`; `drawn_uniform`,
@@ -22,6 +25,7 @@ Stats: `phrases_matched`, `occurrences_matched`; per rule `phrases_dropped_<reas
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +43,10 @@ from entbench.builders.hansel.fewshot import (
     sample_phrases,
 )
 from entbench.builders.hansel.splits import record_id
-from entbench.builders.hansel.stages.corpus import alias_normalizer
+from entbench.builders.hansel.stages.corpus import alias_language, alias_normalizer, text_converter
 from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.schemas import hansel as schema
 from entbench.schemas.base import column_suffix
 
@@ -61,7 +65,7 @@ class HanselFewshotParams(Params):
     context: str = "paragraph"
     window: int = 100
     paragraph_sep: str = "\n"
-    language: str = "zh"
+    language: str = ""
 
     def __post_init__(self) -> None:
         if self.context not in CONTEXT_MODES:
@@ -91,7 +95,9 @@ class HanselFewshotParams(Params):
 class HanselFewshot(Stage):
     """Sampled few-shot candidates with alias-table candidates for annotators."""
 
-    version = 1
+    # 2: candidates carry their title, first paragraph and URL (hansel_kb); 3: the wiki's language
+    # for labels and sentences, conversion only when the alias table's keys are Chinese
+    version = 3
     layer = "benchmarks"
     params_type = HanselFewshotParams
     default_num_shards = 1
@@ -99,14 +105,22 @@ class HanselFewshot(Stage):
     progress_items = "candidates"
 
     def __init__(
-        self, name: str, *, corpus: str, alias_table: str, mention_stats: str, kb: str = "entity_diff"
+        self,
+        name: str,
+        *,
+        corpus: str,
+        alias_table: str,
+        mention_stats: str,
+        entity_texts: str,
+        kb: str = "entity_diff",
     ) -> None:
         super().__init__(name)
         self.corpus = corpus
         self.alias_table = alias_table
         self.mention_stats = mention_stats
+        self.entity_texts = entity_texts
         self.kb = kb
-        self.inputs = (corpus, alias_table, mention_stats, kb)
+        self.inputs = (corpus, alias_table, mention_stats, kb, entity_texts)
 
     def fingerprint_extra(self) -> dict[str, str]:
         """Which upstream stages this instance reads."""
@@ -115,7 +129,18 @@ class HanselFewshot(Stage):
             "alias_table": self.alias_table,
             "mention_stats": self.mention_stats,
             "kb": self.kb,
+            "entity_texts": self.entity_texts,
         }
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How many corpus phrases matched the alias table, and how many had candidates enough."""
+        matched = counted(stats, "phrases_matched")
+        few = counted(stats, "phrases_dropped_few_known_candidates")
+        return (
+            f"{matched:,} phrase(s) of the corpus match the alias table, {few:,} of them with fewer than "
+            f"two E_known candidates; {counted(stats, 'candidates'):,} candidate(s) drawn of "
+            f"{params.get('size', '?')} asked"
+        )
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `fewshot_candidates`."""
@@ -126,11 +151,13 @@ class HanselFewshot(Stage):
         params = ctx.params
         assert isinstance(params, HanselFewshotParams)
         stats = Stats()
-        # the corpus texts were converted with the alias table's converter: contexts keep to it
-        converter = alias_normalizer(ctx.inputs[self.alias_table].directory).converter
+        # the corpus texts were converted as the alias table's keys were: contexts keep to it
+        table_dir = ctx.inputs[self.alias_table].directory
+        converter = text_converter(alias_normalizer(table_dir))
+        language = params.language or alias_language(table_dir)
         kb_files = ctx.inputs[self.kb].files("kb_entities")
         kb_columns = pq.read_schema(kb_files[0]).names
-        suffix = column_suffix(params.language)
+        suffix = column_suffix(language)
         label = f"k.label_{suffix}" if f"label_{suffix}" in kb_columns else "NULL"
         description = f"k.description_{suffix}" if f"description_{suffix}" in kb_columns else "NULL"
         con = stage_connection(ctx, tasks=1, ordered=False)  # one global task: the draws are global
@@ -141,6 +168,7 @@ class HanselFewshot(Stage):
                 ("alias", self.alias_table, "alias_table"),
                 ("ms", self.mention_stats, "mention_stats"),
                 ("kb", self.kb, "kb_entities"),
+                ("texts", self.entity_texts, "kb"),
             ):
                 parquet_view(con, view, ctx.inputs[stage].files(table))
             phrases = con.execute(
@@ -174,20 +202,42 @@ class HanselFewshot(Stage):
                 "JOIN docs ON docs.doc_id = m.doc_id ORDER BY m.doc_id, m.start"
             ).fetchall()
             candidates: dict[str, list[dict[str, Any]]] = {}
-            for key, qid, p, rank, lab, desc in con.execute(
-                f"SELECT a.mention, a.qid, a.p_e_given_m, a.rank, {label}, {description} FROM alias a "
-                "JOIN kb k ON k.qid = a.qid AND k.in_known WHERE a.mention IN (SELECT key FROM draws) "
-                "ORDER BY a.mention, a.rank"
+            con.execute(
+                "CREATE TEMP TABLE shown AS SELECT a.mention, a.qid, a.p_e_given_m, a.rank, "
+                f"{label} AS label, {description} AS description "
+                "FROM alias a JOIN kb k ON k.qid = a.qid AND k.in_known "
+                "WHERE a.mention IN (SELECT key FROM draws)"
+            )
+            # The KB's texts of the candidates shown only (the whole KB holds every first paragraph).
+            for key, qid, p, rank, lab, desc, title, text, url in con.execute(
+                "SELECT s.mention, s.qid, s.p_e_given_m, s.rank, s.label, s.description, t.title, "
+                "coalesce(t.text, ''), t.url FROM shown s LEFT JOIN (SELECT id, title, text, url FROM texts "
+                "WHERE id IN (SELECT qid FROM shown)) t ON t.id = s.qid ORDER BY s.mention, s.rank"
             ).fetchall():
                 candidates.setdefault(key, []).append(
-                    {"qid": qid, "p_e_given_m": p, "rank": rank, "label": lab, "description": desc}
+                    {
+                        "qid": qid,
+                        "p_e_given_m": p,
+                        "rank": rank,
+                        "label": lab,
+                        "description": desc,
+                        "title": title,
+                        "text": text,
+                        "url": url,
+                    }
                 )
         finally:
             con.close()
         rows = []
         for index, (key, criterion, doc_id, start, end, text) in enumerate(chosen):
             lo, hi = context_bounds(
-                text, start, end, params.context, paragraph_sep=params.paragraph_sep, window=params.window
+                text,
+                start,
+                end,
+                params.context,
+                paragraph_sep=params.paragraph_sep,
+                window=params.window,
+                language=language,
             )
             context, converged = to_simplified(text[lo:hi], converter)
             stats.add("contexts_not_converged", not converged)

@@ -48,7 +48,7 @@ from entbench.engine.stage import (
     Stage,
     StageContext,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.schemas import hansel as schema
 
 #: Links decided at a time (as Python tuples a link takes ~17x its bytes).
@@ -89,6 +89,15 @@ class HanselLinks(Stage):
     def fingerprint_extra(self) -> dict[str, str]:
         """Which upstream stages this instance reads."""
         return {"wikipedia": self.wikipedia, "title_qid": self.title_qid, "kb": self.kb}
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How many links of the zhwiki articles reach an E_known entity."""
+        known = counted(stats, "links_known")
+        others = sum(int(v) for k, v in stats.items() if k.startswith("links_") and k != "links_known")
+        return (
+            f"{known:,} of {known + others:,} links of the {counted(stats, 'documents_kept'):,} kept "
+            "article(s) reach an E_known entity (the others are unresolved or reach E_new)"
+        )
 
     def outputs(self, params: Params) -> list[Output]:
         """`documents` and `links`."""

@@ -1,14 +1,16 @@
-"""Stage `hansel`: Hansel's training and validation sets from zhwiki links (spec §5; Hansel §3.2).
+"""Stage `hansel`: Hansel's training and validation sets from a wiki's links (spec §5; Hansel §3.2).
 
 "we use Wikipedia internal links to construct a training set [...] converted traditional Chinese
 characters to simplified in all training and evaluation sets [...] We hold out 1K full documents
 (9.7K mentions) as the validation set." (Hansel §3.2)
 
 The documents and mentions are `hansel_links`' decisions (links of kept documents resolving to
-E_known). This stage cuts each mention's context (`hansel.context`: the paragraph, its sentence,
-or a window), converts it to Simplified with offsets kept, assigns whole documents to
-`validation` (`validation_docs` documents by a stable hash of the page id, `hansel.splits`) or
-`train`, and numbers records `hansel-<split>-N` in page-id order, then link order.
+E_known). This stage cuts each mention's context (`hansel.context`: the paragraph, its sentences
+in the wiki's language, or a window), converts it to Simplified with offsets kept on a Chinese
+wiki (`hansel.site`: the paper's zhwiki; any other wiki's text is kept as it is), assigns whole
+documents to `validation` (`validation_docs` documents by a stable hash of the page id,
+`hansel.splits`) or `train`, and numbers records `hansel-<split>-N` in page-id order, then link
+order.
 
 `map_tasks` computes the split and first record number of every document once (from
 `hansel_links.documents`) into the stage's scratch directory. Then a repartition join by `page_id`:
@@ -17,8 +19,11 @@ and of `hansel_links.links` (the mentions), a few MB each, and route both by pag
 cuts, converts and numbers the records of its pages. Shards are sized from the scan (`num_shards`
 0, the default), so a task or a reducer holds a few MB of text whatever the dump. Stats: records
 and documents per split, `validation_docs_requested`, `mentions_changed_by_t2s` (mentions whose
-spelling conversion changed) and `contexts_not_converged` (contexts whose conversion found no fixed
-point; expected 0).
+spelling conversion changed; 0 on a wiki that is not Chinese) and `contexts_not_converged`
+(contexts whose conversion found no fixed point; expected 0).
+
+Before any work, the wiki's site (its `<dbname>`) must be one the kb's `internal_filter.site`
+admits (`hansel.site.check_kb_site`): E_known and E_new are the items with a sitelink to it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
+from entbench.builders.hansel.site import check_kb_site, wiki_site
 from entbench.builders.hansel.splits import SPLITS, first_indices, record_id, validation_documents
 from entbench.builders.hansel.stages.links import page_shards
 from entbench.engine.inputs import Span, iter_span, row_group_spans
@@ -74,7 +80,8 @@ ASSIGNMENT = pa.schema(
 class HanselParams(Params):
     """`context`: paragraph | sentence | window (`window` code points each side); `validation_docs`:
     documents held out as validation; `seed`: the seed of the document hash; `converter`: the
-    Traditional->Simplified conversion, `opencc` or `hanziconv` (Hansel as published, footnote 3)."""
+    Traditional->Simplified conversion of a Chinese wiki's text, `opencc`, `hanziconv` (Hansel as
+    published, footnote 3) or `none` (no conversion is applied to any other wiki's text)."""
 
     context: str = "paragraph"
     window: int = 100
@@ -96,26 +103,27 @@ class HanselParams(Params):
 
 
 class HanselTrain(Stage):
-    """`train` and `validation` records of a zhwiki scan (spec §5)."""
+    """`train` and `validation` records of a wiki scan (spec §5)."""
 
-    version = 1
+    version = 2  # 2: conversion on a Chinese wiki only, sentences in the wiki's language
     layer = "benchmarks"
     params_type = HanselParams
     default_num_shards = 0
     shard_key = "page_id"
-    description = "Hansel train/validation: zhwiki links to E_known, Simplified contexts"
+    description = "Hansel train/validation: wiki links to E_known, contexts (Simplified on zhwiki)"
     progress_unit = "task"
     progress_items = "mentions"
 
-    def __init__(self, name: str, *, wikipedia: str, links: str) -> None:
+    def __init__(self, name: str, *, wikipedia: str, links: str, kb_filter: str = "internal_filter") -> None:
         super().__init__(name)
         self.wikipedia = wikipedia
         self.links = links
-        self.inputs = (wikipedia, links)
+        self.kb_filter = kb_filter
+        self.inputs = (wikipedia, links, kb_filter)
 
     def fingerprint_extra(self) -> dict[str, str]:
         """Which upstream stages this instance reads."""
-        return {"wikipedia": self.wikipedia, "links": self.links}
+        return {"wikipedia": self.wikipedia, "links": self.links, "kb_filter": self.kb_filter}
 
     def outputs(self, params: Params) -> list[Output]:
         """`train` and `validation`, in the same shape."""
@@ -134,6 +142,7 @@ class HanselTrain(Stage):
         scan's `pages` and one per span of `hansel_links.links`."""
         params = ctx.params
         assert isinstance(params, HanselParams)
+        check_kb_site(ctx, self.kb_filter, wiki_site(ctx, self.wikipedia).site)
         mentions: dict[int, int] = {}
         for doc_file in ctx.inputs[self.links].files("documents"):
             groups = range(pq.ParquetFile(doc_file).num_row_groups)
@@ -201,9 +210,11 @@ class HanselTrain(Stage):
     def reduce(
         self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
-        """Cut, convert and number the mentions of the shard's documents."""
+        """Cut, convert (on a Chinese wiki) and number the mentions of the shard's documents."""
         params = ctx.params
         assert isinstance(params, HanselParams)
+        site = wiki_site(ctx, self.wikipedia)
+        converter = site.converter(params.converter)
         links = tables[LINKS].sort_by([("page_id", "ascending"), ("ordinal", "ascending")])
         by_page: dict[int, list[tuple[int, int, int, str, str]]] = {}
         for page_id, ordinal, start, end, anchor, qid in zip(
@@ -230,9 +241,11 @@ class HanselTrain(Stage):
             for rank, (ordinal, start, end, anchor, qid) in enumerate(mentions):
                 if text[start:end] != anchor:
                     raise RuntimeError(f"page {page_id} link {ordinal}: offsets do not spell the anchor")
-                lo, hi = context_bounds(text, start, end, params.context, window=params.window)
+                lo, hi = context_bounds(
+                    text, start, end, params.context, window=params.window, language=site.language
+                )
                 if (lo, hi) not in cache:
-                    cache[(lo, hi)] = to_simplified(text[lo:hi], params.converter)
+                    cache[(lo, hi)] = to_simplified(text[lo:hi], converter)
                     stats.add("contexts_not_converged", not cache[(lo, hi)][1])
                 context = cache[(lo, hi)][0]
                 mention = context[start - lo : end - lo]

@@ -6,9 +6,11 @@ are asked to search the Internet for a corresponding mention of the entity" (Han
 E_new is `entity_diff.kb_entities` (`in_new`), with the coarse types of `coarse_types`; the pool
 is `size` entities drawn half uniformly and half balanced over the coarse types
 (`hansel.zeroshot`; the types are the `coarse_types` stage's own labels, in its precedence order,
-then its fallback label), with one seeded generator (`seed`). Each row carries the entity's page
-title on `site` (its sitelink in the new dump), label and description in `language`, and its
-Wikidata aliases in `language` (dump order). Rows are in draw order (`pool_index`).
+then its fallback label), with one seeded generator (`seed`). Each row (`hansel-zeroshot-N`, N the
+`pool_index`) carries the entity's page title on `site` (its sitelink in the new dump), label and
+description in `language`, its Wikidata aliases in `language` (dump order), and, from
+`hansel_kb`, its first paragraph and article URL. `site` and `language` are by default the
+scanned wiki's (`hansel.site`). Rows are in draw order (`pool_index`).
 
 Stats: `e_new_entities`, `available_<TYPE>`, `drawn_<criterion>_<TYPE>`, `quota_<TYPE>` (the
 balanced half's target per type) and `pool_short` (how many fewer than `size` E_new allowed).
@@ -23,6 +25,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from entbench.builders.hansel.site import require_site, wiki_site
+from entbench.builders.hansel.splits import record_id
 from entbench.builders.hansel.zeroshot import sample_pool
 from entbench.engine.duck import stage_connection
 from entbench.engine.stage import Output, Params, Stage, StageContext
@@ -34,12 +38,13 @@ from entbench.typesys.coarse import OTHER, parse_precedence
 
 @dataclass(frozen=True)
 class HanselZeroshotParams(Params):
-    """`size` entities, drawn with `seed`; titles from `site`, texts in `language`."""
+    """`size` entities, drawn with `seed`; titles from `site`, texts in `language` ('': the
+    scanned wiki's `dbname` and language)."""
 
     size: int = 5000
     seed: int = 0
-    site: str = "zhwiki"
-    language: str = "zh"
+    site: str = ""
+    language: str = ""
 
     def __post_init__(self) -> None:
         if self.size < 0:
@@ -56,7 +61,9 @@ def coarse_labels(params: Mapping[str, Any]) -> tuple[str, ...]:
 class HanselZeroshot(Stage):
     """A type-balanced sample of E_new with what annotators need."""
 
-    version = 1
+    # 2: an id per row, and each entity's first paragraph and URL (hansel_kb); 3: site and
+    # language from the wiki's <siteinfo>
+    version = 3
     layer = "benchmarks"
     params_type = HanselZeroshotParams
     default_num_shards = 1
@@ -67,19 +74,29 @@ class HanselZeroshot(Stage):
         self,
         name: str,
         *,
+        entity_texts: str,
+        wikipedia: str,
         kb: str = "entity_diff",
         types: str = "coarse_types",
         wikidata: str = "wikidata_new",
     ) -> None:
         super().__init__(name)
+        self.entity_texts = entity_texts
+        self.wikipedia = wikipedia
         self.kb = kb
         self.types = types
         self.wikidata = wikidata
-        self.inputs = (kb, types, wikidata)
+        self.inputs = (kb, types, wikidata, entity_texts, wikipedia)
 
     def fingerprint_extra(self) -> dict[str, str]:
         """Which upstream stages this instance reads."""
-        return {"kb": self.kb, "types": self.types, "wikidata": self.wikidata}
+        return {
+            "kb": self.kb,
+            "types": self.types,
+            "wikidata": self.wikidata,
+            "entity_texts": self.entity_texts,
+            "wikipedia": self.wikipedia,
+        }
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `zeroshot_pool`."""
@@ -89,10 +106,11 @@ class HanselZeroshot(Stage):
         """Draw the pool and look up what annotators see."""
         params = ctx.params
         assert isinstance(params, HanselZeroshotParams)
+        site = wiki_site(ctx, self.wikipedia, site=params.site, language=params.language)
         labels = coarse_labels(ctx.inputs[self.types].params)
         kb_files = ctx.inputs[self.kb].files("kb_entities")
         kb_columns = pq.read_schema(kb_files[0]).names
-        suffix = column_suffix(params.language)
+        suffix = column_suffix(site.language)
         label = f"label_{suffix}" if f"label_{suffix}" in kb_columns else "NULL"
         description = f"description_{suffix}" if f"description_{suffix}" in kb_columns else "NULL"
         wd = ctx.inputs[self.wikidata]
@@ -117,9 +135,12 @@ class HanselZeroshot(Stage):
                 ),
             )
             rows = con.execute(
-                "SELECT d.pool_index, d.qid, s.title, n.label, n.description, "
-                "coalesce(a.aliases, []::VARCHAR[]), n.coarse, d.criterion "
+                "SELECT d.pool_index, d.qid, s.title, n.label, "
+                "n.description, coalesce(a.aliases, []::VARCHAR[]), n.coarse, d.criterion, "
+                "coalesce(t.text, ''), t.url "
                 "FROM draws d JOIN new n USING (qid) "
+                "LEFT JOIN (SELECT id, text, url FROM read_parquet($texts) "
+                "WHERE id IN (SELECT qid FROM draws)) t ON t.id = d.qid "
                 "LEFT JOIN (SELECT id, min(title) AS title "
                 "FROM read_parquet($sitelinks) WHERE site = $site GROUP BY id) s "
                 "ON s.id = d.qid "
@@ -128,9 +149,10 @@ class HanselZeroshot(Stage):
                 "ON a.id = d.qid ORDER BY d.pool_index",
                 {
                     "sitelinks": wd.files("sitelinks"),
-                    "site": params.site,
+                    "site": require_site(ctx, site),
                     "aliases": wd.files("aliases"),
-                    "language": params.language,
+                    "language": site.language,
+                    "texts": ctx.inputs[self.entity_texts].files("kb"),
                 },
             ).fetchall()
         finally:
@@ -145,5 +167,8 @@ class HanselZeroshot(Stage):
         for qid, criterion in draws:
             stats.add(f"drawn_{criterion}_{coarse[qid]}")
         names = schema.ZEROSHOT.names
-        table = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in rows], schema=schema.ZEROSHOT)
+        table = pa.Table.from_pylist(
+            [dict(zip(names, (record_id("zeroshot", r[0]), *r), strict=True)) for r in rows],
+            schema=schema.ZEROSHOT,
+        )
         return {"zeroshot_pool": table}, stats

@@ -70,7 +70,7 @@ class EntityDiff(QueryStage):
     """E_known ∪ E_new with labels (`kb_entities`) and the ids that changed (`id_changes`)."""
 
     name = "entity_diff"
-    version = 1
+    version = 2  # 2: `new_dump_kept_already_<reason>` (was `…_dropped_…`: the card read it as rows lost)
     params_type = EntityDiffParams
     inputs = ("internal_filter", "wikidata_old", "wikidata_new")
     description = "E_known / E_new from the old and new dumps"
@@ -124,7 +124,7 @@ class EntityDiff(QueryStage):
         stats.add("new_dump_kept", count(con, "SELECT count(*) FROM kept_new"))
         reason = "in_old_dump" if params.new_means == NOT_IN_OLD_DUMP else "in_known"
         stats.add(
-            f"new_dump_kept_dropped_{reason}",
+            f"new_dump_kept_already_{reason}",  # not a drop: these are E_known (the card lists drops)
             count(con, "SELECT count(*) FROM kept_new SEMI JOIN excluded USING (qid)"),
         )
         for change, n in count_by(con, "SELECT change, count(*) FROM id_changes GROUP BY change").items():

@@ -9,8 +9,9 @@ uses one 2021 Wikipedia for both), or at each dump's own (`site_from = own`, mGE
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import duckdb
 
@@ -23,7 +24,7 @@ from entbench.builders.kb.stages.query import (
     register_snapshots,
 )
 from entbench.engine.stage import Output, Params, StageContext
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.errors import UserError
 from entbench.filters import internal
 from entbench.schemas import kb as schema
@@ -64,10 +65,18 @@ class InternalFilter(QueryStage):
     """Decide, per dump, which entities are KB entities (spec §2.1)."""
 
     name = "internal_filter"
-    version = 1
+    version = 2  # 2: stats say, per filter class, whether the dump has it and how it is used
     params_type = InternalFilterParams
     inputs = ("wikidata_old", "wikidata_new")
     description = "Wikimedia-internal filter + site constraint on both dumps"
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How many entities of the newer dump the KB keeps, and why the others were let go."""
+        return (
+            f"{counted(stats, 'new_kept'):,} of the {counted(stats, 'new_entities'):,} entities of the newer "
+            f"dump are KB entities ({counted(stats, 'new_dropped_no_site'):,} without a "
+            f"{params.get('site', 'zhwiki')} sitelink, {counted(stats, 'new_dropped_not_item'):,} not items)"
+        )
 
     def outputs(self, params: Params) -> list[Output]:
         """Kept entities and class-based removals, per snapshot."""
@@ -140,6 +149,7 @@ class InternalFilter(QueryStage):
                 f"{internal.decisions_sql(f'{snapshot}_entities', f'{snapshot}_hits', site_ok)}"
             )
             stats.merge(_decision_stats(con, snapshot))
+            stats.merge(_class_stats(con, snapshot, params.classes))
         parts_kept = [
             f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_decisions WHERE reason IS NULL"
             for s in SNAPSHOT_STAGES
@@ -174,4 +184,30 @@ def _decision_stats(con: duckdb.DuckDBPyConnection, snapshot: str) -> Stats:
         f"{snapshot}_filter_closure_classes",
         count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
     )
+    return stats
+
+
+def _class_stats(con: duckdb.DuckDBPyConnection, snapshot: str, classes: tuple[str, ...]) -> Stats:
+    """Per filter class: whether the dump has its item (`…_class_<QID>_item`), how many P31/P279
+    statements name it directly (`…_statements`) and how many classes lie under it in the
+    closure the filter used (`…_subclasses`), so a card can say which classes of a preset occur."""
+    stats = Stats()
+    if not classes:
+        return stats
+    listed = ", ".join(sql_string(c) for c in classes)
+    present = {
+        str(q)
+        for (q,) in con.execute(f"SELECT id FROM {snapshot}_entities WHERE id IN ({listed})").fetchall()
+    }
+    uses = count_by(
+        con, f"SELECT item, count(*) FROM {snapshot}_type_claims WHERE item IN ({listed}) GROUP BY item"
+    )
+    under = count_by(
+        con,
+        f'SELECT root, count(DISTINCT "class") FROM {snapshot}_closure WHERE "class" <> root GROUP BY root',
+    )
+    for qid in classes:
+        stats.add(f"{snapshot}_class_{qid}_item", int(qid in present))
+        stats.add(f"{snapshot}_class_{qid}_statements", uses.get(qid, 0))
+        stats.add(f"{snapshot}_class_{qid}_subclasses", under.get(qid, 0))
     return stats

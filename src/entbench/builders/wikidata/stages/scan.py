@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,7 @@ from entbench.engine.stage import (
     StageContext,
     map_column,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.errors import DataError
 from entbench.gc_pause import gc_paused
 from entbench.readers.compressed_blocks import iter_decompressed_blocks
@@ -105,6 +106,8 @@ class WikidataScan(Stage):
     description = (
         "Wikidata JSON dump -> entities, aliases, truthy_claims, outranked_type_claims, sitelinks, redirects"
     )
+    #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
+    source_kind = "wikidata-json"
     progress_unit = "B"
     progress_items = "entities"
 
@@ -113,6 +116,11 @@ class WikidataScan(Stage):
         self.sources = (source,)
 
     # --- declaration -------------------------------------------------------------------------
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How much the dump held."""
+        kept = counted(stats, "entities_written")
+        return f"the {self.sources[0]} dump holds {kept:,} entit{'y' if kept == 1 else 'ies'}"
+
     def outputs(self, params: Params) -> list[Output]:
         """The five normalized tables."""
         assert isinstance(params, WikidataScanParams)
@@ -422,4 +430,13 @@ class WikidataScan(Stage):
         extra: dict[str, Any] = {"files": [REJECTS_FILE], "rejects_lines": len(rejects)}
         if stats.get("framing_open") and not stats.get("framing_close"):
             extra["missing_closing_bracket"] = 1
+            # Not an error (Wikidata's own 2017 head ends so), but a download cut at a line boundary
+            # looks just like it: say so where the user looks, not only in a counter.
+            src = ctx.sources[self.sources[0]]
+            print(
+                f"entbench: warning: {src.label}: the JSON array opened with `[` has no closing `]`: "
+                "the dump may be cut at a line boundary (entities after the cut would be missing); "
+                "check its size against the published one",
+                file=sys.stderr,
+            )
         return extra

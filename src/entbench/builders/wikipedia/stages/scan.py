@@ -43,7 +43,7 @@ from entbench.engine.stage import (
     map_column,
     map_rows,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.gc_pause import gc_paused
 from entbench.readers.compressed_blocks import iter_decompressed_blocks
 from entbench.readers.dumps import StreamTruncated, detect_compression
@@ -148,12 +148,17 @@ class WikipediaScan(Stage):
     # 2: a removed template takes the quote marks enclosing it (no stray apostrophes); 3: inline
     # templates keep their text, no link trail crosses a template, image captions over lines and
     # external links around wikilinks leave no markup (issue 21)
-    version = 4  # 4: `_siteinfo.json` (sidecars start with `_`)
+    # 4: `_siteinfo.json` (sidecars start with `_`); 5: templates that show words are rendered
+    # (`inline_templates.toml`), formulas show their TeX, no words glued where a template was,
+    # zhwiki's `le`/`link-xx`/`tsl` are links, the whole interwiki map, template counts (issue 32)
+    version = 5
     layer = "normalized"
     params_type = WikipediaScanParams
     default_num_shards = 1
     shard_key = "page_id"
     description = "Wikipedia XML dump -> pages (plain text, flags), links (anchors at offsets)"
+    #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
+    source_kind = "mediawiki-xml"
     progress_unit = "B"
     progress_items = "pages"
 
@@ -162,6 +167,14 @@ class WikipediaScan(Stage):
         self.sources = (source,)
 
     # --- declaration -------------------------------------------------------------------------
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How much the dump held."""
+        articles, redirects = counted(stats, "pages_article"), counted(stats, "pages_redirect")
+        return (
+            f"the {self.sources[0]} dump holds {articles:,} article(s) and {redirects:,} redirect(s) "
+            f"with {counted(stats, 'links_written'):,} article link(s)"
+        )
+
     def outputs(self, params: Params) -> list[Output]:
         """`pages` and `links`."""
         return [

@@ -64,7 +64,7 @@ from entbench.engine.stage import (
     StageContext,
     UpstreamOutput,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.errors import UserError
 from entbench.readers.mediawiki_xml import SiteInfo
 from entbench.schemas.alias import TITLE_QID, TITLE_STATUSES
@@ -120,6 +120,23 @@ class TitleQid(Stage):
         self.wikidata = wikidata
         self.wikipedia = wikipedia
         self.inputs = (wikipedia, wikidata)
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How many links reach an item, and why the others do not."""
+        resolved = counted(stats, "links_resolved")
+        red, no_item = (
+            counted(stats, "links_unresolved_red_link"),
+            counted(stats, "links_unresolved_no_sitelink"),
+        )
+        total = resolved + red + no_item + counted(stats, "links_unresolved_special_namespace")
+        # The site is the dump's own unless given (`site_<dbname>` counts it).
+        sites = [k.removeprefix("site_") for k in stats if k.startswith("site_")]
+        site = params.get("site") or (sites[0] if sites else "the wiki's")
+        return (
+            f"{resolved:,} of the {total:,} links reach a Wikidata item through its sitelink to {site} "
+            f"({red:,} point to a title with neither a page in the dump nor an item, {no_item:,} to "
+            "a page no item of the Wikidata dump links to)"
+        )
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `title_qid`."""

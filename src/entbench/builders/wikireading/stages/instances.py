@@ -33,7 +33,7 @@ from entbench.engine.stage import (
     Stage,
     StageContext,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.schemas import wikireading as schema
 
 TITLE_KEY = "_title_key"
@@ -80,6 +80,15 @@ class WikiReadingInstances(Stage):
     description = "answer sets joined with the text of the item's article"
     progress_unit = "task"
     progress_items = "rows"
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """How many items have their article in the Wikipedia dump."""
+        with_article, without = counted(stats, "items_with_instances"), counted(stats, "items_no_article")
+        return (
+            f"{with_article:,} of {with_article + without:,} items have their article among the "
+            f"{counted(stats, 'pages_read'):,} pages of the Wikipedia dump "
+            f"({counted(stats, 'documents_written'):,} document(s) written)"
+        )
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, sorted by (document_id, property)."""

@@ -8,16 +8,24 @@ are the pure functions of `entbench.builders.wikireading.entropy` (Hewlett et al
   falls back to all splits, counted `entropy_fallback_all_splits`); categorical if Ĥ < 0.7;
 * the share of instances with an answer value occurring verbatim (exact substring) in the document;
 * test answer values never an answer of the same property in train (and, overall, of any
-  property in train: the paper's 30.0%).
+  property in train: the paper's 30.0%);
+* the property's datatype (the Wikidata datatype of its values, from `wikireading_triples`); a
+  property whose values are times is a *date property*, Table 3's third group.
 
 It also measures train leakage as Mem-Exact (spec §7): a valid/test instance whose (question,
 sorted answers) pair occurs in train (`mem_exact_valid`, `mem_exact_test`).
 
-`_DATASET_CARD.md` (a section for the dataset card) is written next to the shard.
+Once the table is written, `finalize` measures the paper's §2 statistics over all splits
+(`entbench.builders.wikireading.corpus`: instances per document, document length, answer-set
+sizes, the most frequent answers, unique and date answers, property coverage) and the Mean F1
+upper bounds of §4 over `bound_split` (`entbench.builders.wikireading.scoring`), records them in
+the manifest and in `_paper_statistics.json`, each beside the paper's figure, and writes
+`_DATASET_CARD.md` (a section for the dataset card).
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,14 +36,23 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from entbench.builders.wikireading.corpus import PAPER_FIGURES, section2_figures
 from entbench.builders.wikireading.entropy import (
     CATEGORICAL_THRESHOLD,
-    PAPER_FIGURES,
     PropertyAggregate,
     overall_shares,
     property_row,
 )
+from entbench.builders.wikireading.measures import (
+    answer_figures,
+    create_answer_views,
+    document_summaries,
+    split_bounds,
+    train_vocabulary,
+)
+from entbench.builders.wikireading.scoring import PAPER_CLASSIFIER_VOCAB, PropertyInfo
 from entbench.builders.wikireading.splits import SPLITS
+from entbench.builders.wikireading.stats_card import CardInputs, render_card
 from entbench.engine.duck import parquet_view, stage_connection
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import Output, Params, Stage, StageContext
@@ -43,16 +60,24 @@ from entbench.engine.stats import Stats
 from entbench.schemas import wikireading as schema
 
 CARD_FILE = "_DATASET_CARD.md"  # a sidecar: `_` keeps Parquet readers off it
+FIGURES_FILE = "_paper_statistics.json"
+DATE_DATATYPE = "time"
 
 
 @dataclass(frozen=True)
 class StatsParams(Params):
     """`entropy_splits`: splits whose answers define A_p (paper: train); `categorical_threshold`:
-    0.7 in the paper; `card_properties`: how many of the most frequent properties the card lists."""
+    0.7 in the paper; `card_properties`: how many of the most frequent properties the card lists;
+    `card_answers`: how many of the most frequent answers; `bound_split`: the split the Mean F1
+    bounds are measured on (the paper: test); `classifier_vocab`: the classifier bound's number
+    of most frequent train answers (the paper: 50,000)."""
 
     entropy_splits: tuple[str, ...] = ("train",)
     categorical_threshold: float = CATEGORICAL_THRESHOLD
     card_properties: int = 20
+    card_answers: int = 10
+    bound_split: str = "test"
+    classifier_vocab: int = PAPER_CLASSIFIER_VOCAB
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.entropy_splits if s not in SPLITS]
@@ -60,19 +85,29 @@ class StatsParams(Params):
             raise ValueError(f"entropy_splits must be a non-empty subset of {list(SPLITS)}, got {unknown}")
         if not 0.0 < self.categorical_threshold <= 1.0:
             raise ValueError("categorical_threshold must be within (0, 1]")
+        if self.bound_split not in SPLITS:
+            raise ValueError(f"bound_split must be one of {list(SPLITS)}, got {self.bound_split!r}")
+        if self.classifier_vocab < 0 or self.card_answers < 0 or self.card_properties < 0:
+            raise ValueError("classifier_vocab, card_answers and card_properties must be >= 0")
 
 
 class WikiReadingStats(Stage):
-    """The three splits -> `property_stats` and `_DATASET_CARD.md`."""
+    """The three splits -> `property_stats`, `_paper_statistics.json` and `_DATASET_CARD.md`."""
 
     name = "wikireading_stats"
-    version = 3  # 2: the card section cites the paper only; 3: `_DATASET_CARD.md`
+    # 2: the card section cites the paper only; 3: `_DATASET_CARD.md`; 4: datatype and date
+    # properties, the §2 statistics and the Mean F1 bounds; 5: the whole-answer-set repeats are no
+    # longer called Mem-Exact in the card (the leakage section's audit figure is Mem-Exact)
+    version = 5
     layer = "benchmarks"
     params_type = StatsParams
-    inputs = ("wikireading",)
+    inputs = ("wikireading", "wikireading_triples")
     default_num_shards = 1
     shard_key = "property"
-    description = "WikiReading per-property statistics: frequency, scaled entropy, verbatim share"
+    description = (
+        "WikiReading per-property statistics (frequency, scaled entropy, verbatim share, date "
+        "properties), the paper's §2 statistics and the Mean F1 bounds"
+    )
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, one row per property."""
@@ -88,15 +123,21 @@ class WikiReadingStats(Stage):
             _create_view(con, files)
             aggregates = _aggregates(con, params.entropy_splits, stats)
             _overall_counts(con, stats)
+            datatypes = _property_datatypes(con, ctx.inputs["wikireading_triples"].files("triples"))
         finally:
             con.close()
         rows = [property_row(agg, params.categorical_threshold) for agg in aggregates]
         for row in rows:
+            row["datatype"] = datatypes.get(row["property"])
+            row["date_property"] = row["datatype"] == DATE_DATATYPE
             stats.add("instances_total", row["instances"])
             stats.add(f"{row['kind']}_instances", row["instances"])
             stats.add(f"{row['kind']}_properties")
             stats.add("verbatim_instances", round(row["verbatim_share"] * row["instances"]))
             stats.add("test_only_properties", int(row["test_only"]))
+            stats.add("date_properties", int(row["date_property"]))
+            stats.add("date_instances", row["instances"] if row["date_property"] else 0)
+            stats.add("properties_without_datatype", int(row["datatype"] is None))
         stats.add("properties", len(rows))
         return {"property_stats": pa.Table.from_pylist(rows, schema=schema.PROPERTY_STATS)}, stats
 
@@ -109,9 +150,88 @@ class WikiReadingStats(Stage):
         shares["test_answers_unseen_share"] = _share(stats, "test_answers_unseen_any", "test_answers_total")
         shares["mem_exact_valid_share"] = _share(stats, "mem_exact_valid", "valid_instances")
         shares["mem_exact_test_share"] = _share(stats, "mem_exact_test", "test_instances")
-        card = render_card(rows, stats, shares, params)
+        figures, top_answers, answers_total, bounds = _section2(ctx, rows, params)
+        document = {
+            "paper": dict(PAPER_FIGURES),
+            "build": figures,
+            "top_answers": [{"answer": a, "answers": n} for a, n in top_answers],
+            "answers_total": answers_total,
+            "bounds": bounds,
+        }
+        atomic_write_text(directory / FIGURES_FILE, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+        card = render_card(
+            CardInputs(
+                rows=rows,
+                stats=stats,
+                shares=shares,
+                figures=figures,
+                top_answers=top_answers,
+                answers_total=answers_total,
+                entropy_splits=params.entropy_splits,
+                categorical_threshold=params.categorical_threshold,
+                card_properties=params.card_properties,
+                bound_split=params.bound_split,
+                classifier_vocab=params.classifier_vocab,
+            )
+        )
         atomic_write_text(directory / CARD_FILE, card)
-        return {"files": [CARD_FILE], **{k: round(v, 6) for k, v in shares.items()}}
+        recorded = {**shares, **{k: v for k, v in figures.items() if v is not None and k != "properties"}}
+        return {"files": [CARD_FILE, FIGURES_FILE], **{k: _rounded(v) for k, v in recorded.items()}}
+
+
+def _section2(
+    ctx: StageContext, rows: Sequence[Mapping[str, Any]], params: StatsParams
+) -> tuple[dict[str, float | None], list[tuple[str, int]], int, dict[str, Any]]:
+    """The §2 figures, the most frequent answers, the number of answers and the bounds."""
+    splits = ctx.inputs["wikireading"]
+    files = {name: splits.files(name) for name in SPLITS}
+    properties = {
+        str(r["property"]): PropertyInfo(str(r["property_label"]), str(r["kind"]), bool(r["date_property"]))
+        for r in rows
+    }
+    dates = sorted(p for p, info in properties.items() if info.date)
+    con = stage_connection(ctx, tasks=1)
+    try:
+        create_answer_views(con, files)
+        answers = answer_figures(con, dates, params.card_answers)
+        vocabulary = train_vocabulary(con, files["train"], params.classifier_vocab)
+    finally:
+        con.close()
+    board = split_bounds(files[params.bound_split], properties, vocabulary)
+    overall = board.overall().to_json(with_f1=False)
+    bounds = {
+        "split": params.bound_split,
+        "classifier_vocab": params.classifier_vocab,
+        "vocabulary_size": len(vocabulary),
+        **overall,
+        "groups": {name: s.to_json(with_f1=False) for name, s in board.groups().items()},
+    }
+    figures = section2_figures(
+        document_summaries(files),
+        answers,
+        [int(r["instances"]) for r in rows],
+        {k: overall[k] for k in ("single_value_bound", "classifier_bound")},
+    )
+    return figures, list(answers.top), answers.answers, bounds
+
+
+def _property_datatypes(con: duckdb.DuckDBPyConnection, triples: Sequence[str]) -> dict[str, str]:
+    """Each property's datatype: the one most of its usable triples have (ties by name)."""
+    if not triples:
+        return {}
+    rows = con.execute(
+        "SELECT property, datatype FROM read_parquet(?) WHERE drop_reason IS NULL AND datatype IS NOT NULL "
+        "GROUP BY property, datatype ORDER BY property, count(*) DESC, datatype",
+        [list(triples)],
+    ).fetchall()
+    result: dict[str, str] = {}
+    for prop, datatype in rows:
+        result.setdefault(str(prop), str(datatype))
+    return result
+
+
+def _rounded(value: float) -> float:
+    return value if isinstance(value, int) else round(float(value), 6)
 
 
 def _share(stats: Mapping[str, int], part: str, whole: str) -> float:
@@ -212,63 +332,3 @@ def _overall_counts(con: duckdb.DuckDBPyConnection, stats: Stats) -> None:
         "WHERE i.split <> 'train' GROUP BY i.split"
     ).fetchall():
         stats.add(f"mem_exact_{split}", int(hits))
-
-
-def render_card(
-    rows: Sequence[Mapping[str, Any]],
-    stats: Mapping[str, int],
-    shares: Mapping[str, float],
-    params: StatsParams,
-) -> str:
-    """The WikiReading section of a dataset card, in Markdown."""
-
-    def pct(x: float) -> str:
-        return f"{100 * x:.1f}%"
-
-    lines = [
-        "## WikiReading",
-        "",
-        "Built by `entbench build wikireading` (Hewlett et al. 2016): one instance per "
-        "(item, property) of the truthy statements, the item's article as the document, the "
-        "property label as the question and the set of rendered values as the answer.",
-        "",
-        "| split | instances | documents |",
-        "|---|---:|---:|",
-    ]
-    lines += [
-        f"| {s} | {stats.get(f'{s}_instances', 0):,} | {stats.get(f'{s}_documents', 0):,} |" for s in SPLITS
-    ]
-    lines += [
-        "",
-        f"Properties: {len(rows):,} ({stats.get('categorical_properties', 0):,} categorical, "
-        f"{stats.get('relational_properties', 0):,} relational; threshold Ĥ < {params.categorical_threshold} "
-        f"over the {', '.join(params.entropy_splits)} answers).",
-        "",
-        "| measure | this build | paper (2016) |",
-        "|---|---:|---:|",
-        f"| instances of categorical properties | {pct(shares['categorical_instance_share'])} | "
-        f"{pct(PAPER_FIGURES['categorical_instance_share'])} |",
-        f"| instances of relational properties | {pct(shares['relational_instance_share'])} | "
-        f"{pct(PAPER_FIGURES['relational_instance_share'])} |",
-        f"| instances with an answer verbatim in the document | {pct(shares['verbatim_instance_share'])} | "
-        f"{pct(PAPER_FIGURES['verbatim_instance_share'])} |",
-        f"| test answers never seen in train | {pct(shares['test_answers_unseen_share'])} | "
-        f"{pct(PAPER_FIGURES['test_answers_unseen_share'])} |",
-        f"| Mem-Exact: valid instances whose (question, answers) occur in train | "
-        f"{pct(shares['mem_exact_valid_share'])} | – |",
-        f"| Mem-Exact: test instances whose (question, answers) occur in train | "
-        f"{pct(shares['mem_exact_test_share'])} | – |",
-        "",
-        f"Most frequent properties (top {params.card_properties}):",
-        "",
-        "| property | label | instances | Ĥ(p) | kind | verbatim | test unseen |",
-        "|---|---|---:|---:|---|---:|---:|",
-    ]
-    top = sorted(rows, key=lambda r: (-int(r["instances"]), str(r["property"])))[: params.card_properties]
-    for r in top:
-        unseen = "–" if r["test_unseen_share"] is None else pct(float(r["test_unseen_share"]))
-        lines.append(
-            f"| {r['property']} | {r['property_label']} | {int(r['instances']):,} | "
-            f"{float(r['scaled_entropy']):.3f} | {r['kind']} | {pct(float(r['verbatim_share']))} | {unseen} |"
-        )
-    return "\n".join(lines) + "\n"

@@ -26,7 +26,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.builders.wikireading.answers import PartialPolicy, consolidate
-from entbench.builders.wikireading.values import DEFAULT_DATATYPES, CoarseTime, RenderOptions
+from entbench.builders.wikireading.values import (
+    DEFAULT_DATATYPES,
+    CoarseTime,
+    RenderOptions,
+    effective_datatype,
+)
 from entbench.engine.duck import stage_connection
 from entbench.engine.inputs import Span, span_tasks
 from entbench.engine.stage import (
@@ -38,7 +43,7 @@ from entbench.engine.stage import (
     Stage,
     StageContext,
 )
-from entbench.engine.stats import Stats
+from entbench.engine.stats import Stats, counted
 from entbench.errors import UserError
 from entbench.schemas import wikireading as schema
 from entbench.schemas.base import column_suffix
@@ -80,7 +85,8 @@ class WikiReadingTriples(Stage):
     """Truthy statements of items with a sitelink -> (qid, property, label, answers, title, reason)."""
 
     name = "wikireading_triples"
-    version = 1
+    # 2: numbers as plain decimals without trailing zeros ("1.5", "0.00001"); the `datatype` column
+    version = 2
     layer = "derived"
     params_type = TriplesParams
     inputs = ("wikidata",)
@@ -89,6 +95,24 @@ class WikiReadingTriples(Stage):
     description = "truthy statements -> one answer set per (item, property) with a sitelink"
     progress_unit = "task"
     progress_items = "instances"
+
+    def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+        """Why (item, property) pairs of the Wikidata dump did not become answer sets."""
+        considered = counted(stats, "instances_considered")
+        site, language = params.get("site", "enwiki"), params.get("language", "en")
+        if not considered:
+            return f"no item of the Wikidata dump has both a truthy statement and a sitelink to {site}"
+        said = [f"{considered:,} (item, property) pairs of items with a sitelink to {site}"]
+        unlabeled = counted(stats, "dropped_property_without_label")
+        if unlabeled:
+            said.append(
+                f"{unlabeled:,} of them dropped because the dump gives their property no {language} "
+                "label (a partial dump usually lacks the property entities, P…)"
+            )
+        unrenderable = counted(stats, "dropped_no_renderable_value")
+        if unrenderable:
+            said.append(f"{unrenderable:,} with no value WikiReading renders")
+        return ", ".join(said)
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, sorted by (qid, property)."""
@@ -216,7 +240,8 @@ def _consolidate_shard(
     rows: list[dict[str, Any]] = []
     records = claims.to_pylist()
     no_sitelink_items: set[str] = set()
-    for (subject, prop), group in itertools.groupby(records, key=lambda r: (r["subject"], r["property"])):
+    for (subject, prop), grouped in itertools.groupby(records, key=lambda r: (r["subject"], r["property"])):
+        group = list(grouped)
         if subject not in items:
             stats.add("claim_groups_of_non_items")
             continue
@@ -250,6 +275,7 @@ def _consolidate_shard(
                 "property": prop,
                 "property_label": label or None,
                 "answers": list(answers),
+                "datatype": _datatype(group, datatypes.get(prop)),
                 "site_title": titles[subject],
                 "drop_reason": reason,
             }
@@ -257,3 +283,12 @@ def _consolidate_shard(
     stats.add("items_without_sitelink", len(no_sitelink_items))
     stats.add("items_with_instances", len({r["qid"] for r in rows if r["drop_reason"] is None}))
     return rows
+
+
+def _datatype(snaks: list[dict[str, Any]], property_datatype: str | None) -> str | None:
+    """The datatype of a property's values: the first statement's that says (or implies) one."""
+    for snak in snaks:
+        datatype = effective_datatype(snak, property_datatype)
+        if datatype is not None:
+            return datatype
+    return None

@@ -1,0 +1,48 @@
+"""The `kb-series` target: new entities over N Wikidata dumps in date order (sources `wikidata_0` …).
+
+    wikidata_0 … wikidata_{N-1}  (one scan per source, normalized)
+        └─ series_filter    (derived)      kept, removed           each dump: spec §2.1
+             └─ series_new  (benchmarks)   new_entities, first_dump  each period's E_new, typed
+                  └─ series_zeroshot (benchmarks)  zeroshot_pool    each period's Hansel §3.4 pool
+
+How many dumps follows the build's sources: before a build plans, the sources hook below registers
+one scan per `wikidata_<i>` up to the highest given (at least two) and the series stages over all
+of them, so five yearly dumps make five scans and four periods. Fingerprints stay the content's:
+each scan's is its dump's size and sha256, and the series stages' are their scans' in date order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from entbench.builders.kb_series.series import MIN_DUMPS, dump_sources, series_length
+from entbench.builders.kb_series.stages.filter import SeriesFilter
+from entbench.builders.kb_series.stages.new import SeriesNew
+from entbench.builders.kb_series.stages.zeroshot import SeriesZeroshot
+from entbench.builders.wikidata.stages.scan import WikidataScan
+from entbench.engine.registry import on_sources, register_stage, register_target
+
+
+def register_series(count: int) -> None:
+    """Register the scans and series stages of a series of `count` dumps (replacing another count's)."""
+    dumps = dump_sources(count)
+    for dump in dumps:
+        register_stage(WikidataScan(dump), replace=True)
+    register_stage(SeriesFilter(dumps), replace=True)
+    register_stage(SeriesNew(dumps), replace=True)
+    register_stage(SeriesZeroshot(dumps), replace=True)
+
+
+def _on_sources(names: Collection[str]) -> None:
+    register_series(series_length(names))
+
+
+register_series(MIN_DUMPS)
+on_sources(_on_sources)
+
+register_target(
+    "kb-series",
+    ("series_new", "series_zeroshot"),
+    "E_new of each consecutive pair of N Wikidata dumps in date order, with coarse types and a "
+    "zero-shot pool, and every entity's first dump (sources: wikidata_0, wikidata_1, …)",
+)
