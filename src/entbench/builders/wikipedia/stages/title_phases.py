@@ -6,13 +6,13 @@ holds one partition of the titles (xxh64 of the title, as `title_qid` routes its
 partitions as `title_qid` has shards):
 
 1. `titles` (`TitleFacts`): map tasks read a span of the scan's pages with the links of the same
-   page-id range (pages by title, link targets and redirect targets counted by title) or one shard
-   of the Wikidata scan (its sitelinks to the site, each with whether its item is an instance of
-   Q4167410, a disambiguation page: the item's truthy P31 statements are in the same shard, which
-   is sharded by entity id); reducer k writes one row per title of partition k: its link count,
-   its page (the lowest page id; a disambiguation page if any page of that title is one), the
-   title it redirects to (that of its redirect page of the lowest id) and its own sitelink (the
-   lowest QID number if several items name it).
+   page-id range (pages by title, link targets and redirect targets counted by title) or a span of
+   a Wikidata scan shard's sitelinks (those to the site, each with whether its item is an instance
+   of Q4167410, a disambiguation page: the item's truthy P31 statements are in the same shard,
+   which is sharded and sorted by entity id); reducer k writes one row per title of partition k:
+   its link count, its page (the lowest page id; a disambiguation page if any page of that title
+   is one), the title it redirects to (that of its redirect page of the lowest id) and its own
+   sitelink (the lowest QID number if several items name it).
 2. `walk1`, `walk2`, … (`RedirectWalk`): the redirect walk, one hop a phase. The walks of phase h
    are routed by the title they stand at, and reducer k looks those titles up in partition k of
    `titles`: a walk goes on to the title's redirect target unless it came back to a title it passed
@@ -34,7 +34,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import Span, read_partition, read_span, row_group_spans, spans_reading
+from entbench.engine.inputs import (
+    Span,
+    iter_span,
+    read_partition,
+    read_span,
+    row_group_spans,
+    span_tasks,
+    spans_reading,
+)
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -159,15 +167,15 @@ class TitleFacts(Stage):
         wikidata = ctx.inputs[self.wikidata]
         if len(wikidata.files("sitelinks")) != len(wikidata.files("truthy_claims")):
             raise RuntimeError(f"{self.wikidata}: sitelinks and truthy_claims are sharded differently")
-        for shard in range(len(wikidata.files("sitelinks"))):
-            yield MapTask(f"wikidata-{shard:05d}", {"side": "wikidata", "shard": shard})
+        for task in span_tasks(wikidata.files("sitelinks"), key="id", columns=["id", "site", "title"]):
+            yield MapTask(f"wikidata-{task.task_id}", {**task.meta, "side": "wikidata"})
 
     def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Route one span's pages and link counts, or one Wikidata shard's sitelinks, by title."""
         params = ctx.params
         assert isinstance(params, TitlePhaseParams)
         if task.meta["side"] == "wikidata":
-            sitelinks = self._sitelinks(ctx, int(task.meta["shard"]), params.site)
+            sitelinks = self._sitelinks(ctx, Span.from_meta(task.meta), params.site)
             sink.emit_by_key("_sitelinks", sitelinks, "title", ctx.num_shards)
             progress(1, sitelinks.num_rows)
             return Stats()
@@ -186,18 +194,17 @@ class TitleFacts(Stage):
         progress(1, pages.num_rows)
         return Stats()
 
-    def _sitelinks(self, ctx: StageContext, shard: int, site: str) -> pa.Table:
-        """Shard `shard`'s sitelinks to `site`, with whether their item is a disambiguation page."""
+    def _sitelinks(self, ctx: StageContext, span: Span, site: str) -> pa.Table:
+        """A span of a Wikidata shard's sitelinks to `site`, each with whether its item is a
+        disambiguation page (its truthy P31 statements are in the same shard, sorted by subject:
+        only the row groups of the span's id range are read)."""
         wikidata = ctx.inputs[self.wikidata]
-        sitelinks = pq.read_table(
-            wikidata.files("sitelinks")[shard], columns=["id", "title"], filters=[("site", "=", site)]
+        sitelinks = read_span(
+            wikidata.files("sitelinks")[span.file], span.row_groups, ["id", "site", "title"]
         )
-        disambiguation = pq.read_table(
-            wikidata.files("truthy_claims")[shard],
-            columns=["subject"],
-            filters=[("property", "=", "P31"), ("item", "=", DISAMBIGUATION_CLASS)],
-        ).column("subject")
-        flags = pc.is_in(sitelinks["id"], value_set=pc.unique(disambiguation.combine_chunks()))
+        sitelinks = sitelinks.filter(pc.equal(sitelinks["site"], site))
+        disambiguation = _disambiguation_items(wikidata.files("truthy_claims")[span.file], span)
+        flags = pc.is_in(sitelinks["id"], value_set=disambiguation)
         return pa.table([sitelinks["title"], sitelinks["id"], flags], schema=_SITELINKS)
 
     def reduce(
@@ -356,6 +363,28 @@ class RedirectWalk(Stage):
             schema=WALKS,
         )
         return {"active": active, "ends": ends}, Stats()
+
+
+def _disambiguation_items(claims_file: str, span: Span) -> pa.Array:
+    """The subjects of the span's id range with a truthy P31 of Q4167410, read a batch at a time
+    from the row groups whose subjects can be in the range (a Wikidata shard's statements are
+    sorted by subject)."""
+    metadata = pq.ParquetFile(claims_file).metadata
+    subject = metadata.schema.to_arrow_schema().get_field_index("subject")
+    groups = []
+    for g in range(metadata.num_row_groups):
+        stats = metadata.row_group(g).column(subject).statistics
+        low, high = (stats.min, stats.max) if stats is not None and stats.has_min_max else (None, None)
+        if low is None or (low <= span.last and (span.after is None or high > span.after)):
+            groups.append(g)
+    found: list[pa.Array] = []
+    for batch in iter_span(claims_file, groups, ["subject", "property", "item"], batch_rows=1 << 16):
+        keep = pc.and_(pc.equal(batch["property"], "P31"), pc.equal(batch["item"], DISAMBIGUATION_CLASS))
+        keep = pc.and_(keep, pc.less_equal(batch["subject"], span.last))
+        if span.after is not None:
+            keep = pc.and_(keep, pc.greater(batch["subject"], span.after))
+        found.append(batch["subject"].filter(keep))
+    return pc.unique(pa.concat_arrays(found)) if found else pa.array([], pa.string())
 
 
 def _interleave(n: int) -> pa.Array:
