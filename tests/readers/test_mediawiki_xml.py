@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError
-from entbench.readers.mediawiki_xml import (
+from entbench.readers.mediawiki.xml_dump import (
     dump_tail_problem,
     iter_page_blocks,
     iter_pages,
@@ -24,7 +24,7 @@ from entbench.readers.mediawiki_xml import (
     split_header,
     trim_to_pages,
 )
-from entbench.readers.wikitext_titles import LinkKind, classify_target
+from entbench.readers.wikitext.titles import LinkKind, classify_target
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikipedia"
 EN_2016 = FIXTURES / "enwiki-201605.pages-articles1.head-part.xml.bz2"

@@ -35,8 +35,8 @@ from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import MapTask, Params, ProgressFn, SourceInfo, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
-from entbench.readers.dumps import StreamTruncated, byte_ranges, detect_compression
-from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
+from entbench.readers.compressed.dumps import StreamTruncated, byte_ranges, detect_compression
+from entbench.readers.compressed.prefetch import InlineBlocks, Prefetched, usable_cpus
 
 #: Aim for at least this many map tasks (`task_bytes`), so that workers finish together...
 MIN_TASKS = 8

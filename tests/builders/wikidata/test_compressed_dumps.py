@@ -20,7 +20,7 @@ from entbench.engine.runner import Builder
 from entbench.engine.sources import identify_source
 from entbench.engine.stage import BuildOptions
 from entbench.errors import DataError
-from entbench.readers.gzip_index import (
+from entbench.readers.compressed.gzip_index import (
     INDEX_SUFFIX,
     GzipIndex,
     load_gzip_index,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from entbench.errors import DataError
-from entbench.readers.mediawiki_xml import split_header, trim_to_pages
+from entbench.readers.mediawiki.xml_dump import split_header, trim_to_pages
 from tests.builders.wikipedia.stages.test_scan import EN_2016, read, run
 
 #: (title, what breaks it, reason)

@@ -49,8 +49,8 @@ from entbench.engine.stage import (
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
 from entbench.filters.mentions import MentionNormalizer
-from entbench.readers.compressed_blocks import iter_decompressed_blocks
-from entbench.readers.dumps import detect_compression, iter_lines
+from entbench.readers.compressed.blocks import iter_decompressed_blocks
+from entbench.readers.compressed.dumps import detect_compression, iter_lines
 from entbench.schemas import hansel as schema
 
 AUTOMATON_FILE = "automaton.bin"

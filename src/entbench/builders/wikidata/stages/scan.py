@@ -49,9 +49,9 @@ from entbench.engine.stage import (
 from entbench.engine.stats import Stats, counted
 from entbench.errors import DataError
 from entbench.gc_pause import gc_paused
-from entbench.readers.compressed_blocks import iter_decompressed_blocks
-from entbench.readers.dumps import iter_lines, read_range, sniff_json_dump
-from entbench.readers.gzip_index import load_gzip_index, read_indexed_range, worth_indexing
+from entbench.readers.compressed.blocks import iter_decompressed_blocks
+from entbench.readers.compressed.dumps import iter_lines, read_range, sniff_json_dump
+from entbench.readers.compressed.gzip_index import load_gzip_index, read_indexed_range, worth_indexing
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 

@@ -1,10 +1,10 @@
 """The Wikipedia dump scan: pages-articles XML -> normalized `pages` and `links` (spec §3).
 
-Map tasks are blocks of whole `<page>` elements (see `readers.mediawiki_xml` for how a dump is cut:
+Map tasks are blocks of whole `<page>` elements (see `readers.mediawiki.xml_dump` for how a dump is cut:
 byte ranges of plain XML, bz2 streams of a multistream dump via its index, or page-aligned
 blocks of a sequentially decompressed `.bz2`/`.gz`). Each task parses its pages (the fast page
 reader, or mwxml with `ENTBENCH_XML_READER=mwxml`: the same pages), renders the wikitext
-(`readers.wikitext`) and routes rows to shards by `page_id`. Every page ends up as a row or as a
+(`readers.wikitext.render`) and routes rows to shards by `page_id`. Every page ends up as a row or as a
 count under `dropped_namespace_<ns>`, or, when it cannot be read (`malformed_xml`, `malformed_page`),
 a reject in `_rejects.jsonl` counted under `rejected_<reason>`, up to `--max-bad-lines`
 (`engine.dump_scan`); every `[[…]]` is counted by kind (`links_article` are the
@@ -45,9 +45,9 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats, counted
 from entbench.gc_pause import gc_paused
-from entbench.readers.compressed_blocks import iter_decompressed_blocks
-from entbench.readers.dumps import detect_compression
-from entbench.readers.mediawiki_xml import (
+from entbench.readers.compressed.blocks import iter_decompressed_blocks
+from entbench.readers.compressed.dumps import detect_compression
+from entbench.readers.mediawiki.xml_dump import (
     BadPage,
     RawPage,
     SiteInfo,
@@ -64,15 +64,15 @@ from entbench.readers.mediawiki_xml import (
     read_streams,
     trim_to_pages,
 )
-from entbench.readers.wikitext import (
+from entbench.readers.wikitext.markup import CONVERTER_LANGUAGES, DEFAULT_ZH_VARIANTS
+from entbench.readers.wikitext.render import (
     DEFAULT_DISAMBIGUATION_TEMPLATES,
     Link,
     RenderConfig,
     redirect_target,
     render,
 )
-from entbench.readers.wikitext_markup import CONVERTER_LANGUAGES, DEFAULT_ZH_VARIANTS
-from entbench.readers.wikitext_titles import normalize_title
+from entbench.readers.wikitext.titles import normalize_title
 from entbench.schemas import wikipedia as schema
 
 #: Estimated decompressed/compressed size ratio of XML dumps, for the automatic shard count.
@@ -212,7 +212,7 @@ class WikipediaScan(DumpScan):
             return
         # One stream, decompressed here: `.bz2` by rapidgzip's bz2 reader with a thread per worker
         # (falling back to the stdlib's for the exact end of a damaged stream), `.gz` by isal
-        # (`readers.compressed_blocks`), then cut into blocks of whole pages.
+        # (`readers.compressed.blocks`), then cut into blocks of whole pages.
         decompressed = iter_decompressed_blocks(
             src.path, compression, chunk, threads=max(1, ctx.options.workers)
         )

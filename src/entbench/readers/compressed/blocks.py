@@ -1,6 +1,6 @@
 """Compressed dumps read in order, as line-aligned blocks: isal for `.gz`, rapidgzip's
 parallel bz2 reader for `.bz2`, and rapidgzip for a `.gz` that several workers will later read by
-ranges (the pass leaves a seek index, `readers.gzip_index`).
+ranges (the pass leaves a seek index, `readers.compressed.gzip_index`).
 
 rapidgzip is only trusted with healthy streams: it can end a truncated `.gz` early without an error
 or fail having returned less than is decodable. Any sign of damage (an error, or an end before the
@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable, Generator
 from typing import Any, BinaryIO, cast
 
-from entbench.readers.dumps import StreamTruncated, iter_blocks, note_slow_bz2, open_decompressed
-from entbench.readers.gzip_index import INDEX_BUILD_CHUNK, index_spacing, save_gzip_index
+from entbench.readers.compressed.dumps import StreamTruncated, iter_blocks, note_slow_bz2, open_decompressed
+from entbench.readers.compressed.gzip_index import INDEX_BUILD_CHUNK, index_spacing, save_gzip_index
 
 
 class _Damaged(Exception):

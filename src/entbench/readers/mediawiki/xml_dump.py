@@ -12,9 +12,9 @@ mwxml, wrapped in the dump's own header and a closing `</mediawiki>`. That is ho
   parse in parallel.
 
 `<siteinfo>` gives the namespace names; `namespace_table` adds the canonical and well-known local
-aliases (`readers.mediawiki_namespaces`) that wikitext may use instead.
+aliases (`readers.mediawiki.namespaces`) that wikitext may use instead.
 
-Pages are read by the fast page reader (`readers.mediawiki_pages`: the same parser, the same
+Pages are read by the fast page reader (`readers.mediawiki.pages`: the same parser, the same
 records and the same shape checks as mwxml, without mwxml's per-element Python objects); mwxml
 stays the reference reader: `ENTBENCH_XML_READER=mwxml` reads pages with it instead (outputs are
 identical, `tests/readers/test_page_readers.py`). `<siteinfo>` is always read by mwxml.
@@ -36,11 +36,11 @@ import mwxml
 from mwxml.errors import MalformedXML
 
 from entbench.errors import DataError, UserError
-from entbench.readers.dumps import detect_compression, open_decompressed
-from entbench.readers.mediawiki_interwiki import INTERWIKI_PREFIXES, WIKIPEDIA_LANGUAGES
-from entbench.readers.mediawiki_namespaces import link_trail, namespace_aliases
-from entbench.readers.mediawiki_pages import FEED_BYTES, MalformedPage, PageRecord, iter_page_records
-from entbench.readers.wikitext_titles import NamespaceTable, fold_prefix
+from entbench.readers.compressed.dumps import detect_compression, open_decompressed
+from entbench.readers.mediawiki.interwiki import INTERWIKI_PREFIXES, WIKIPEDIA_LANGUAGES
+from entbench.readers.mediawiki.namespaces import link_trail, namespace_aliases
+from entbench.readers.mediawiki.pages import FEED_BYTES, MalformedPage, PageRecord, iter_page_records
+from entbench.readers.wikitext.titles import NamespaceTable, fold_prefix
 
 PAGE_OPEN = b"<page>"
 PAGE_CLOSE = b"</page>"
