@@ -71,10 +71,14 @@ def reject_record(label: str, offset: int, reason: str, detail: str, head: bytes
     }
 
 
+def rejects_text(rejects: list[dict[str, Any]]) -> str:
+    """Reject records as JSON lines."""
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rejects)
+
+
 def write_rejects(path: Path, rejects: list[dict[str, Any]]) -> None:
     """Write reject records as JSON lines (atomically)."""
-    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rejects)
-    atomic_write_text(path, text)
+    atomic_write_text(path, rejects_text(rejects))
 
 
 def first_reject(map_dir: Path) -> dict[str, Any] | None:
@@ -115,12 +119,16 @@ class Rejects:
         self.stats.add("rejected_total")
         self.stats.add(f"rejected_{reason}")
 
+    def text(self) -> str:
+        """The task's rejects file: its records as JSON lines, in offset order."""
+        return rejects_text(sorted(self.records, key=lambda r: (r["offset"], r["reason"])))
+
     def write(self, ctx: StageContext, task: MapTask) -> None:
-        """The task's rejects file, in offset order; none when the task had no bad record (a full
-        dump has thousands of tasks, nearly all clean), so a task run again leaves no stale file."""
+        """The task's rejects file; none when the task had no bad record (a full dump has
+        thousands of tasks, nearly all clean), so a task run again leaves no stale file."""
         path = Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl"
         if self.records:
-            write_rejects(path, sorted(self.records, key=lambda r: (r["offset"], r["reason"])))
+            atomic_write_text(path, self.text())
         else:
             path.unlink(missing_ok=True)
 
