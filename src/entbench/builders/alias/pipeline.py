@@ -21,9 +21,11 @@ register_target(
     "alias-table",
     ("alias_table", "mention_stats"),
     "AT-base alias table with P(e|m) and P(unlinked|m) (sources: wikipedia, wikidata)",
+    card="alias_table",
 )
 register_target(
     "alias-table-kb",
     ("alias_table_kb", "mention_stats_kb"),
     "AT-base over the kb's newer Wikidata dump (sources: wikipedia, wikidata_new)",
+    card="alias_table",
 )

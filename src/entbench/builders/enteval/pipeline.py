@@ -24,7 +24,7 @@ from entbench.builders.enteval.stages.ned import NedStage
 from entbench.builders.enteval.stages.rare import RareStage
 from entbench.builders.enteval.stages.tasks import EntEvalTasks
 from entbench.builders.enteval.stages.wikient import WikiEnt, WikiEntDescriptions
-from entbench.engine.registry import register_stage, register_target
+from entbench.engine.registry import Export, register_stage, register_target
 
 register_stage(WikiEntDescriptions())
 register_stage(WikiEnt())
@@ -33,6 +33,8 @@ register_target(
     ("wikient",),
     "WikiEnt: hyperlinked sentences with the linked articles' descriptions (sources: wikipedia, "
     "wikidata; EntEval §4.3)",
+    card="wikient",
+    exports=(Export("enteval", "wikient-tsv"),),
 )
 
 TASK_STAGES: tuple[TaskStage, ...] = (
@@ -54,4 +56,6 @@ register_target(
     ("enteval_tasks",),
     "EntEval task files (ESR KORE/WikiSRS, ERT, NED CoNLL-YAGO, Rare, CAP, CERP, ET, EFP) from local "
     "task sources named by parameters; a task without sources is skipped and listed",
+    card="enteval",
+    exports=(Export("enteval", "tasks"),),
 )

@@ -44,7 +44,7 @@ from entbench.builders.hansel.stages.train import HanselTrain
 from entbench.builders.hansel.stages.zeroshot import HanselZeroshot
 from entbench.builders.wikipedia.stages.scan import WikipediaScan
 from entbench.builders.wikipedia.stages.title_qid import TitleQid
-from entbench.engine.registry import register_alias, register_stage, register_target
+from entbench.engine.registry import Export, register_alias, register_stage, register_target
 
 WIKI = "wiki"
 #: The name of the wiki source (and scan) in the published Hansel setting, accepted for `wiki`.
@@ -102,22 +102,30 @@ register_target(
     "hansel-train",
     (TRAIN_STAGE, "hansel_mem_audit"),
     "Hansel train/validation from a wiki's links to E_known (sources: wiki, wikidata_old, wikidata_new)",
+    card="hansel",
+    exports=(Export("hansel-train", "jsonl"),),
 )
 register_target(
     "hansel-fewshot",
     ("hansel_fewshot", "hansel_fewshot_mem_audit"),
     "Hansel few-shot candidates from alias matches over a raw corpus (sources: corpus, wiki, "
     "wikidata_old, wikidata_new; Hansel appendix A)",
+    card="hansel_fewshot",
+    exports=(Export("hansel-test", "jsonl"),),  # Hansel-FS, from the annotated candidates
 )
 register_target(
     "hansel-zeroshot",
     ("hansel_zeroshot", "hansel_zeroshot_mem_audit"),
     "Hansel zero-shot pool: E_new, half uniform, half balanced over coarse types (sources: "
     "wikidata_old, wikidata_new, wiki)",
+    card="hansel",
+    exports=(Export("hansel-test", "jsonl"),),  # Hansel-ZS, from the annotated pool
 )
 register_target(
     "hansel-kb",
     (KB_STAGE, ALIAS_STAGE),
     "Hansel entity KB (E_known and E_new with the wiki's title, first paragraph, URL, type) and "
     "AT-base, what a linker needs (sources: wiki, wikidata_old, wikidata_new)",
+    card="hansel_kb",
+    exports=(Export("hansel-kb", "jsonl"),),
 )

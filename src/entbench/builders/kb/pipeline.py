@@ -25,4 +25,5 @@ register_target(
     ("entity_diff", "coarse_types", "top_snaks"),
     "knowledge base: Wikimedia-internal filter, E_known/E_new, coarse types, TopSnaks "
     "(sources: wikidata_old, wikidata_new)",
+    card="kb",
 )

@@ -45,4 +45,5 @@ register_target(
     ("series_new", "series_zeroshot"),
     "E_new of each consecutive pair of N Wikidata dumps in date order, with coarse types and a "
     "zero-shot pool, and every entity's first dump (sources: wikidata_0, wikidata_1, …)",
+    card="kb_series",
 )

@@ -15,4 +15,6 @@ from entbench.engine.registry import register_stage, register_target
 for _source in ("wikidata", "wikidata_old", "wikidata_new"):
     register_stage(WikidataScan(_source))
 
-register_target("wikidata", ("wikidata",), "normalized tables of one Wikidata JSON dump (source: wikidata)")
+register_target(
+    "wikidata", ("wikidata",), "normalized tables of one Wikidata JSON dump (source: wikidata)", card="dumps"
+)

@@ -18,9 +18,14 @@ from entbench.engine.registry import register_stage, register_target
 
 register_stage(WikipediaScan("wikipedia"))
 register_target(
-    "wikipedia", ("wikipedia",), "normalized pages and links of one Wikipedia XML dump (source: wikipedia)"
+    "wikipedia",
+    ("wikipedia",),
+    "normalized pages and links of one Wikipedia XML dump (source: wikipedia)",
+    card="dumps",
 )
 
 register_stage(TitleQid("title_qid", wikidata="wikidata"))
 register_stage(TitleQid("title_qid_kb", wikidata="wikidata_new"))
-register_target("title-qid", ("title_qid",), "Wikipedia titles -> QIDs (sources: wikipedia, wikidata)")
+register_target(
+    "title-qid", ("title_qid",), "Wikipedia titles -> QIDs (sources: wikipedia, wikidata)", card="title_qid"
+)

@@ -31,7 +31,7 @@ from entbench.builders.wikireading.stages.instances import WikiReadingInstances
 from entbench.builders.wikireading.stages.splits import WikiReadingSplit
 from entbench.builders.wikireading.stages.stats import WikiReadingStats
 from entbench.builders.wikireading.stages.triples import WikiReadingTriples
-from entbench.engine.registry import register_stage, register_target
+from entbench.engine.registry import Export, register_stage, register_target
 
 register_stage(WikiReadingTriples())
 register_stage(WikiReadingInstances())
@@ -53,4 +53,6 @@ register_target(
     "wikireading",
     ("wikireading", "wikireading_stats", "wikireading_mem_audit_valid", "wikireading_mem_audit_test"),
     "WikiReading train/valid/test and property statistics (sources: wikidata, wikipedia)",
+    card="wikireading",
+    exports=(Export("wikireading", "wikireading-json"), Export("wikireading", "recycled")),
 )

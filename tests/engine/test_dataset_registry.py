@@ -1,0 +1,112 @@
+"""A dataset is registered once (issue 35): each `builders/<dataset>/pipeline.py` declares its
+targets with their card module and release formats, and every list of targets, cards and export
+commands elsewhere is read from the registry: `entbench targets` (what `make run` builds), the
+golden check, `cards.registry`, the `export` group and the tests."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from collections.abc import Callable
+
+import click
+from click.testing import Result
+
+import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+from entbench.cards.registry import CARD_PACKAGE, card_for, card_module
+from entbench.engine import registry
+from entbench.golden import GOLDEN_TARGETS
+from tests.conftest import REPO_ROOT
+
+CLI = Callable[[list[str]], Result]
+SRC = REPO_ROOT / "src" / "entbench"
+
+
+def _closure(target: str) -> set[str]:
+    return {s.stage_name for s in registry.stage_order(registry.get_target(target).stages)}
+
+
+def test_build_order_lists_every_target_once_each_after_those_it_builds_too() -> None:
+    order = registry.build_order()
+    assert sorted(order) == sorted(registry.targets()) and len(order) == len(set(order))
+    for i, name in enumerate(order):
+        for later in order[i + 1 :]:
+            assert not set(registry.get_target(later).stages) <= _closure(name), (later, name)
+    # The dumps' scans come first, and title-qid (which alias-table builds too) before alias-table.
+    assert order[:2] == ["wikidata", "wikipedia"]
+    assert order.index("title-qid") < order.index("alias-table")
+    assert order.index("hansel-kb") < order.index("hansel-fewshot")  # few-shot shows the KB's texts
+
+
+def test_make_run_and_the_golden_check_build_what_entbench_targets_prints(run_cli: CLI) -> None:
+    printed = run_cli(["targets"])
+    assert printed.exit_code == 0
+    assert printed.output.splitlines() == registry.build_order()
+    assert list(GOLDEN_TARGETS) == registry.build_order()
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^RUN_TARGETS \?=\s*$", makefile, re.MULTILINE)  # no list kept by hand
+    assert "$(BIN)/entbench targets" in makefile
+    run = makefile[makefile.index("\nrun:") :].split("\n\n", 1)[0]
+    assert "entbench targets" in run
+    assert [n for n in registry.targets() if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", run)] == []
+    golden = (SRC / "golden.py").read_text(encoding="utf-8")
+    assert [n for n in registry.targets() if f'"{n}"' in golden] == []
+
+
+def test_each_target_names_the_card_module_that_registers_its_sections() -> None:
+    named = set()
+    for name, target in registry.targets().items():
+        if target.card is None:
+            continue
+        named.add(target.card)
+        assert card_module(name) == f"{CARD_PACKAGE}.{target.card}"
+        card = card_for(name)
+        assert card.target == name and card.sections and card.summary, name
+    # Every card module that registers a card is named by a target (the rest are their helpers).
+    registering = set()
+    for path in (SRC / "cards" / "targets").glob("*.py"):
+        calls = [
+            node
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "register_card"
+        ]
+        if calls:
+            registering.add(path.stem)
+    assert registering == named
+    assert card_module("no-such-target") is None and card_for("no-such-target").sections == ()
+
+
+def test_the_cards_package_keeps_no_list_of_card_modules() -> None:
+    text = (SRC / "cards" / "registry.py").read_text(encoding="utf-8")
+    assert f'"{CARD_PACKAGE}.' not in text
+    importlib.import_module(CARD_PACKAGE)
+
+
+def test_export_commands_are_the_ones_targets_declare_with_their_formats() -> None:
+    from entbench.cli import commands  # noqa: F401 - registers the commands
+    from entbench.cli.app import cli
+
+    group = cli.commands["export"]
+    assert isinstance(group, click.Group)
+    ctx = click.Context(group)
+    declared = registry.exports()
+    assert group.list_commands(ctx) == sorted(declared)
+    assert sorted(declared) == ["enteval", "hansel-kb", "hansel-test", "hansel-train", "wikireading"]
+    for name, formats in declared.items():
+        command = group.get_command(ctx, name)
+        assert command is not None, name
+        choices = [p for p in command.params if p.name == "fmt"]
+        if choices:  # a command with `--format`: its choices and default are the declared formats
+            assert isinstance(choices[0].type, click.Choice)
+            assert list(choices[0].type.choices) == list(formats)
+            assert choices[0].default == next(iter(formats))
+        else:
+            assert list(formats) == ["jsonl"]  # hansel-test writes its one format
+    assert declared["enteval"] == {"wikient-tsv": ("wikient",), "tasks": ("enteval-tasks",)}
+    assert declared["hansel-test"] == {"jsonl": ("hansel-fewshot", "hansel-zeroshot")}
+    assert group.get_command(ctx, "no-such-export") is None
+    # Each dataset with exports has its commands module, and no other export module exists.
+    modules = {p.stem for p in (SRC / "cli").glob("export_*.py")} - {"export_cmd"}  # the group
+    datasets = {t.dataset for t in registry.targets().values() if t.exports}
+    assert modules == {f"export_{d}" for d in datasets}
