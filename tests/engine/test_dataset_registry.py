@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 
 import click
+import pytest
 from click.testing import Result
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
@@ -110,3 +111,15 @@ def test_export_commands_are_the_ones_targets_declare_with_their_formats() -> No
     modules = {p.stem for p in (SRC / "cli").glob("export_*.py")} - {"export_cmd"}  # the group
     datasets = {t.dataset for t in registry.targets().values() if t.exports}
     assert modules == {f"export_{d}" for d in datasets}
+
+
+@pytest.mark.parametrize(
+    ("doc", "header"),
+    [("docs/stages.md", "| target | final stages |"), ("README.md", "| target | sources |")],
+)
+def test_the_targets_tables_users_read_list_every_registered_target(doc: str, header: str) -> None:
+    text = (REPO_ROOT / doc).read_text(encoding="utf-8")
+    table = text[text.index(header) :].split("\n\n", 1)[0]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
+    listed = [name for cell in rows for name in re.findall(r"`([\w-]+)`", cell)]
+    assert sorted(listed) == sorted(registry.targets())
