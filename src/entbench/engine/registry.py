@@ -1,13 +1,13 @@
 """The registry of stages and targets, and the deterministic order of a target's stage DAG.
 
 The engine knows no dataset: each dataset is a package whose `pipeline.py` registers its stages
-and targets (with each target's card, release formats and docs sections), and importing
+and targets (with each target's card module and release formats), and importing
 `entbench.builders` declares that package here (`declare_datasets`). Its datasets' pipelines are
 found and imported the first time a stage or target is looked up, so `entbench --help` stays
-fast; what every other part of entbench lists (`make run`'s targets, the golden check, the cards,
-the export commands, the tests) it reads from here. Stages whose
-number follows a build's sources (one scan per dump of a series) are registered by a sources hook
-(`on_sources`), which a build runs with its source names before it plans (`configure_sources`).
+fast; every list of targets elsewhere (`make run`'s, the golden check's, the cards', the export
+commands', the tests') is read from here. Stages whose number follows a build's sources (one scan
+per dump of a series) are registered by a sources hook (`on_sources`), which a build runs with its
+source names before it plans (`configure_sources`).
 """
 
 from __future__ import annotations
