@@ -28,13 +28,15 @@ def test_builders_holds_one_package_per_dataset() -> None:
     assert set(packages) - set(datasets) == {"edge_probing"}
 
 
-def test_only_pipeline_modules_register_stages_and_targets() -> None:
+def test_only_pipeline_modules_register_stages_targets_and_docs_sections() -> None:
     registering = set()
     for path in SRC.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in (
                 "register_stage",
                 "register_target",
+                "register_docs",
+                "register_doc_instances",
             ):
                 registering.add(path.relative_to(SRC).as_posix())
     assert registering

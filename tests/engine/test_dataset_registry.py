@@ -1,7 +1,8 @@
 """A dataset is registered once (issue 35): each `builders/<dataset>/pipeline.py` declares its
-targets with their card module and release formats, and every list of targets, cards and export
-commands elsewhere is read from the registry: `entbench targets` (what `make run` builds), the
-golden check, `cards.registry`, the `export` group and the tests."""
+targets with their card module and release formats, and the stage reference's sections on its
+stages; every list of targets, cards, export commands and docs headings elsewhere is read from the
+registry: `entbench targets` (what `make run` builds), the golden check, `cards.registry`,
+`cards.stage_docs`, the `export` group and the tests."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from click.testing import Result
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench.cards.registry import CARD_PACKAGE, card_for, card_module
+from entbench.cards.stage_docs import HEADINGS
 from entbench.engine import registry
 from entbench.golden import GOLDEN_TARGETS
 from tests.conftest import REPO_ROOT
@@ -123,3 +125,16 @@ def test_the_targets_tables_users_read_list_every_registered_target(doc: str, he
     rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
     listed = [name for cell in rows for name in re.findall(r"`([\w-]+)`", cell)]
     assert sorted(listed) == sorted(registry.targets())
+
+
+def test_docs_headings_are_declared_by_the_pipelines_only() -> None:
+    sections = registry.doc_sections()
+    assert {key: section.heading for key, section in sections.items()} == HEADINGS
+    stages = registry.stages()
+    # A section describes a registered stage, or one shared by several (the audits, ESR's two).
+    assert sorted(key for key in sections if key not in stages) == ["enteval_esr", "mem_audit"]
+    assert registry.doc_section_of("wikidata_12") == "wikidata"  # any scan of a long series
+    assert registry.doc_section_of("enteval_wikisrs") == "enteval_esr"
+    assert registry.doc_section_of("no_such_stage") is None
+    text = (SRC / "cards" / "stage_docs.py").read_text(encoding="utf-8")
+    assert [h for h in HEADINGS.values() if h in text] == []

@@ -1,13 +1,14 @@
 """The registry of stages and targets, and the deterministic order of a target's stage DAG.
 
-The engine knows no dataset: each dataset is a package whose `pipeline.py` registers its stages
-and targets (with each target's card module and release formats), and importing
-`entbench.builders` declares that package here (`declare_datasets`). Its datasets' pipelines are
-found and imported the first time a stage or target is looked up, so `entbench --help` stays
-fast; every list of targets elsewhere (`make run`'s, the golden check's, the cards', the export
-commands', the tests') is read from here. Stages whose number follows a build's sources (one scan
-per dump of a series) are registered by a sources hook (`on_sources`), which a build runs with its
-source names before it plans (`configure_sources`).
+The engine knows no dataset: each dataset is a package whose `pipeline.py` registers its stages,
+its targets (with each one's card module and release formats) and the sections of the stage
+reference describing its stages; importing `entbench.builders` declares that package here
+(`declare_datasets`). Its datasets' pipelines are found and imported the first time a stage or
+target is looked up, so `entbench --help` stays fast; every list of targets elsewhere (`make
+run`'s, the golden check's, the cards', the export commands', the tests') is read from here.
+Stages whose number follows a build's sources (one scan per dump of a series) are registered by a
+sources hook (`on_sources`), which a build runs with its source names before it plans
+(`configure_sources`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import graphlib
 import importlib
 import importlib.util
 import pkgutil
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
@@ -64,6 +66,16 @@ class Target:
     exports: tuple[Export, ...] = ()
 
 
+@dataclass(frozen=True)
+class DocSection:
+    """A section of the stage reference (`docs/stages.md`, `engine.docs`): its key, the stage it
+    describes (cards link to it by key: `cards.stage_docs.section_link`), and its heading there
+    without the leading hashes (the link's anchor is made from it)."""
+
+    key: str
+    heading: str
+
+
 #: A function of a build's source names that registers the stages those names call for.
 SourcesHook = Callable[[Collection[str]], None]
 
@@ -71,6 +83,11 @@ _STAGES: dict[str, Stage] = {}
 _TARGETS: dict[str, Target] = {}
 _SOURCES_HOOKS: list[SourcesHook] = []
 _ALIASES: dict[str, Alias] = {}
+_DOCS: dict[str, DocSection] = {}
+#: Stage instance -> the key of the section describing it (the same stage over other sources).
+_DOC_INSTANCES: dict[str, str] = {}
+#: (pattern of numbered instance names, key of the section describing them).
+_DOC_NUMBERED: list[tuple[re.Pattern[str], str]] = []
 _loaded = False
 #: The dataset whose pipeline is being imported (what `register_target` records as `Target.dataset`).
 _loading = ""
@@ -127,6 +144,31 @@ def register_alias(alias: str, name: str, why: str) -> None:
     _ALIASES[alias] = Alias(alias, name, why)
 
 
+def register_docs(key: str, heading: str, *, instances: tuple[str, ...] = ()) -> None:
+    """Declare the section of `docs/stages.md` headed `heading` that describes the stage `key` and
+    its `instances` (the same stage registered under other names, over other sources)."""
+    if key in _DOCS:
+        raise ValueError(f"docs section {key!r} registered twice")
+    _DOCS[key] = DocSection(key, heading)
+    _describe(key, instances)
+
+
+def register_doc_instances(key: str, *instances: str, numbered: str = "") -> None:
+    """Have the docs section `key` (which another dataset may declare) describe more instances of
+    its stage: `instances` by name, and every name matching `numbered` (a regular expression, such
+    as the scans `wikidata_0`, `wikidata_1`, … of a series, registered by a sources hook)."""
+    _describe(key, instances)
+    if numbered:
+        _DOC_NUMBERED.append((re.compile(numbered), key))
+
+
+def _describe(key: str, instances: tuple[str, ...]) -> None:
+    for name in instances:
+        if name in _DOC_INSTANCES:
+            raise ValueError(f"stage {name!r} given a docs section twice")
+        _DOC_INSTANCES[name] = key
+
+
 def declare_datasets(package: str) -> None:
     """Name the package whose subpackages are the datasets: each one with a `pipeline` module
     registers its stages and targets there (imported at the first lookup, in name order; the
@@ -180,6 +222,22 @@ def aliases() -> dict[str, Alias]:
     """All registered aliases by alias name."""
     _load()
     return dict(_ALIASES)
+
+
+def doc_sections() -> dict[str, DocSection]:
+    """Every section of the stage reference the pipelines declare, by key."""
+    _load()
+    return dict(_DOCS)
+
+
+def doc_section_of(stage: str) -> str | None:
+    """The key of the docs section describing the stage (or instance) named `stage`, if any."""
+    _load()
+    key = _DOC_INSTANCES.get(stage, stage)
+    for pattern, section in _DOC_NUMBERED:
+        if pattern.fullmatch(stage):
+            key = section
+    return key if key in _DOCS else None
 
 
 def datasets() -> dict[str, tuple[str, ...]]:

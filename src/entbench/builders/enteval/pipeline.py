@@ -24,7 +24,7 @@ from entbench.builders.enteval.stages.ned import NedStage
 from entbench.builders.enteval.stages.rare import RareStage
 from entbench.builders.enteval.stages.tasks import EntEvalTasks
 from entbench.builders.enteval.stages.wikient import WikiEnt, WikiEntDescriptions
-from entbench.engine.registry import Export, register_stage, register_target
+from entbench.engine.registry import Export, register_docs, register_stage, register_target
 
 register_stage(WikiEntDescriptions())
 register_stage(WikiEnt())
@@ -59,3 +59,20 @@ register_target(
     card="enteval",
     exports=(Export("enteval", "tasks"),),
 )
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("wikient_descriptions", "wikient_descriptions — article descriptions")
+register_docs("wikient", "wikient — hyperlinked sentences")
+register_docs("enteval_tasks", "enteval_tasks — the EntEval task files")
+register_docs(
+    "enteval_esr",
+    "enteval_kore, enteval_wikisrs — entity similarity and relatedness",
+    instances=("enteval_kore", "enteval_wikisrs"),
+)
+register_docs("enteval_ert", "enteval_ert — entity relation typing")
+register_docs("enteval_conll_yago", "enteval_conll_yago — named entity disambiguation")
+register_docs("enteval_rare", "enteval_rare — rare entity prediction")
+register_docs("enteval_cap", "enteval_cap — coreference arc prediction")
+register_docs("enteval_cerp", "enteval_cerp — contextualized entity relationship prediction")
+register_docs("enteval_et", "enteval_et — entity typing")
+register_docs("enteval_efp", "enteval_efp — entity factuality prediction")

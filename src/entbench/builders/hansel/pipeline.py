@@ -44,7 +44,14 @@ from entbench.builders.hansel.stages.train import HanselTrain
 from entbench.builders.hansel.stages.zeroshot import HanselZeroshot
 from entbench.builders.wikipedia.stages.scan import WikipediaScan
 from entbench.builders.wikipedia.stages.title_qid import TitleQid
-from entbench.engine.registry import Export, register_alias, register_stage, register_target
+from entbench.engine.registry import (
+    Export,
+    register_alias,
+    register_doc_instances,
+    register_docs,
+    register_stage,
+    register_target,
+)
 
 WIKI = "wiki"
 #: The name of the wiki source (and scan) in the published Hansel setting, accepted for `wiki`.
@@ -128,4 +135,20 @@ register_target(
     "AT-base, what a linker needs (sources: wiki, wikidata_old, wikidata_new)",
     card="hansel_kb",
     exports=(Export("hansel-kb", "jsonl"),),
+)
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("hansel_links", "hansel_links — wiki documents and their links")
+register_docs("hansel", "hansel — training and validation mentions")
+register_docs("hansel_corpus", "hansel_corpus — alias matches in a raw corpus")
+register_docs("hansel_fewshot", "hansel_fewshot — few-shot annotation candidates")
+register_docs("hansel_zeroshot", "hansel_zeroshot — zero-shot entity pool")
+register_docs("hansel_kb", "hansel_kb — the entity KB a linker encodes")
+# Instances of other datasets' stages registered here, each described by its stage's section.
+register_doc_instances("wikipedia", WIKI)
+register_doc_instances("title_qid", "hansel_title_qid")
+register_doc_instances("alias_table", ALIAS_STAGE)
+register_doc_instances("mention_stats", "hansel_mention_stats")
+register_doc_instances(
+    "mem_audit", "hansel_mem_audit", "hansel_fewshot_mem_audit", "hansel_zeroshot_mem_audit"
 )
