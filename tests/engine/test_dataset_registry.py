@@ -2,7 +2,8 @@
 targets with their card module and release formats, and the stage reference's sections on its
 stages; every list of targets, cards, export commands and docs headings elsewhere is read from the
 registry: `entbench targets` (what `make run` builds), the golden check, `cards.registry`,
-`cards.stage_docs`, the `export` group and the tests."""
+`cards.stage_docs`, `cards.cross_leakage` (which targets are benchmarks, and their tables), the
+`export` group and the tests; the Hub metadata is part of each target's own card."""
 
 from __future__ import annotations
 
@@ -55,6 +56,29 @@ def test_make_run_and_the_golden_check_build_what_entbench_targets_prints(run_cl
     assert [n for n in registry.targets() if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", run)] == []
     golden = (SRC / "golden.py").read_text(encoding="utf-8")
     assert [n for n in registry.targets() if f'"{n}"' in golden] == []
+
+
+def test_the_cards_package_lists_no_targets_outside_their_own_card_modules() -> None:
+    # Names that are only targets (hyphenated: stages and sources are not); each target's own card
+    # module (cards/targets/) registers its card under its name, nothing else in cards/ names one.
+    only_targets = [n for n in registry.targets() if n not in registry.stages() and "-" in n]
+    assert len(only_targets) >= 9
+    files = [SRC / "golden.py", *(SRC / "cards").glob("*.py")]
+    found = [
+        f"{p.name}: {n}" for p in files for n in only_targets if f'"{n}"' in p.read_text(encoding="utf-8")
+    ]
+    assert found == []
+    benchmarks = {n for n, t in registry.targets().items() if t.audited is not None}
+    assert benchmarks == {
+        "wikireading",
+        "wikient",
+        "enteval-tasks",
+        "hansel-train",
+        "hansel-fewshot",
+        "hansel-zeroshot",
+        "kb-series",
+    }
+    assert card_for("hansel-fewshot").hub.paper.startswith("Hansel") and not card_for("kb").hub.paper
 
 
 def test_each_target_names_the_card_module_that_registers_its_sections() -> None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench.cards.build_view import BuildView
+from entbench.cards.hub import HubMetadata
 from entbench.cards.model import Content, Section
 from entbench.engine import registry
 
@@ -41,6 +42,8 @@ class TargetCard:
     summary: str = ""
     #: What the tables hold, which decides the card's licence (None: judged by the dumps read).
     content: Content | None = None
+    #: The Hub's task metadata and the paper the target rebuilds (`cards.hub`; empty: none).
+    hub: HubMetadata = field(default_factory=HubMetadata)
 
 
 _CARDS: dict[str, TargetCard] = {}
@@ -53,11 +56,12 @@ def register_card(
     splits: tuple[str, ...] = (),
     summary: str = "",
     content: Content | None = None,
+    hub: HubMetadata | None = None,
 ) -> None:
     """Declare the card sections of `target` (once per target)."""
     if target in _CARDS:
         raise ValueError(f"card sections for {target!r} registered twice")
-    _CARDS[target] = TargetCard(target, sections, splits, summary, content)
+    _CARDS[target] = TargetCard(target, sections, splits, summary, content, hub or HubMetadata())
 
 
 def card_module(target: str) -> str | None:

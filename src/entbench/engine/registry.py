@@ -20,6 +20,7 @@ import pkgutil
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Literal
 
 from entbench.engine.stage import Stage
 from entbench.errors import UserError
@@ -51,6 +52,27 @@ class Export:
 
 
 @dataclass(frozen=True)
+class AuditedTable:
+    """One table of a benchmark target as `entbench audit leakage` reads it (`cards.cross_leakage`):
+    its role (`all` where the benchmark has no split) and the columns holding each kind of key:
+    `documents`, page ids of the wiki the Wikipedia scan `wiki_stage` read; `entities`, QIDs;
+    `pair`, (mention column, entity column)."""
+
+    stage: str
+    table: str
+    role: Literal["train", "evaluation", "all"]
+    documents: tuple[str, ...] = ()
+    wiki_stage: str = ""
+    entities: tuple[str, ...] = ()
+    pair: tuple[str, str] | None = None
+
+    @property
+    def name(self) -> str:
+        """`stage.table`, as the audit's report names the table."""
+        return f"{self.stage}.{self.table}"
+
+
+@dataclass(frozen=True)
 class Target:
     """A user-facing build target: a named set of final stages, and how it is published."""
 
@@ -64,6 +86,9 @@ class Target:
     card: str | None = None
     #: The release formats `entbench export` writes it in.
     exports: tuple[Export, ...] = ()
+    #: If the target is a benchmark, the tables the leakage audit across benchmarks reads (empty:
+    #: found in the build, as EntEval's task tables are); None: not a benchmark.
+    audited: tuple[AuditedTable, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -128,13 +153,15 @@ def register_target(
     *,
     card: str | None = None,
     exports: tuple[Export, ...] = (),
+    audited: tuple[AuditedTable, ...] | None = None,
 ) -> None:
     """Declare a target built by `entbench build NAME`: its final stages, the line `entbench build
-    --help` shows, the `entbench.cards.targets` module with its card sections (`Target.card`) and
-    the formats `entbench export` writes it in."""
+    --help` shows, the `entbench.cards.targets` module with its card sections (`Target.card`), the
+    formats `entbench export` writes it in and, for a benchmark, the tables `entbench audit
+    leakage` compares (`Target.audited`)."""
     if name in _TARGETS:
         raise ValueError(f"target {name!r} registered twice")
-    _TARGETS[name] = Target(name, stages, description, _loading, card, exports)
+    _TARGETS[name] = Target(name, stages, description, _loading, card, exports, audited)
 
 
 def register_alias(alias: str, name: str, why: str) -> None:

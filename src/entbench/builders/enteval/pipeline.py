@@ -24,7 +24,7 @@ from entbench.builders.enteval.stages.ned import NedStage
 from entbench.builders.enteval.stages.rare import RareStage
 from entbench.builders.enteval.stages.tasks import EntEvalTasks
 from entbench.builders.enteval.stages.wikient import WikiEnt, WikiEntDescriptions
-from entbench.engine.registry import Export, register_docs, register_stage, register_target
+from entbench.engine.registry import AuditedTable, Export, register_docs, register_stage, register_target
 
 register_stage(WikiEntDescriptions())
 register_stage(WikiEnt())
@@ -35,6 +35,19 @@ register_target(
     "wikidata; EntEval §4.3)",
     card="wikient",
     exports=(Export("enteval", "wikient-tsv"),),
+    # An instance uses two documents: its sentence's page and the linked page, whose first 100
+    # tokens are its description.
+    audited=(
+        AuditedTable(
+            "wikient",
+            "wikient",
+            "all",
+            ("page_id", "target_page_id"),
+            "wikipedia",
+            ("target_qid",),
+            ("mention", "target_qid"),
+        ),
+    ),
 )
 
 TASK_STAGES: tuple[TaskStage, ...] = (
@@ -58,6 +71,7 @@ register_target(
     "task sources named by parameters; a task without sources is skipped and listed",
     card="enteval",
     exports=(Export("enteval", "tasks"),),
+    audited=(),  # each task's tables, found in the build (`cards.cross_leakage`)
 )
 
 # The sections of the stage reference (docs/stages.md) describing these stages.

@@ -45,6 +45,7 @@ from entbench.builders.hansel.stages.zeroshot import HanselZeroshot
 from entbench.builders.wikipedia.stages.scan import WikipediaScan
 from entbench.builders.wikipedia.stages.title_qid import TitleQid
 from entbench.engine.registry import (
+    AuditedTable,
     Export,
     register_alias,
     register_doc_instances,
@@ -111,6 +112,12 @@ register_target(
     "Hansel train/validation from a wiki's links to E_known (sources: wiki, wikidata_old, wikidata_new)",
     card="hansel",
     exports=(Export("hansel-train", "jsonl"),),
+    audited=(
+        AuditedTable(TRAIN_STAGE, "train", "train", ("page_id",), WIKI, ("gold_id",), ("mention", "gold_id")),
+        AuditedTable(
+            TRAIN_STAGE, "validation", "evaluation", ("page_id",), WIKI, ("gold_id",), ("mention", "gold_id")
+        ),
+    ),
 )
 register_target(
     "hansel-fewshot",
@@ -119,6 +126,12 @@ register_target(
     "wikidata_old, wikidata_new; Hansel appendix A)",
     card="hansel_fewshot",
     exports=(Export("hansel-test", "jsonl"),),  # Hansel-FS, from the annotated candidates
+    # The candidates carry the alias table's top candidate (`at1`), not a gold entity.
+    audited=(
+        AuditedTable(
+            "hansel_fewshot", "fewshot_candidates", "all", entities=("at1",), pair=("mention", "at1")
+        ),
+    ),
 )
 register_target(
     "hansel-zeroshot",
@@ -127,6 +140,10 @@ register_target(
     "wikidata_old, wikidata_new, wiki)",
     card="hansel",
     exports=(Export("hansel-test", "jsonl"),),  # Hansel-ZS, from the annotated pool
+    # The pool's mention of an entity is its page title.
+    audited=(
+        AuditedTable("hansel_zeroshot", "zeroshot_pool", "all", entities=("qid",), pair=("title", "qid")),
+    ),
 )
 register_target(
     "hansel-kb",

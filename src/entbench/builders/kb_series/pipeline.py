@@ -21,6 +21,7 @@ from entbench.builders.kb_series.stages.new import SeriesNew
 from entbench.builders.kb_series.stages.zeroshot import SeriesZeroshot
 from entbench.builders.wikidata.stages.scan import WikidataScan
 from entbench.engine.registry import (
+    AuditedTable,
     on_sources,
     register_doc_instances,
     register_docs,
@@ -52,6 +53,7 @@ register_target(
     "E_new of each consecutive pair of N Wikidata dumps in date order, with coarse types and a "
     "zero-shot pool, and every entity's first dump (sources: wikidata_0, wikidata_1, …)",
     card="kb_series",
+    audited=(AuditedTable("series_new", "new_entities", "all", entities=("qid",)),),
 )
 
 # The sections of the stage reference (docs/stages.md) describing these stages.

@@ -31,7 +31,7 @@ from entbench.builders.wikireading.stages.instances import WikiReadingInstances
 from entbench.builders.wikireading.stages.splits import WikiReadingSplit
 from entbench.builders.wikireading.stages.stats import WikiReadingStats
 from entbench.builders.wikireading.stages.triples import WikiReadingTriples
-from entbench.engine.registry import Export, register_docs, register_stage, register_target
+from entbench.engine.registry import AuditedTable, Export, register_docs, register_stage, register_target
 
 register_stage(WikiReadingTriples())
 register_stage(WikiReadingInstances())
@@ -55,6 +55,11 @@ register_target(
     "WikiReading train/valid/test and property statistics (sources: wikidata, wikipedia)",
     card="wikireading",
     exports=(Export("wikireading", "wikireading-json"), Export("wikireading", "recycled")),
+    audited=(
+        AuditedTable("wikireading", "train", "train", ("document_id",), "wikipedia", ("qid",)),
+        AuditedTable("wikireading", "valid", "evaluation", ("document_id",), "wikipedia", ("qid",)),
+        AuditedTable("wikireading", "test", "evaluation", ("document_id",), "wikipedia", ("qid",)),
+    ),
 )
 
 # The sections of the stage reference (docs/stages.md) describing these stages.
