@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# pyarrow looks numpy.ma up at the first pa.array(ndarray), and numpy imports it lazily (~0.1 s):
+# imported with the rest, not inside the first task that converts an array.
+import numpy.ma
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -147,6 +147,8 @@ class StageContext:
     inputs: Mapping[str, UpstreamOutput]
     workdir: str  # the stage's `.incomplete/…` directory (shards and markers live here)
     options: BuildOptions
+    #: The stage's own phases once they ran (`Stage.phases`), read like `inputs`.
+    phases: Mapping[str, UpstreamOutput] = field(default_factory=dict)
 
     @property
     def scratch(self) -> Path:
@@ -292,6 +294,22 @@ class Stage:
         return ()
 
     # --- work -------------------------------------------------------------------------------
+    def phases(self, ctx: StageContext) -> Sequence[tuple[Stage, Params]]:
+        """Map/reduce rounds that run before this stage's own work, each a stage with its
+        parameters (none by default).
+
+        A repartition join routes rows by one key, joins each partition, and then this stage's map
+        routes the joined rows by its own key: two shuffles, where a stage has one. Each phase is
+        planned and run like a stage, in this stage's work directory (`_phases/`, resumed like
+        any stage and deleted when this stage completes); its inputs are this stage's and the
+        phases before it, and this stage's tasks read it as `ctx.phases[name]`. The runner asks
+        again after each phase has run (`ctx.phases` then holds those run so far) and runs the
+        first one listed that has not: a stage may list phases the data calls for. Phases are how
+        this stage computes, not what it reads: they do not enter its fingerprint (its `version`
+        covers them). What they count stays in their own manifests (`ctx.phases[name].stats`): the
+        stage reports what it means to in `finalize`."""
+        return ()
+
     def map_tasks(self, ctx: StageContext) -> Iterable[MapTask]:
         """Map tasks, in a deterministic order. Empty for shard stages."""
         return ()

@@ -37,6 +37,9 @@ from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas.base import schema_hash, schema_to_json
 
+#: Where a stage's phases (`Stage.phases`) build, inside its work directory.
+PHASES_DIR = "_phases"
+
 
 def todo_shards(plan: StagePlan) -> list[int]:
     """The shards still to build: no record, or a recorded file missing or of another size."""
@@ -148,7 +151,7 @@ def promote(plan: StagePlan) -> None:
     """Move the finished directory into place; scratch is moved aside first and deleted after."""
     trash = plan.work_dir.parent / f".trash-{plan.work_dir.name}-{os.getpid()}"
     trash.mkdir(parents=True, exist_ok=True)
-    for name in ("_map", "_merge", "_shards", "_scratch"):
+    for name in ("_map", "_merge", "_shards", "_scratch", PHASES_DIR):
         path = plan.work_dir / name
         if path.exists():
             os.rename(path, trash / name)

@@ -48,6 +48,7 @@ from entbench.engine.stage import (
     SourceInfo,
     Stage,
     StageContext,
+    map_column,
 )
 from entbench.engine.stats import Stats, counted
 from entbench.errors import DataError
@@ -378,32 +379,35 @@ class WikidataScan(Stage):
     def reduce(
         self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
-        """Keep one revision per entity id (highest lastrevid, then latest line); drop the others' rows."""
+        """Keep one revision per entity id (highest lastrevid, then latest line); drop the others' rows.
+
+        Only the ids are read to find out: a shard without duplicates (a dump of current entities)
+        leaves every table as mapped, so a large one is sorted on disk instead of held."""
         stats = Stats()
-        entities = tables["entities"]
-        out: dict[str, pa.Table] = {}  # the tables left out are written as mapped, one at a time
-        if entities.num_rows:
-            ids = entities.column("id")
-            if pc.count_distinct(ids).as_py() != entities.num_rows:
-                entities, dropped = dedupe_entities(entities)
-                stats.add("duplicate_ids", len(dropped))
-                dup_rejects = [
-                    reject_record(
-                        ctx.sources[self.sources[0]].label,
-                        off,
-                        "duplicate_id",
-                        f"{ident} superseded by the revision at offset {kept}",
-                        b"",
-                    )
-                    for ident, off, kept in dropped
-                ]
-                write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
-                keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
-                for name, table in tables.items():  # every per-entity table carries its line's offset
-                    if name != "entities" and OFFSET_COLUMN in table.column_names:
-                        out[name] = table.filter(
-                            pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets)
-                        )
+        ids = map_column(tables, "entities", "id")
+        if not len(ids) or pc.count_distinct(ids).as_py() == len(ids):
+            stats.add("entities_written", len(ids))
+            return {}, stats
+        del ids
+        # Duplicate ids (a dump of several revisions): the shard's tables are deduped in memory.
+        entities, dropped = dedupe_entities(tables["entities"])
+        stats.add("duplicate_ids", len(dropped))
+        dup_rejects = [
+            reject_record(
+                ctx.sources[self.sources[0]].label,
+                off,
+                "duplicate_id",
+                f"{ident} superseded by the revision at offset {kept}",
+                b"",
+            )
+            for ident, off, kept in dropped
+        ]
+        write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
+        keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
+        out: dict[str, pa.Table] = {}
+        for name, table in tables.items():  # every per-entity table carries its line's offset
+            if name != "entities" and OFFSET_COLUMN in table.column_names:
+                out[name] = table.filter(pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets))
         out["entities"] = entities
         stats.add("entities_written", entities.num_rows)
         return out, stats
