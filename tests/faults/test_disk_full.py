@@ -124,6 +124,8 @@ INJECTIONS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "parquet-mid-shard": lambda mp: inject_parquet(mp, 7),  # wikidata_new, shard 1, third table
     "parquet-later-stage": lambda mp: inject_parquet(mp, 45),  # a DuckDB stage after both scans
     "map-record": lambda mp: inject_replace(mp, ".done.json.tmp", 2),
+    # a shard file's fsync runs on the reduce's background thread (`shards.durable_in_background`)
+    "fsync-parquet-shard": lambda mp: inject_fsync(mp, ".parquet.tmp", 3),
     "fsync-shard-marker": lambda mp: inject_fsync(mp, ".part-00001.json.tmp", 1),
     "fsync-manifest": lambda mp: inject_fsync(mp, "._MANIFEST.json.tmp", 3),
     "map-spill": lambda mp: inject_spill(mp, 40),
