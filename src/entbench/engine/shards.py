@@ -226,8 +226,8 @@ def write_row_groups(
     if is_url(path):
         return _write_parquet_fsspec(groups, rows, str(path), schema_with_meta, options)
     path = Path(path)
-    tmp: Path | None = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    assert tmp is not None
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    handed_over = False  # to the background thread, which then removes it if it must
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with pq.ParquetWriter(str(tmp), schema_with_meta, **options) as writer:
@@ -236,11 +236,11 @@ def write_row_groups(
         background: _Background | None = getattr(_THREAD, "background", None)
         if background is not None:
             background.futures.append(background.pool.submit(_move_into_place, tmp, path))
-            tmp = None  # the background job owns it now
+            handed_over = True
         else:
             _move_into_place(tmp, path)
     finally:
-        if tmp is not None and tmp.exists():
+        if not handed_over and tmp.exists():
             tmp.unlink()
     return written
 
