@@ -103,6 +103,7 @@ def analyse(
     scan_mixed = scan_ratio("seconds", scan_bz2)
     ratios = {
         "step": step_name(steps_of(sizes)[-1]) if by_step else None,
+        "sizes_mb": dict(sizes),
         **last,
         "peak_rss_mib_max": peak,
         "scaling_2_workers_min": min((t[f"speedup_{big}"] for t in targets.values()), default=None),

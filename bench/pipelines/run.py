@@ -17,7 +17,8 @@ rounds; every figure is a median.
 
 Sizes are named by their multiple of `--mb` (S, 64 MB by default: 256 is 4S, 1024 16S), and every
 ratio compares consecutive sizes. The JSON's `ratios` (the issues' Must-show) are those of the last
-step, between the two largest worlds (`ratios.step`; `ratios.by_step` has every step's):
+step, between the two largest worlds (`ratios.step`; `ratios.by_step` has every step's;
+`ratios.sizes_mb` the sizes it ran):
 * `time_ratio_4x_max`: the largest time ratio (one worker) over stages taking >= 1 s at the smaller
   size;
 * `rss_ratio_4x_max`: the largest peak-RSS ratio over stages, for one and for two workers;

@@ -85,7 +85,7 @@ def _help_texts(run_cli: CLI) -> dict[str, str]:
     for name, command in cli.commands.items():
         texts[name] = run_cli([name, "--help"]).output
         if isinstance(command, click.Group):
-            for sub in command.commands:
+            for sub in command.list_commands(click.Context(command)):
                 texts[f"{name} {sub}"] = run_cli([name, sub, "--help"]).output
     return texts
 
