@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import pyarrow as pa
 import pytest
+from msgspec import Meta
 
 from entbench.engine import registry
 from entbench.engine.config import BuildConfig, load_config, make_params
@@ -28,24 +29,19 @@ class ToyParams(Params):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"big": {"size": 100, "flag": True}}
 
 
-class ToyStage(Stage):
+@dataclass(eq=False)
+class ToyStage(Stage[ToyParams]):
     name = "toy"
-    params_type = ToyParams
     default_num_shards = 2
 
-    def __init__(self, name: str, column: str) -> None:
-        super().__init__(name)
-        self.column = column
+    stage_name: str
+    column: str
 
-    def fingerprint_extra(self) -> dict[str, Any]:
-        return {"column": self.column}
-
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: ToyParams) -> list[Output]:
         schema = pa.schema([pa.field(self.column, pa.int64(), nullable=False)])
         return [Output("rows", schema, (self.column,))]
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
-        assert isinstance(ctx.params, ToyParams)
+    def shard(self, ctx: StageContext[ToyParams], shard: int) -> tuple[dict[str, pa.Table], Stats]:
         values = [v for v in range(ctx.params.size) if v % ctx.num_shards == shard]
         rows = pa.table({self.column: pa.array(values[::-1], pa.int64())})
         return {"rows": rows}, Stats({"seen": len(values)})
@@ -62,6 +58,20 @@ def test_fingerprint_depends_on_params_and_instance_arguments(tmp_path: Path) ->
     assert base != plan_fingerprint(tmp_path, ToyStage("toy", "y"))
     assert base != plan_fingerprint(tmp_path, ToyStage("toy", "x"), {"size": 4})
     assert base != plan_fingerprint(tmp_path, ToyStage("toy", "x"), {"ratio": 0.25})
+
+
+def test_a_stage_declares_its_parameters_and_identity_once() -> None:
+    """`Stage[ToyParams]` names the parameters type; the dataclass fields are the whole identity."""
+    assert ToyStage.params_type is ToyParams
+    assert ToyStage("toy", "x").identity() == {"column": "x"}
+
+    @dataclass(eq=False)
+    class Wider(ToyStage):
+        upstream: tuple[str, ...] = ("a", "b")
+
+    assert Wider.params_type is ToyParams
+    assert Wider("toy", "x").identity() == {"column": "x", "upstream": ["a", "b"]}
+    assert Stage().identity() == {}
 
 
 def test_fingerprint_does_not_depend_on_where_the_stage_class_lives(tmp_path: Path) -> None:
@@ -209,3 +219,29 @@ def test_the_engine_alone_knows_no_dataset() -> None:
     error, imported = result.stdout.splitlines()
     assert error.startswith("no pipelines declared: import entbench.builders")
     assert imported == "[]"
+
+
+def test_declared_constraints_and_choices_are_one_line_errors() -> None:
+    """A `Meta` bound or a `Literal` on a parameter is checked by `msgspec.convert` and named in
+    the message, with the value given."""
+
+    @dataclass(frozen=True)
+    class Bounded(Params):
+        seed: Annotated[int, Meta(ge=1, description="the seed")] = 1
+        ratio: Annotated[float, Meta(gt=0, le=1)] = 0.5
+        mode: Literal["fast", "exact"] = "fast"
+        words: tuple[Annotated[str, Meta(min_length=1)], ...] = ()
+
+    assert make_params(Bounded, "b", {"seed": "3", "mode": "exact"}) == Bounded(seed=3, mode="exact")
+    cases = {
+        "seed": ("0", "b.seed: expected an integer >= 1, got '0'"),
+        "ratio": (1.5, "b.ratio: expected a number <= 1.0, got 1.5"),
+        "mode": ("slow", "b.mode: expected one of 'fast', 'exact', got 'slow'"),
+    }
+    for key, (value, message) in cases.items():
+        with pytest.raises(UserError) as caught:
+            make_params(Bounded, "b", {key: value})
+        assert str(caught.value) == message
+    with pytest.raises(UserError) as caught:
+        make_params(Bounded, "b", {"words": ["a", ""]})
+    assert str(caught.value) == "b.words: expected a string of length >= 1, got ''"
