@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from msgspec import Meta
 
@@ -14,9 +16,17 @@ from entbench.engine import registry
 from entbench.engine.config import BuildConfig, load_config, make_params
 from entbench.engine.runner import Builder
 from entbench.engine.shards import DuplicateKeyError, prepare_rows, shard_of, split_by_shard
-from entbench.engine.stage import BuildOptions, Output, Params, Stage, StageContext
+from entbench.engine.stage import (
+    BuildOptions,
+    Output,
+    Params,
+    Stage,
+    StageContext,
+    side_file_name,
+    write_side_file,
+)
 from entbench.engine.stats import Stats
-from entbench.errors import UserError
+from entbench.errors import DataError, UserError
 
 
 @dataclass(frozen=True)
@@ -245,3 +255,55 @@ def test_declared_constraints_and_choices_are_one_line_errors() -> None:
     with pytest.raises(UserError) as caught:
         make_params(Bounded, "b", {"words": ["a", ""]})
     assert str(caught.value) == "b.words: expected a string of length >= 1, got ''"
+
+
+@dataclass(eq=False)
+class NotingStage(ToyStage):
+    """A toy stage that declares a side file, and writes it unless told not to."""
+
+    side_files = ("note",)
+    write_note: bool = True
+
+    def finalize(self, ctx: StageContext[ToyParams], directory: Path, stats: Stats) -> dict[str, Any]:
+        if self.write_note:
+            write_side_file(directory, "note", {"size": ctx.params.size, "column": self.column})
+        return {}
+
+
+@dataclass(eq=False)
+class ReadingStage(ToyStage):
+    """A toy stage that sizes itself from its upstream's side file, read through the engine."""
+
+    upstream: str = "noting"
+
+    def __post_init__(self) -> None:
+        self.inputs = (self.upstream,)
+
+    def shard(self, ctx: StageContext[ToyParams], shard: int) -> tuple[dict[str, pa.Table], Stats]:
+        note = ctx.inputs[self.upstream].side_file("note")
+        rows = pa.table({self.column: pa.array([int(note["size"]) + shard], pa.int64())})
+        return {"rows": rows}, Stats({"noted": 1})
+
+
+def test_a_declared_side_file_is_recorded_and_read_downstream_through_the_engine(tmp_path: Path) -> None:
+    from entbench.engine.executors.local import InlineExecutor
+
+    config = BuildConfig(sources={}, params={"noting": {"size": 5}})
+    builder = Builder(tmp_path, config, BuildOptions(progress=False))
+    noted = builder.run(builder.plan(NotingStage("noting", "x"), {}), InlineExecutor())
+    assert set(noted.side_files) == {"note"}
+    assert noted.side_file("note") == {"size": 5, "column": "x"}
+    manifest = json.loads((Path(noted.directory) / "_MANIFEST.json").read_text())
+    assert list(manifest["files"]) == [side_file_name("note")]
+    reading = builder.run(builder.plan(ReadingStage("reading", "y"), {"noting": noted}), InlineExecutor())
+    assert [pq.read_table(f).column("y").to_pylist() for f in reading.files("rows")] == [[5], [6]]
+    with pytest.raises(DataError, match="has no side file 'other'"):
+        noted.side_file("other")
+
+
+def test_a_side_file_declared_and_not_written_stops_the_stage(tmp_path: Path) -> None:
+    from entbench.engine.executors.local import InlineExecutor
+
+    builder = Builder(tmp_path, BuildConfig(sources={}, params={}), BuildOptions(progress=False))
+    with pytest.raises(RuntimeError, match=r"noting declares side files it did not write: \['_note.json'\]"):
+        builder.run(builder.plan(NotingStage("noting", "x", write_note=False), {}), InlineExecutor())

@@ -29,8 +29,9 @@ import numpy as np
 import pyarrow as pa
 from typing_extensions import TypeVar
 
-from entbench.engine.shards import shards_of, split_by_shard_ids
+from entbench.engine.shards import atomic_write_text, shards_of, split_by_shard_ids
 from entbench.engine.stats import Stats
+from entbench.errors import DataError
 
 LAYERS = ("normalized", "derived", "benchmarks")
 
@@ -70,9 +71,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def _identity_value(value: Any) -> Any:
-    """A stage's construction field as JSON: another stage by its name, a path as text."""
+    """A stage's construction field as JSON: another stage by its name, a path as text, a column
+    by `name:type`."""
     if isinstance(value, Stage):
         return value.stage_name
+    if isinstance(value, pa.Field):
+        return f"{value.name}:{value.type}"
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, tuple | list):
@@ -97,6 +101,18 @@ class Output:
     sort_by: tuple[str, ...]
     may_be_empty: bool = False
     sized_by_data: bool = True
+
+
+def side_file_name(name: str) -> str:
+    """The file side file `name` is kept in, in its stage's directory (`_` keeps Parquet readers
+    of the directory off it)."""
+    return f"_{name}.json"
+
+
+def write_side_file(directory: Path, name: str, doc: Mapping[str, Any]) -> None:
+    """Write a side file the stage declares (`Stage.side_files`) from its `finalize`."""
+    text = json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    atomic_write_text(directory / side_file_name(name), text)
 
 
 @dataclass(frozen=True)
@@ -133,10 +149,24 @@ class UpstreamOutput:
     #: Bytes of each shard file per table (`tables`' order), from the manifest: what automatic
     #: shard counts of downstream stages are sized from (`engine.inputs`).
     sizes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    #: The side files it wrote (`Stage.side_files`): name -> absolute path.
+    side_files: Mapping[str, str] = field(default_factory=dict)
 
     def files(self, table: str) -> list[str]:
         """All shard files of `table`, in shard order."""
         return list(self.tables[table])
+
+    def side_file(self, name: str) -> dict[str, Any]:
+        """The JSON document of a side file the stage declares (`Stage.side_files`): how a
+        downstream stage reads what an upstream one wrote besides its tables, without knowing
+        where or how it was written."""
+        path = self.side_files.get(name)
+        if path is None:
+            raise DataError(f"{self.directory}: {self.stage} has no side file {name!r}; rebuild it")
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(doc, dict):
+            raise DataError(f"{path}: a side file holds a JSON object, got {type(doc).__name__}")
+        return doc
 
 
 @dataclass(frozen=True)
@@ -154,16 +184,19 @@ class BuildOptions:
     shuffle_groups: int = 64
 
 
-#: A stage's parameters type (`Stage[P]`, `StageContext[P]`); a bare `StageContext` has `Params`.
-P = TypeVar("P", bound=Params, default=Params)
+#: A context's parameters type: a `StageContext[TopSnaksParams]` is a `StageContext` (of `Params`),
+#: so helpers that read only what every context has take any stage's.
+P_co = TypeVar("P_co", bound=Params, default=Params, covariant=True)
+#: A stage's parameters type (`Stage[TopSnaksParams]`); the engine holds stages of any (`Stage`).
+P = TypeVar("P", bound=Params, default=Any)
 
 
 @dataclass(frozen=True)
-class StageContext(Generic[P]):
+class StageContext(Generic[P_co]):
     """Everything a task needs, picklable so it can travel to worker processes."""
 
     stage: str
-    params: P
+    params: P_co
     num_shards: int
     sources: Mapping[str, SourceInfo]
     inputs: Mapping[str, UpstreamOutput]
@@ -291,6 +324,10 @@ class Stage(Generic[P]):
     #: Unit of progress reported by tasks (shown on the bar): "B" for bytes of input, else a noun.
     progress_unit: ClassVar[str] = "shard"
     progress_items: ClassVar[str] = "rows"
+    #: Side files `finalize` writes (`write_side_file`): small JSON documents downstream stages read
+    #: besides the tables, as `ctx.inputs[stage].side_file(name)` (a wiki's siteinfo, an alias
+    #: table's normaliser). The engine checks they were written and records them in the manifest.
+    side_files: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str | None = None) -> None:
         self.stage_name = name or self.name
