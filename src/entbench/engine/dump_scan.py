@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from entbench.engine.shards import atomic_write_text
-from entbench.engine.stage import MapTask, Params, ProgressFn, SourceInfo, Stage, StageContext
+from entbench.engine.stage import MapTask, P, ProgressFn, SourceInfo, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
 from entbench.readers.compressed.dumps import StreamTruncated, byte_ranges, detect_compression
@@ -133,7 +133,7 @@ class Rejects:
             path.unlink(missing_ok=True)
 
 
-class DumpScan(Stage):
+class DumpScan(Stage[P]):
     """A map/reduce stage over one raw dump source (`self.sources[0]`); see the module docstring."""
 
     #: Estimated decompressed/compressed size ratio of the format, per compression.
@@ -156,7 +156,7 @@ class DumpScan(Stage):
         """Estimated decompressed bytes of the dump."""
         return src.size * self.expansion[detect_compression(src.path)]
 
-    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+    def resolve_num_shards(self, params: P, sources: Mapping[str, SourceInfo]) -> int:
         """`num_shards` if given, else one shard per `auto_shard_bytes` of decompressed input."""
         requested = getattr(params, "num_shards", 0)
         if requested:
@@ -167,11 +167,11 @@ class DumpScan(Stage):
         """Decompressed bytes per map task for this dump (`task_bytes`)."""
         return task_bytes(ctx, self.input_bytes(self.dump(ctx)))
 
-    def progress_total(self, ctx: StageContext) -> int | None:
+    def progress_total(self, ctx: StageContext[P]) -> int | None:
         """Progress is measured in bytes of the file on disk (compressed bytes for .gz/.bz2)."""
         return self.dump(ctx).size
 
-    def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
+    def on_map_done(self, ctx: StageContext[P], done: Mapping[str, Any], progress: ProgressFn) -> None:
         """Advance the bar over tasks finished by an earlier run."""
         stats = done["stats"]
         progress(int(stats.get("input_progress_bytes", 0)), int(stats.get(self.items_stat, 0)))
@@ -225,7 +225,7 @@ class DumpScan(Stage):
         """A collector of one map task's bad records (write it with `Rejects.write`)."""
         return Rejects(self.dump(ctx).label, stats)
 
-    def check_map_stats(self, ctx: StageContext, stats: Stats, map_dir: Path) -> None:
+    def check_map_stats(self, ctx: StageContext[P], stats: Stats, map_dir: Path) -> None:
         """Stop as soon as more records were rejected than `--max-bad-lines` allows."""
         bad = stats.get("rejected_total", 0)
         limit = ctx.options.max_bad_lines

@@ -33,6 +33,7 @@ from entbench.engine.manifest import (
 from entbench.engine.plan import StagePlan
 from entbench.engine.shards import atomic_write_text, file_sha256
 from entbench.engine.shuffle import ShuffleLayout, read_done
+from entbench.engine.stage import side_file_name
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas.base import schema_hash, schema_to_json
@@ -99,8 +100,12 @@ def write_manifest(plan: StagePlan, map_stats: Stats) -> None:
             "rows": sum(s["rows"] for s in shards),
             "shards": shards,
         }
+    declared = [side_file_name(name) for name in plan.stage.side_files]
+    unwritten = [name for name in declared if not (work / name).is_file()]
+    if unwritten:
+        raise RuntimeError(f"{plan.stage.stage_name} declares side files it did not write: {unwritten}")
     files = {}
-    for extra_file in sorted(extra.pop("files", [])):
+    for extra_file in sorted({*extra.pop("files", []), *declared}):
         path = work / extra_file
         files[extra_file] = {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
     manifest = {

@@ -28,20 +28,18 @@ stages over `title_qid_kb` (Wikidata `wikidata_new`), for builds with a `kb`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import Meta
 
 from entbench.builders.alias.stages.by_title import AnchorsByTitle, ByTitleParams
-from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.duck import stage_connection
 from entbench.engine.inputs import Span, partitions_for, read_span, row_group_spans
-from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -50,13 +48,13 @@ from entbench.engine.stage import (
     ProgressFn,
     Stage,
     StageContext,
+    write_side_file,
 )
 from entbench.engine.stats import Stats
-from entbench.filters.mentions import CONVERTERS, SCHEMES, MentionNormalizer
+from entbench.filters.mentions import Converter, MentionNormalizer, Scheme
+from entbench.readers.mediawiki.xml_dump import SiteInfo
 from entbench.schemas.alias import ALIAS_TABLE
 
-#: Written next to the shards: how mentions were normalised, so lookups normalise the same way.
-NORMALIZATION_FILE = "_normalization.json"  # a sidecar: `_` keeps Parquet readers off it
 #: The phase that resolves anchors and titles, partition by partition of `title_qid`.
 BY_TITLE = "by_title"
 #: What map tasks emit: the three components, before the reducer sums them.
@@ -74,25 +72,55 @@ class AliasTableParams(Params):
         "mgenre": {"normalization": "mgenre"},
     }
 
-    preset: str = "hansel"
-    normalization: str = "hansel"
-    chinese: str = "auto"  # Traditional->Simplified: auto (when the wiki is zh), yes, no
-    converter: str = "opencc"  # or hanziconv (Hansel as published, its footnote 3)
-    title_weight: int = 1
-    redirect_weight: int = 1
-    drop_disambiguation: bool = True
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if self.normalization not in SCHEMES:
-            raise ValueError(f"normalization must be one of {', '.join(SCHEMES)}")
-        if self.chinese not in ("auto", "yes", "no"):
-            raise ValueError("chinese must be auto, yes or no")
-        if self.converter not in CONVERTERS:
-            raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}")
-        if self.title_weight < 0 or self.redirect_weight < 0:
-            raise ValueError("weights must be >= 0")
-        super().__post_init__()
+    preset: Annotated[
+        str,
+        Meta(description="`hansel` or `mgenre`: sets `normalization`"),
+    ] = "hansel"
+    normalization: Annotated[
+        Scheme,
+        Meta(
+            description=(
+                "`hansel`: Traditional → Simplified for Chinese (OpenCC), NFKC, whitespace collapsed,"
+                " case kept; `mgenre`: as mGENRE (NFKD, `•`/`．` → `·`)"
+            )
+        ),
+    ] = "hansel"
+    chinese: Annotated[
+        Literal["auto", "yes", "no"],
+        Meta(
+            description=(
+                "Traditional → Simplified conversion: `auto` (when the wiki is Chinese), `yes` or `no`"
+            )
+        ),
+    ] = "auto"
+    converter: Annotated[
+        Converter,
+        Meta(
+            description=(
+                "the Traditional → Simplified converter: `opencc` (phrases, then characters; the more"
+                " accurate), `hanziconv` (character by character, as the Hansel paper converted) or "
+                "`none`"
+            )
+        ),
+    ] = "opencc"
+    title_weight: Annotated[
+        int,
+        Meta(ge=0, description="count added for a page's own title"),
+    ] = 1
+    redirect_weight: Annotated[
+        int,
+        Meta(ge=0, description="count added for a redirect to the page"),
+    ] = 1
+    drop_disambiguation: Annotated[
+        bool,
+        Meta(description="drop candidates that are disambiguation pages"),
+    ] = True
+    num_shards: Annotated[
+        int,
+        Meta(
+            description="output shards; 0 = sized from the scan's Parquet, about one per 8 MB (~25 MB of XML)"
+        ),
+    ] = 0
 
 
 def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalizer:
@@ -103,44 +131,46 @@ def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalize
     return MentionNormalizer(str(params.get("normalization", "hansel")), chinese=zh, converter=converter)
 
 
-class AliasTable(Stage):
+@dataclass(eq=False)
+class AliasTable(Stage[AliasTableParams]):
     """Build AT-base from a Wikipedia scan and its title -> QID resolution."""
 
-    version = 2  # 2: `_normalization.json` (sidecars start with `_`)
+    version = 2  # 2: the `normalization` side file (sidecars start with `_`)
     layer = "derived"
-    params_type = AliasTableParams
     default_num_shards = 0
     shard_key = "mention"
     description = "AT-base: P(e|m) from anchors, titles and redirects (Hansel §3.1)"
     progress_unit = "task"
     progress_items = "mentions"
+    side_files = ("normalization",)
 
-    def __init__(self, name: str, title_qid: str, wikipedia: str = "wikipedia") -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.title_qid = title_qid
-        self.inputs = (wikipedia, title_qid)
+    stage_name: str
+    title_qid: str
+    wikipedia: str = "wikipedia"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.title_qid)
+
+    def outputs(self, params: AliasTableParams) -> list[Output]:
         """One table, `alias_table`."""
         return [Output("alias_table", ALIAS_TABLE, ("mention", "qid"))]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: AliasTableParams) -> dict[str, pa.Schema]:
         """Map tasks emit the components only; the reducer adds count, P(e|m) and rank."""
         return {"alias_table": PARTIAL}
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: AliasTableParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
-    def phases(self, ctx: StageContext) -> list[tuple[Stage, Params]]:
+    def phases(self, ctx: StageContext[AliasTableParams]) -> list[tuple[Stage, Params]]:
         """Anchors and titles resolved by title partition (`by_title`): about as many partitions as
         this stage has shards, a multiple of `title_qid`'s (`engine.inputs.partitions_for`)."""
         partitions = partitions_for(len(ctx.inputs[self.title_qid].files("title_qid")), ctx.num_shards)
         phase = AnchorsByTitle(f"{self.stage_name}.{BY_TITLE}", self.wikipedia, self.title_qid)
         return [(phase, ByTitleParams(num_shards=partitions))]
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[AliasTableParams]) -> Iterator[MapTask]:
         """One task per span of row groups of the resolved links, then one per span of the
         resolved titles (`by_title`)."""
         resolved = ctx.phases[f"{self.stage_name}.{BY_TITLE}"]
@@ -148,11 +178,12 @@ class AliasTable(Stage):
             for span in row_group_spans(resolved.files(table)):
                 yield MapTask(f"{table[0]}{span.task_id}", {**span.meta(), "table": table})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[AliasTableParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Normalise one span of resolved anchors (or titles) and count them per (mention, QID)."""
         params = ctx.params
-        assert isinstance(params, AliasTableParams)
-        language = read_siteinfo(ctx.inputs[self.wikipedia].directory).language
+        language = SiteInfo.from_json(ctx.inputs[self.wikipedia].side_file("siteinfo")).language
         normalizer = normalizer_for(params.to_json(), language)
         span = Span.from_meta(task.meta)
         table = str(task.meta["table"])
@@ -216,11 +247,10 @@ class AliasTable(Stage):
         return stats
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[AliasTableParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Sum the components per (mention, QID); add count, P(e|m) and rank."""
         params = ctx.params
-        assert isinstance(params, AliasTableParams)
         stats = Stats()
         partial = tables["alias_table"]
         con = stage_connection(ctx, tasks=ctx.num_shards)
@@ -261,12 +291,12 @@ class AliasTable(Stage):
             stats.add("mentions", int(mentions))
         return {"alias_table": result.cast(ALIAS_TABLE)}, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `_normalization.json` (scheme, Chinese conversion, converter, wiki language) for
-        lookups; report what the title resolution counted."""
-        language = read_siteinfo(ctx.inputs[self.wikipedia].directory).language
+    def finalize(self, ctx: StageContext[AliasTableParams], directory: Path, stats: Stats) -> dict[str, Any]:
+        """Write the `normalization` side file (scheme, Chinese conversion, converter, wiki language),
+        so lookups normalise as the keys were; report what the title resolution counted."""
+        language = SiteInfo.from_json(ctx.inputs[self.wikipedia].side_file("siteinfo")).language
         normalizer = normalizer_for(ctx.params.to_json(), language)
         doc = {**normalizer.to_json(), "language": language}
-        atomic_write_text(directory / NORMALIZATION_FILE, json.dumps(doc, sort_keys=True) + "\n")
+        write_side_file(directory, "normalization", doc)
         # What the title resolution counted (`links_unresolved`) is the stage's to report.
-        return {"files": [NORMALIZATION_FILE], **ctx.phases[f"{self.stage_name}.{BY_TITLE}"].stats}
+        return {**ctx.phases[f"{self.stage_name}.{BY_TITLE}"].stats}

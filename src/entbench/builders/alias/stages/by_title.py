@@ -84,39 +84,36 @@ class ByTitleParams(Params):
     num_shards: int = 1
 
 
-class AnchorsByTitle(Stage):
+@dataclass(eq=False)
+class AnchorsByTitle(Stage[ByTitleParams]):
     """Anchor counts and article titles of a scan, joined with `title_qid` one title partition at a time."""
 
     version = 1
     layer = "derived"
-    params_type = ByTitleParams
     shard_key = "title"
     description = "anchors and titles resolved to QIDs, partition by partition of title_qid"
     progress_unit = "task"
     progress_items = "links"
 
-    def __init__(self, name: str, wikipedia: str, title_qid: str) -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.title_qid = title_qid
-        self.inputs = (wikipedia, title_qid)
+    stage_name: str
+    wikipedia: str
+    title_qid: str
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {"wikipedia": self.wikipedia, "title_qid": self.title_qid}
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.title_qid)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: ByTitleParams) -> list[Output]:
         """`links` and `names` (see the module docstring)."""
         return [
             Output("links", RESOLVED_LINKS, ("anchor", "qid"), may_be_empty=True),
             Output("names", RESOLVED_NAMES, ("page_id",), may_be_empty=True),
         ]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: ByTitleParams) -> dict[str, pa.Schema]:
         """Anchor counts by (anchor, target title), and article titles, keyed by title."""
         return {"_anchors": _ANCHORS, "_pages": _PAGES}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[ByTitleParams]) -> Iterator[MapTask]:
         """One task per span of row groups of the scan's `pages` (its page-id range), sized by the
         page and link columns it reads."""
         scan = ctx.inputs[self.wikipedia]
@@ -124,7 +121,9 @@ class AnchorsByTitle(Stage):
             scan.files("pages"), PAGE_COLUMNS, (scan.files("links"), LINK_COLUMNS), key="page_id"
         )
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[ByTitleParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Count the span's links per (anchor, target) and route them, and its namespace-0 titles,
         by title."""
         span = Span.from_meta(task.meta)
@@ -145,7 +144,7 @@ class AnchorsByTitle(Stage):
         return Stats()
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[ByTitleParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Join the partition's anchors and titles with its part of `title_qid`."""
         stats = Stats()

@@ -24,7 +24,7 @@ reducers (`builders.hansel.resolution`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -108,41 +108,41 @@ class PartitionParams(Params):
     num_shards: int = 1
 
 
-class TitlesInKb(Stage):
+@dataclass(eq=False)
+class TitlesInKb(Stage[PartitionParams]):
     """Phase `by_qid`: the titles whose QID is in the kb, joined one QID partition at a time."""
 
     version = 1
     layer = "derived"
-    params_type = PartitionParams
     shard_key = "qid"
     description = "titles whose QID is in the kb, partition by partition of kb_entities"
     progress_unit = "task"
     progress_items = "titles"
 
-    def __init__(self, name: str, *, title_qid: str, kb: str) -> None:
-        super().__init__(name)
-        self.title_qid = title_qid
-        self.kb = kb
-        self.inputs = (title_qid, kb)
+    stage_name: str
+    _: KW_ONLY
+    title_qid: str
+    kb: str
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {"title_qid": self.title_qid, "kb": self.kb}
+    def __post_init__(self) -> None:
+        self.inputs = (self.title_qid, self.kb)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: PartitionParams) -> list[Output]:
         """`titles_kb`."""
         return [Output("titles_kb", TITLES_KB, ("title",), may_be_empty=True)]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: PartitionParams) -> dict[str, pa.Schema]:
         """Titles with their QID, keyed by QID."""
         return {"_titles": _TITLE_QIDS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[PartitionParams]) -> Iterator[MapTask]:
         """One task per span of row groups of `title_qid`."""
         for span in row_group_spans(ctx.inputs[self.title_qid].files("title_qid")):
             yield MapTask(span.task_id, span.meta())
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[PartitionParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Route the span's titles that have a QID by QID."""
         span = Span.from_meta(task.meta)
         path = ctx.inputs[self.title_qid].files("title_qid")[span.file]
@@ -153,7 +153,7 @@ class TitlesInKb(Stage):
         return Stats()
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[PartitionParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Join the partition's titles with its part of `kb_entities`."""
         kb = read_partition(
@@ -163,41 +163,39 @@ class TitlesInKb(Stage):
         return {"titles_kb": joined.select(TITLES_KB.names).cast(TITLES_KB)}, Stats()
 
 
-class ArticlesByTitle(Stage):
+@dataclass(eq=False)
+class ArticlesByTitle(Stage[PartitionParams]):
     """Phase `by_title`: the scan's articles and links with their titles' resolution and kb flags,
     joined one title partition at a time."""
 
     version = 1
     layer = "derived"
-    params_type = PartitionParams
     shard_key = "title"
     description = "articles and links with what their titles resolve to, partition by partition of title_qid"
     progress_unit = "task"
     progress_items = "links"
 
-    def __init__(self, name: str, *, wikipedia: str, title_qid: str, titles_kb: str) -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.title_qid = title_qid
-        self.titles_kb = titles_kb
-        self.inputs = (wikipedia, title_qid, titles_kb)
+    stage_name: str
+    _: KW_ONLY
+    wikipedia: str
+    title_qid: str
+    titles_kb: str
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {"wikipedia": self.wikipedia, "title_qid": self.title_qid, "titles_kb": self.titles_kb}
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.title_qid, self.titles_kb)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: PartitionParams) -> list[Output]:
         """`documents` and `links` (see the module docstring)."""
         return [
             Output("documents", DOCUMENTS, ("page_id",), may_be_empty=True),
             Output("links", LINKS, ("page_id", "ordinal"), may_be_empty=True),
         ]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: PartitionParams) -> dict[str, pa.Schema]:
         """The kb flags and the articles by title, the links by target."""
         return {"_kb": TITLES_KB, "_articles": _ARTICLES, "_links": _LINKS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[PartitionParams]) -> Iterator[MapTask]:
         """One task per span of `titles_kb`, then one per span of row groups of the scan's `pages`
         (its page-id range), sized by the page and link columns it reads."""
         for span in row_group_spans(ctx.inputs[self.titles_kb].files("titles_kb")):
@@ -208,7 +206,9 @@ class ArticlesByTitle(Stage):
         ):
             yield MapTask(task.task_id, {**task.meta, "side": "scan"})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[PartitionParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Route one span of kb flags by title, or one span's articles by title and links by target."""
         span = Span.from_meta(task.meta)
         stats = Stats()
@@ -235,7 +235,7 @@ class ArticlesByTitle(Stage):
         return stats
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[PartitionParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Join the partition's articles and links with its titles' resolution and kb flags."""
         titles = title_partition(

@@ -19,13 +19,14 @@ links by status (`documents_<status>`, `links_<status>`), links of dropped docum
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import Meta
 
 from entbench.builders.hansel.resolution import document_status, link_status
 from entbench.builders.hansel.stages.link_phases import (
@@ -59,7 +60,12 @@ LINK_BATCH_ROWS = 1 << 16
 class HanselLinksParams(Params):
     """Only the shard count: what counts as a document or a mention is spec §5's."""
 
-    num_shards: int = 0
+    num_shards: Annotated[
+        int,
+        Meta(
+            description="output shards; 0 = sized from the scan's Parquet, about one per 8 MB (~25 MB of XML)"
+        ),
+    ] = 0
 
 
 def page_shards(table: pa.Table, num_shards: int) -> np.ndarray:
@@ -67,28 +73,26 @@ def page_shards(table: pa.Table, num_shards: int) -> np.ndarray:
     return shards_of([str(p) for p in table.column("page_id").to_pylist()], num_shards)
 
 
-class HanselLinks(Stage):
+@dataclass(eq=False)
+class HanselLinks(Stage[HanselLinksParams]):
     """Documents and link decisions of a zhwiki scan against the kb."""
 
     version = 1
     layer = "derived"
-    params_type = HanselLinksParams
     default_num_shards = 0
     shard_key = "page_id"
     description = "zhwiki articles minus E_new pages; links resolved to E_known or dropped"
     progress_unit = "task"
     progress_items = "links"
 
-    def __init__(self, name: str, *, wikipedia: str, title_qid: str, kb: str = "entity_diff") -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.title_qid = title_qid
-        self.kb = kb
-        self.inputs = (wikipedia, title_qid, kb)
+    stage_name: str
+    _: KW_ONLY
+    wikipedia: str
+    title_qid: str
+    kb: str = "entity_diff"
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {"wikipedia": self.wikipedia, "title_qid": self.title_qid, "kb": self.kb}
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.title_qid, self.kb)
 
     def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
         """How many links of the zhwiki articles reach an E_known entity."""
@@ -99,18 +103,18 @@ class HanselLinks(Stage):
             "article(s) reach an E_known entity (the others are unresolved or reach E_new)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: HanselLinksParams) -> list[Output]:
         """`documents` and `links`."""
         return [
             Output("documents", schema.DOCUMENTS, ("page_id",)),
             Output("links", schema.LINKS, ("page_id", "ordinal")),
         ]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: HanselLinksParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
-    def phases(self, ctx: StageContext) -> list[tuple[Stage, Params]]:
+    def phases(self, ctx: StageContext[HanselLinksParams]) -> list[tuple[Stage, Params]]:
         """The titles whose QID is in the kb (`by_qid`), then the articles and links with their
         titles' resolution (`by_title`): `builders.hansel.stages.link_phases`. Each has about as
         many partitions as this stage has shards, a multiple of the shard count of the table it
@@ -134,18 +138,20 @@ class HanselLinks(Stage):
             ),
         ]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: HanselLinksParams) -> dict[str, pa.Schema]:
         """The resolved articles and links, keyed by page."""
         return {"_documents": RESOLVED_DOCUMENTS, "_links": RESOLVED_LINKS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[HanselLinksParams]) -> Iterator[MapTask]:
         """One task per span of row groups of the resolved articles, then of the resolved links."""
         resolved = ctx.phases[f"{self.stage_name}.{BY_TITLE}"]
         for table in ("documents", "links"):
             for span in row_group_spans(resolved.files(table)):
                 yield MapTask(f"{table[0]}{span.task_id}", {**span.meta(), "table": table})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[HanselLinksParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Route one span of resolved articles or links by page, as the Wikipedia scan routes pages."""
         span = Span.from_meta(task.meta)
         table = str(task.meta["table"])
@@ -156,7 +162,7 @@ class HanselLinks(Stage):
         return Stats()
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[HanselLinksParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Decide the shard's documents, then the links of its articles, a batch at a time."""
         stats = Stats()
@@ -204,7 +210,7 @@ class HanselLinks(Stage):
             "links": pa.concat_tables(kept) if kept else schema.LINKS.empty_table(),
         }, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[HanselLinksParams], directory: Path, stats: Stats) -> dict[str, Any]:
         """Report the pages that are not articles, which the `by_title` phase counted."""
         return dict(ctx.phases[f"{self.stage_name}.{BY_TITLE}"].stats)
 

@@ -16,10 +16,11 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import Meta
 
 from entbench.builders.wikidata.native import NativeRows, native_enabled
 from entbench.builders.wikidata.rows import OFFSET_COLUMN, ScanRows, emit_tables
@@ -63,14 +64,18 @@ NATIVE_PIECE_BYTES = 4 << 20
 class WikidataScanParams(Params):
     """Parameters of a Wikidata scan. `sites = ["*"]` keeps every sitelink (slower to decode)."""
 
-    languages: tuple[str, ...] = ("en", "zh")
-    sites: tuple[str, ...] = ("enwiki", "zhwiki")
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if not self.languages:
-            raise ValueError("languages must not be empty")
-        super().__post_init__()
+    languages: Annotated[
+        tuple[str, ...],
+        Meta(min_length=1, description="languages whose labels, descriptions and aliases are kept"),
+    ] = ("en", "zh")
+    sites: Annotated[
+        tuple[str, ...],
+        Meta(description='sites whose sitelinks are kept; `["*"]` keeps every site (slower)'),
+    ] = ("enwiki", "zhwiki")
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 256 MB of uncompressed JSON"),
+    ] = 0
 
     def decode_config(self) -> DecodeConfig:
         """The decoder configuration these parameters ask for."""
@@ -78,13 +83,12 @@ class WikidataScanParams(Params):
         return DecodeConfig(languages=self.languages, sites=sites)
 
 
-class WikidataScan(DumpScan):
+class WikidataScan(DumpScan[WikidataScanParams]):
     """Scan one Wikidata JSON dump source into the normalized tables."""
 
     name = "wikidata"
     version = 3  # 2: outranked_type_claims; 3: `_rejects.jsonl` (sidecars start with `_`)
     layer = "normalized"
-    params_type = WikidataScanParams
     default_num_shards = 1
     shard_key = "id"
     description = (
@@ -108,9 +112,8 @@ class WikidataScan(DumpScan):
         kept = counted(stats, "entities_written")
         return f"the {self.sources[0]} dump holds {kept:,} entit{'y' if kept == 1 else 'ies'}"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: WikidataScanParams) -> list[Output]:
         """The five normalized tables."""
-        assert isinstance(params, WikidataScanParams)
         return [
             Output("entities", schema.entities_schema(params.languages), ("id", "source_offset")),
             Output("aliases", schema.ALIASES, ("id", "language", "ordinal")),
@@ -125,7 +128,7 @@ class WikidataScan(DumpScan):
             Output("redirects", schema.REDIRECTS, ("from_id", "source_offset"), may_be_empty=True),
         ]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: WikidataScanParams) -> dict[str, pa.Schema]:
         """Output schemas plus the source line offset, which the reducer needs to drop duplicates."""
         result = {}
         for output in self.outputs(params):
@@ -137,12 +140,12 @@ class WikidataScan(DumpScan):
                 )
         return result
 
-    def spill_bytes_estimate(self, ctx: StageContext) -> int | None:
+    def spill_bytes_estimate(self, ctx: StageContext[WikidataScanParams]) -> int | None:
         """About a quarter of the decompressed JSON (measured: 20% with two languages and sites)."""
         return int(self.input_bytes(self.dump(ctx)) * SPILL_SHARE)
 
     # --- map ---------------------------------------------------------------------------------
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[WikidataScanParams]) -> Iterator[MapTask]:
         """Byte ranges of an uncompressed dump or, for `.gz` with a saved seek index and several
         workers, ranges of the decompressed stream; otherwise blocks of the decompressed stream."""
         src = self.dump(ctx)
@@ -176,13 +179,16 @@ class WikidataScan(DumpScan):
         )
         yield from self.block_tasks(ctx, decompressed, compression=fmt.compression)
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[WikidataScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Decode the task's lines and route their rows to shard buckets."""
         with gc_paused():  # the task's rows are acyclic: nothing for the GC to free
             return self._map(ctx, task, sink, progress)
 
-    def _map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        assert isinstance(ctx.params, WikidataScanParams)
+    def _map(
+        self, ctx: StageContext[WikidataScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         src = ctx.sources[self.sources[0]]
         stats = Stats()
         rejects = self.rejects(ctx, stats)
@@ -293,7 +299,7 @@ class WikidataScan(DumpScan):
 
     # --- reduce ------------------------------------------------------------------------------
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[WikidataScanParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Keep one revision per entity id (highest lastrevid, then latest line); drop the others' rows.
 
@@ -328,7 +334,9 @@ class WikidataScan(DumpScan):
         stats.add("entities_written", entities.num_rows)
         return out, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(
+        self, ctx: StageContext[WikidataScanParams], directory: Path, stats: Stats
+    ) -> dict[str, Any]:
         """Write `_rejects.jsonl` (all rejected lines, by offset) and the framing warning."""
         extra = self.finalize_rejects(directory, sorted((directory / "_scratch").glob("duplicates-*.jsonl")))
         if stats.get("framing_open") and not stats.get("framing_close"):

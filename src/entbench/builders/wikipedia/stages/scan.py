@@ -21,18 +21,18 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import Meta
 
 from entbench.engine.dump_scan import DumpScan
 from entbench.engine.executors.base import on_release
-from entbench.engine.shards import atomic_write_text, shard_of
+from entbench.engine.shards import shard_of
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -42,6 +42,7 @@ from entbench.engine.stage import (
     StageContext,
     map_column,
     map_rows,
+    write_side_file,
 )
 from entbench.engine.stats import Stats, counted
 from entbench.gc_pause import gc_paused
@@ -80,23 +81,42 @@ EXPANSION = {"none": 1, "gzip": 4, "bz2": 5}
 #: Target decompressed XML bytes per output shard when `num_shards` is 0 (auto).
 AUTO_SHARD_INPUT_BYTES = 512 << 20
 SEQ_COLUMN = "_seq"  # (block offset, page index) of a row: breaks ties between duplicate page ids
-SITEINFO_FILE = "_siteinfo.json"  # a sidecar: `_` keeps Parquet readers of the directory off it
 
 
 @dataclass(frozen=True)
 class WikipediaScanParams(Params):
     """Parameters of the Wikipedia scan (see the module docstring)."""
 
-    namespaces: tuple[int, ...] = (0,)
-    language: str = ""
-    zh_variants: tuple[str, ...] = DEFAULT_ZH_VARIANTS
-    disambiguation_templates: tuple[str, ...] = DEFAULT_DISAMBIGUATION_TEMPLATES
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if not self.namespaces:
-            raise ValueError("namespaces must not be empty")
-        super().__post_init__()
+    namespaces: Annotated[
+        tuple[int, ...],
+        Meta(min_length=1, description="namespaces whose pages are kept (0: articles)"),
+    ] = (0,)
+    language: Annotated[
+        str,
+        Meta(
+            description=(
+                "the wiki's language; empty: from the dump's `<mediawiki xml:lang>` (set it when a "
+                "dump's header names another wiki's, as DBpedia's zh page does)"
+            )
+        ),
+    ] = ""
+    zh_variants: Annotated[
+        tuple[str, ...],
+        Meta(description="the order in which `-{…}-` variants are preferred on Chinese wikis"),
+    ] = DEFAULT_ZH_VARIANTS
+    disambiguation_templates: Annotated[
+        tuple[str, ...],
+        Meta(
+            description=(
+                "templates that flag a page as a disambiguation page; by default the common enwiki "
+                "and zhwiki names"
+            )
+        ),
+    ] = DEFAULT_DISAMBIGUATION_TEMPLATES
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 512 MB of uncompressed XML"),
+    ] = 0
 
 
 def page_shard(page_id: int, num_shards: int) -> int:
@@ -141,7 +161,7 @@ def shared_render_config(params: WikipediaScanParams, site: SiteInfo) -> RenderC
     return config
 
 
-class WikipediaScan(DumpScan):
+class WikipediaScan(DumpScan[WikipediaScanParams]):
     """Scan one MediaWiki XML dump into `pages` and `links`."""
 
     name = "wikipedia"
@@ -153,7 +173,6 @@ class WikipediaScan(DumpScan):
     # zhwiki's `le`/`link-xx`/`tsl` are links, the whole interwiki map, template counts (issue 32)
     version = 5
     layer = "normalized"
-    params_type = WikipediaScanParams
     default_num_shards = 1
     shard_key = "page_id"
     description = "Wikipedia XML dump -> pages (plain text, flags), links (anchors at offsets)"
@@ -164,6 +183,7 @@ class WikipediaScan(DumpScan):
     auto_shard_bytes = AUTO_SHARD_INPUT_BYTES
     items_stat = "pages_seen"
     record_noun = "page"
+    side_files = ("siteinfo",)
 
     def __init__(self, source: str = "wikipedia") -> None:
         super().__init__(source)
@@ -178,20 +198,20 @@ class WikipediaScan(DumpScan):
             f"with {counted(stats, 'links_written'):,} article link(s)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: WikipediaScanParams) -> list[Output]:
         """`pages` and `links`."""
         return [
             Output("pages", schema.PAGES, ("page_id",)),
             Output("links", schema.LINKS, ("page_id", "ordinal")),
         ]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: WikipediaScanParams) -> dict[str, pa.Schema]:
         """Output schemas plus `_seq`, which the reducer needs to drop duplicate page ids."""
         seq = pa.field(SEQ_COLUMN, pa.int64(), nullable=False)
         return {o.name: o.schema.append(seq) for o in self.outputs(params)}
 
     # --- map ---------------------------------------------------------------------------------
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[WikipediaScanParams]) -> Iterator[MapTask]:
         """Blocks of whole pages: byte ranges, multistream streams, or decompressed blocks."""
         src = self.dump(ctx)
         header = read_header(src.path)
@@ -219,14 +239,17 @@ class WikipediaScan(DumpScan):
         pages = iter_page_blocks(_BlockStream(decompressed), len(header), chunk, src.label)
         yield from self.block_tasks(ctx, pages, compression=compression, end=len(header), meta=lambda _: head)
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[WikipediaScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Parse and render the task's pages; route `pages` and `links` rows to shard buckets."""
         with gc_paused():  # the task's rows are acyclic: nothing for the GC to free
             return self._map(ctx, task, sink, progress)
 
-    def _map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def _map(
+        self, ctx: StageContext[WikipediaScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         params = ctx.params
-        assert isinstance(params, WikipediaScanParams)
         src = ctx.sources[self.sources[0]]
         header = str(task.meta["header"]).encode("utf-8")
         if task.payload is not None:
@@ -260,7 +283,7 @@ class WikipediaScan(DumpScan):
 
     # --- reduce ------------------------------------------------------------------------------
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[WikipediaScanParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Keep one page per id (highest revision, then last in the dump) and only its links.
 
@@ -281,17 +304,16 @@ class WikipediaScan(DumpScan):
         stats.add("links_written", map_rows(tables, "links"))
         return {}, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `_siteinfo.json` (namespaces, dbname, language) for downstream stages."""
+    def finalize(
+        self, ctx: StageContext[WikipediaScanParams], directory: Path, stats: Stats
+    ) -> dict[str, Any]:
+        """Write `_siteinfo.json` (namespaces, dbname, language) for downstream stages, and
+        `_rejects.jsonl` when pages could not be read."""
         params = ctx.params
-        assert isinstance(params, WikipediaScanParams)
         src = ctx.sources[self.sources[0]]
         site = site_for(params, read_header(src.path), src.label)
-        atomic_write_text(
-            directory / SITEINFO_FILE, json.dumps(site.to_json(), ensure_ascii=False, indent=1) + "\n"
-        )
-        extra = self.finalize_rejects(directory)
-        return {**extra, "files": [SITEINFO_FILE, *extra.get("files", [])]}
+        write_side_file(directory, "siteinfo", site.to_json())
+        return self.finalize_rejects(directory)
 
 
 class _BlockStream:

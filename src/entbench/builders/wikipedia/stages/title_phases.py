@@ -27,7 +27,7 @@ beside partition k of `titles`: the resolution of the mGENRE order, one title pa
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -128,36 +128,34 @@ class TitlePhaseParams(Params):
     num_shards: int = 1
 
 
-class TitleFacts(Stage):
+@dataclass(eq=False)
+class TitleFacts(Stage[TitlePhaseParams]):
     """Phase `titles`: one row of facts per title, partition by partition."""
 
     version = 1
     layer = "derived"
-    params_type = TitlePhaseParams
     shard_key = "title"
     description = "every title's link count, page, redirect target and sitelink, by title partition"
     progress_unit = "task"
     progress_items = "rows"
 
-    def __init__(self, name: str, *, wikipedia: str, wikidata: str) -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.wikidata = wikidata
-        self.inputs = (wikipedia, wikidata)
+    stage_name: str
+    _: KW_ONLY
+    wikipedia: str
+    wikidata: str
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {"wikipedia": self.wikipedia, "wikidata": self.wikidata}
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.wikidata)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: TitlePhaseParams) -> list[Output]:
         """`titles`."""
         return [Output(TITLES, FACTS, ("title",), may_be_empty=True)]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: TitlePhaseParams) -> dict[str, pa.Schema]:
         """Pages, link counts and sitelinks, each keyed by title."""
         return {"_pages": _PAGES, "_linked": _LINKED, "_sitelinks": _SITELINKS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[TitlePhaseParams]) -> Iterator[MapTask]:
         """One task per span of the scan's pages (with their links), then one per Wikidata shard."""
         scan = ctx.inputs[self.wikipedia]
         for task in spans_reading(
@@ -170,10 +168,11 @@ class TitleFacts(Stage):
         for task in span_tasks(wikidata.files("sitelinks"), key="id", columns=["id", "site", "title"]):
             yield MapTask(f"wikidata-{task.task_id}", {**task.meta, "side": "wikidata"})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[TitlePhaseParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Route one span's pages and link counts, or one Wikidata shard's sitelinks, by title."""
         params = ctx.params
-        assert isinstance(params, TitlePhaseParams)
         if task.meta["side"] == "wikidata":
             sitelinks = self._sitelinks(ctx, Span.from_meta(task.meta), params.site)
             sink.emit_by_key("_sitelinks", sitelinks, "title", ctx.num_shards)
@@ -194,7 +193,7 @@ class TitleFacts(Stage):
         progress(1, pages.num_rows)
         return Stats()
 
-    def _sitelinks(self, ctx: StageContext, span: Span, site: str) -> pa.Table:
+    def _sitelinks(self, ctx: StageContext[TitlePhaseParams], span: Span, site: str) -> pa.Table:
         """A span of a Wikidata shard's sitelinks to `site`, each with whether its item is a
         disambiguation page (its truthy P31 statements are in the same shard, sorted by subject:
         only the row groups of the span's id range are read)."""
@@ -208,7 +207,7 @@ class TitleFacts(Stage):
         return pa.table([sitelinks["title"], sitelinks["id"], flags], schema=_SITELINKS)
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[TitlePhaseParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Every title of the partition with its facts."""
         con = stage_connection(ctx, tasks=ctx.num_shards, ordered=False)
@@ -245,45 +244,46 @@ class TitleFacts(Stage):
         return {TITLES: facts.cast(FACTS)}, Stats()
 
 
-class RedirectWalk(Stage):
+@dataclass(eq=False)
+class RedirectWalk(Stage[TitlePhaseParams]):
     """Phase `walk<h>`: the redirect walks one hop further, or ended, by title partition."""
 
     version = 1
     layer = "derived"
-    params_type = TitlePhaseParams
     shard_key = "cur"
     description = "one hop of the redirect walk, by title partition"
     progress_unit = "task"
     progress_items = "walks"
 
-    def __init__(self, name: str, *, titles: str, previous: str | None) -> None:
-        super().__init__(name)
-        self.titles = titles
-        self.previous = previous  # the walk phase before (None: the walks start at the redirects)
-        self.inputs = (titles,) if previous is None else (titles, previous)
+    stage_name: str
+    _: KW_ONLY
+    titles: str
+    #: The walk phase before (None: the walks start at the redirects).
+    previous: str | None
 
-    def fingerprint_extra(self) -> dict[str, str | None]:
-        """Which phases this one reads."""
-        return {"titles": self.titles, "previous": self.previous}
+    def __post_init__(self) -> None:
+        self.inputs = (self.titles,) if self.previous is None else (self.titles, self.previous)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: TitlePhaseParams) -> list[Output]:
         """`active` (walks going on) and `ends` (walks that ended here)."""
         return [
             Output("active", WALKS, ("origin",), may_be_empty=True),
             Output("ends", ENDS, ("origin",), may_be_empty=True),
         ]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: TitlePhaseParams) -> dict[str, pa.Schema]:
         """The walks, keyed by the title they stand at."""
         return {"_walks": WALKS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[TitlePhaseParams]) -> Iterator[MapTask]:
         """One task per span of the titles (the first hop) or of the walks going on."""
         source = (self.titles, TITLES) if self.previous is None else (self.previous, "active")
         for span in row_group_spans(ctx.inputs[source[0]].files(source[1])):
             yield MapTask(span.task_id, span.meta())
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[TitlePhaseParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Route one span of walks by the title they stand at (the first hop: every redirect)."""
         span = Span.from_meta(task.meta)
         if self.previous is None:
@@ -310,11 +310,10 @@ class RedirectWalk(Stage):
         return Stats()
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[TitlePhaseParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Look up the title each walk stands at: one hop further, or the walk's end."""
         params = ctx.params
-        assert isinstance(params, TitlePhaseParams)
         facts = read_partition(
             ctx.inputs[self.titles],
             TITLES,

@@ -25,16 +25,15 @@ the phases cut the titles finer, about one partition per 8 MB of it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from msgspec import Meta
 
-from entbench.builders.wikipedia.stages.scan import SITEINFO_FILE
 from entbench.builders.wikipedia.stages.title_phases import (
     ENDS,
     FACTS,
@@ -77,14 +76,22 @@ PARTITION_INPUT_BYTES = 8 << 20
 class TitleQidParams(Params):
     """`site`: sitelinks of which wiki ("" = the dump's dbname); `max_hops`: redirect chain limit."""
 
-    site: str = ""
-    max_hops: int = 10
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if self.max_hops < 0:
-            raise ValueError("max_hops must be >= 0")
-        super().__post_init__()
+    site: Annotated[
+        str,
+        Meta(
+            description=(
+                "whose sitelinks to use (`enwiki`, `zhwiki`, …); empty = the dump's own (its `dbname`)"
+            )
+        ),
+    ] = ""
+    max_hops: Annotated[
+        int,
+        Meta(ge=0, description="longest redirect chain followed"),
+    ] = 10
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = sized from the scan's Parquet, about one per 64 MB"),
+    ] = 0
 
 
 def title_partition(
@@ -96,17 +103,17 @@ def title_partition(
     return read_partition(title_qid, "title_qid", "title", partition, partitions, columns)
 
 
-def read_siteinfo(directory: str) -> SiteInfo:
-    """The `_siteinfo.json` the Wikipedia scan wrote next to its shards."""
-    return SiteInfo.from_json(json.loads((Path(directory) / SITEINFO_FILE).read_text(encoding="utf-8")))
+def read_siteinfo(scan: UpstreamOutput) -> SiteInfo:
+    """The siteinfo a Wikipedia scan declares as its side file (namespaces, dbname, language)."""
+    return SiteInfo.from_json(scan.side_file("siteinfo"))
 
 
-class TitleQid(Stage):
+@dataclass(eq=False)
+class TitleQid(Stage[TitleQidParams]):
     """Resolve every title of a Wikipedia dump to a QID, with a reason when it does not resolve."""
 
     version = 1
     layer = "derived"
-    params_type = TitleQidParams
     default_num_shards = 0
     #: A title row is a few dozen bytes against a page's text: shards of the scan's 64 MB.
     shard_input_bytes = 64 << 20
@@ -115,11 +122,12 @@ class TitleQid(Stage):
     progress_unit = "task"
     progress_items = "titles"
 
-    def __init__(self, name: str, wikidata: str, wikipedia: str = "wikipedia") -> None:
-        super().__init__(name)
-        self.wikidata = wikidata
-        self.wikipedia = wikipedia
-        self.inputs = (wikipedia, wikidata)
+    stage_name: str
+    wikidata: str
+    wikipedia: str = "wikipedia"
+
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.wikidata)
 
     def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
         """How many links reach an item, and why the others do not."""
@@ -138,29 +146,27 @@ class TitleQid(Stage):
             "a page no item of the Wikidata dump links to)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: TitleQidParams) -> list[Output]:
         """One table, `title_qid`."""
         return [Output("title_qid", TITLE_QID, ("title",))]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: TitleQidParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
-    def site(self, ctx: StageContext) -> str:
+    def site(self, ctx: StageContext[TitleQidParams]) -> str:
         """The wiki whose sitelinks are read: the `site` parameter, else the dump's dbname."""
         params = ctx.params
-        assert isinstance(params, TitleQidParams)
-        site = params.site or read_siteinfo(ctx.inputs[self.wikipedia].directory).dbname
+        site = params.site or read_siteinfo(ctx.inputs[self.wikipedia]).dbname
         if not site:
             raise UserError(f"{ctx.stage}: the dump names no dbname; pass --param {ctx.stage}.site=zhwiki")
         return site
 
-    def phases(self, ctx: StageContext) -> list[tuple[Stage, Params]]:
+    def phases(self, ctx: StageContext[TitleQidParams]) -> list[tuple[Stage, Params]]:
         """Every title's facts (`titles`), then the redirect walk one hop a phase (`walk1`, …) while
         walks go on: `builders.wikipedia.stages.title_phases`; about one title partition per 8 MB
         of the scan, a multiple of this stage's shard count."""
         params = ctx.params
-        assert isinstance(params, TitleQidParams)
         wanted = auto_num_shards(upstream_bytes(ctx.inputs, self.shard_inputs(params)), PARTITION_INPUT_BYTES)
         partitions = partitions_for(ctx.num_shards, wanted)
         site = self.site(ctx)
@@ -183,18 +189,20 @@ class TitleQid(Stage):
             previous = name
         return listed
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: TitleQidParams) -> dict[str, pa.Schema]:
         """The walks' ends, keyed by the title they started from."""
         return {"_ends": ENDS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[TitleQidParams]) -> Iterator[MapTask]:
         """One task per span of every walk phase's ends."""
         for name, phase in ctx.phases.items():
             if name.startswith(f"{self.stage_name}.{WALK}"):
                 for span in row_group_spans(phase.files("ends")):
                     yield MapTask(f"{name.rsplit('.', 1)[-1]}-{span.task_id}", {**span.meta(), "phase": name})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[TitleQidParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Route one span of ends by the title their walk started from."""
         span = Span.from_meta(task.meta)
         ends = read_span(ctx.phases[str(task.meta["phase"])].files("ends")[span.file], span.row_groups)
@@ -203,11 +211,11 @@ class TitleQid(Stage):
         return Stats()
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[TitleQidParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Resolve the titles of one partition: their facts beside their walks' ends."""
         wikipedia = ctx.inputs[self.wikipedia]
-        table = read_siteinfo(wikipedia.directory).namespace_table()
+        table = read_siteinfo(wikipedia).namespace_table()
         prefixes = sorted({name for ns, name in table.display.items() if ns != 0})
         facts = read_partition(
             ctx.phases[f"{self.stage_name}.{TITLES}"], TITLES, "title", shard, ctx.num_shards, FACTS.names
@@ -233,7 +241,7 @@ class TitleQid(Stage):
             stats.add(key, linked or 0)
         return {"title_qid": rows}, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[TitleQidParams], directory: Path, stats: Stats) -> dict[str, Any]:
         """The site read, whether it had any sitelink, and the links the scan set aside as not
         article links (counted with the titles of special namespaces)."""
         site = self.site(ctx)
