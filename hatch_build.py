@@ -1,7 +1,7 @@
 """Hatch build hook: compiles the native extensions in src/entbench/_native/.
 
 `wdscan.c` is the Wikidata scanner (builders/wikidata/native.py), `wtrender.c` the wikitext inline
-renderer (readers/wikitext_native.py). Each is a fast path only: when no C compiler is available
+renderer (readers/wikitext/native.py). Each is a fast path only: when no C compiler is available
 the build warns and produces a pure-Python package whose scans take the reference paths. Set
 ENTBENCH_REQUIRE_NATIVE=1 to make a failed compile an error instead (`make install` and CI do);
 then a compiler warning is an error too.

@@ -3,7 +3,7 @@
     .venv/bin/python bench/text_holes.py PAGES… [--language zh] [--examples 5]
 
 PAGES are MediaWiki XML dumps (`.xml`, `.xml.bz2`) or bare wikitext files (`.txt`, `.txt.bz2`,
-the title being the file name). Each article is rendered by `entbench.readers.wikitext.render`;
+the title being the file name). Each article is rendered by `entbench.readers.wikitext.render.render`;
 nothing else of entbench is used to judge the result. The count is deliberately simple and
 independent of the renderer: it looks for the marks a template leaves when it is removed from a
 sentence instead of being shown.
@@ -34,9 +34,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from entbench.readers.mediawiki_xml import SiteInfo, read_dump
-from entbench.readers.wikitext import RenderConfig, render
-from entbench.readers.wikitext_markup import CONVERTER_LANGUAGES
+from entbench.readers.mediawiki.xml_dump import SiteInfo, read_dump
+from entbench.readers.wikitext.markup import CONVERTER_LANGUAGES
+from entbench.readers.wikitext.render import RenderConfig, render
 
 #: The hole patterns of issue 32's "Must show", per language.
 PATTERNS: dict[str, dict[str, re.Pattern[str]]] = {

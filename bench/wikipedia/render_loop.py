@@ -30,7 +30,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from entbench.builders.wikipedia.stages import scan
-    from entbench.readers.mediawiki_xml import read_dump
+    from entbench.readers.mediawiki.xml_dump import read_dump
 
     gc.disable()
     site, stream = read_dump(args.dump)

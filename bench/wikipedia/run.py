@@ -84,7 +84,7 @@ def child(name: str, dump: str) -> dict[str, Any]:
     if name == "mwxml_only":
         import mwxml
 
-        from entbench.readers.dumps import open_decompressed
+        from entbench.readers.compressed.dumps import open_decompressed
 
         with open_decompressed(dump, "none") as stream:
             for page in mwxml.Dump.from_file(stream):
@@ -92,14 +92,14 @@ def child(name: str, dump: str) -> dict[str, Any]:
                 for revision in page:
                     chars += len(revision.text or "")
     elif name == "pages_only":
-        from entbench.readers.mediawiki_xml import read_dump
+        from entbench.readers.mediawiki.xml_dump import read_dump
 
         for page in read_dump(dump)[1]:
             pages += 1
             chars += len(page.text)
     elif name == "render_only":
         from entbench.builders.wikipedia.stages.scan import PageRows, WikipediaScanParams
-        from entbench.readers.mediawiki_xml import read_dump
+        from entbench.readers.mediawiki.xml_dump import read_dump
 
         site, stream_pages = read_dump(dump)
         rows = PageRows(WikipediaScanParams(), site, 1)

@@ -19,7 +19,7 @@ from entbench.engine.stage import BuildOptions
 from entbench.engine.store import Store, default_work_dir
 from entbench.errors import UserError
 from entbench.filters.memorization import DEFAULT_SEED
-from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED
+from entbench.readers.edge_probing.items import DEFAULT_NEGATIVE_SEED
 
 if TYPE_CHECKING:
     from entbench.builders.edge_probing.filter_mem import FilterMemResult

@@ -13,8 +13,8 @@ from types import ModuleType
 import pytest
 
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
-from entbench.readers.mediawiki_xml import multistream_index_path, read_dump, read_stream_offsets
-from entbench.readers.wikitext import render
+from entbench.readers.mediawiki.xml_dump import multistream_index_path, read_dump, read_stream_offsets
+from entbench.readers.wikitext.render import render
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "wikipedia"
 

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner, Result
 
-from entbench.readers.edge_probing import read_conllu, read_jiant, write_jiant
+from entbench.readers.edge_probing.items import read_conllu, read_jiant, write_jiant
 from tests.filters.test_memorization_ewt import PINNED
 
 EWT = Path(__file__).resolve().parents[2] / "fixtures" / "ud-ewt"

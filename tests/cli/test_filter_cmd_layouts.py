@@ -14,8 +14,8 @@ import pytest
 from click.testing import Result
 
 from entbench.filters.memorization import percent
-from entbench.readers.edge_probing import read_jiant
-from entbench.readers.edge_probing_conll import read_conll_tags
+from entbench.readers.edge_probing.conll import read_conll_tags
+from entbench.readers.edge_probing.items import read_jiant
 from tests.cli.test_filter_cmd import SMALL_TEST, SMALL_TRAIN, digests
 from tests.filters.test_memorization_ewt import brute_eptest, brute_strict
 
@@ -202,6 +202,6 @@ def test_bad_options_and_layouts_exit_with_one_line(
 
 def test_the_cli_offers_every_format_the_readers_have() -> None:
     from entbench.cli.filter_cmd import _INPUT_FORMATS
-    from entbench.readers.edge_probing_formats import INPUT_FORMATS
+    from entbench.readers.edge_probing.formats import INPUT_FORMATS
 
     assert tuple(INPUT_FORMATS) == _INPUT_FORMATS

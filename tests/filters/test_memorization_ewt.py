@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from entbench.filters.memorization import Item, audit, percent
-from entbench.readers.edge_probing import read_conllu
+from entbench.readers.edge_probing.items import read_conllu
 
 pytestmark = pytest.mark.slow  # full EWT train, 14 times (~1 min on 2 cores)
 

@@ -24,8 +24,8 @@ from entbench.filters.mentions import (
     t2s_many,
     t2s_pieces,
 )
-from entbench.readers.mediawiki_xml import read_dump
-from entbench.readers.wikitext import render
+from entbench.readers.mediawiki.xml_dump import read_dump
+from entbench.readers.wikitext.render import render
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PAIRS = FIXTURES / "zh-text" / "ud-zh-gsd.dev.hant-hans.tsv"

@@ -28,9 +28,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from entbench.builders.wikidata.native import _wdscan, native_available
-from entbench.readers import wikitext_markup, wikitext_native
-from entbench.readers.wikitext import RenderConfig
-from entbench.readers.wikitext_markup import template_spans_python
+from entbench.readers.wikitext import markup as wikitext_markup
+from entbench.readers.wikitext import native as wikitext_native
+from entbench.readers.wikitext.markup import template_spans_python
+from entbench.readers.wikitext.render import RenderConfig
 from tests.builders.wikidata.native_support import assert_paths_equal, scan_both
 from tests.builders.wikidata.test_native import CONFIGS, POOL, mutated_lines
 from tests.fuzz.budget import fuzz_settings

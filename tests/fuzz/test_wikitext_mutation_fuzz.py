@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
-from entbench.readers.mediawiki_xml import read_dump
-from entbench.readers.wikitext import RenderConfig, render
+from entbench.readers.mediawiki.xml_dump import read_dump
+from entbench.readers.wikitext.render import RenderConfig, render
 from tests.readers.test_wikitext_properties import TOKENS, check
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikipedia"

@@ -6,7 +6,7 @@ import bz2
 import io
 from pathlib import Path
 
-from entbench.readers.dumps import iter_blocks
+from entbench.readers.compressed.dumps import iter_blocks
 
 FIXTURE = (
     Path(__file__).resolve().parents[2] / "fixtures" / "wikidata" / "latest-all.2017-03.head-part.json.bz2"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entbench.readers.dumps import byte_ranges, read_range
+from entbench.readers.compressed.dumps import byte_ranges, read_range
 
 LINES = st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"x")), max_size=30)
 

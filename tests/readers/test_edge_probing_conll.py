@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError, UserError
-from entbench.readers.edge_probing import read_jiant, write_jiant
-from entbench.readers.edge_probing_conll import converted_tags, iob2, read_conll_tags
-from entbench.readers.edge_probing_formats import INPUT_FORMATS, read_edge_probing
+from entbench.readers.edge_probing.conll import converted_tags, iob2, read_conll_tags
+from entbench.readers.edge_probing.formats import INPUT_FORMATS, read_edge_probing
+from entbench.readers.edge_probing.items import read_jiant, write_jiant
 
 LAYOUTS = Path(__file__).resolve().parents[2] / "fixtures" / "edge-probing-layouts"
 NER_TRAIN = LAYOUTS / "conll2003" / "train.txt"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError
-from entbench.readers.edge_probing import EPItem, read_conllu
+from entbench.readers.edge_probing.items import EPItem, read_conllu
 
 EWT = Path(__file__).resolve().parents[2] / "fixtures" / "ud-ewt"
 V22_TRAIN = EWT / "v2.2" / "en_ewt-ud-train.conllu.gz"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError
-from entbench.readers.edge_probing import jiant_lines, read_conllu, read_jiant, write_jiant
+from entbench.readers.edge_probing.items import jiant_lines, read_conllu, read_jiant, write_jiant
 
 EWT_DEV = Path(__file__).resolve().parents[2] / "fixtures" / "ud-ewt" / "v2.2" / "en_ewt-ud-dev.conllu.gz"
 

@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError
-from entbench.readers.mediawiki_xml import (
+from entbench.readers.mediawiki.xml_dump import (
+    READER_ENV,
+    BadPage,
     dump_tail_problem,
     iter_page_blocks,
     iter_pages,
+    iter_pages_or_bad,
     multistream_index_path,
     parse_siteinfo,
     read_dump,
@@ -24,7 +27,7 @@ from entbench.readers.mediawiki_xml import (
     split_header,
     trim_to_pages,
 )
-from entbench.readers.wikitext_titles import LinkKind, classify_target
+from entbench.readers.wikitext.titles import LinkKind, classify_target
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikipedia"
 EN_2016 = FIXTURES / "enwiki-201605.pages-articles1.head-part.xml.bz2"
@@ -207,6 +210,40 @@ def test_malformed_xml_is_a_data_error() -> None:
     with pytest.raises(DataError, match="malformed XML") as info:
         list(iter_pages(header, broken, "dump.xml", 1234))
     assert "dump.xml at byte offset 1234" in str(info.value)
+
+
+@pytest.mark.parametrize("reader", ["fast", "mwxml"])
+def test_a_bad_page_is_reported_and_the_pages_after_it_are_read(
+    reader: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(READER_ENV, reader)
+    data = xml_bytes(EN_2016)
+    header, start = split_header(data, "x")
+    body = trim_to_pages(data[start:])
+    good = [p.page_id for p in iter_pages(header, body, "x", 0)]
+    broken = body.replace(b"<title>Albedo</title>", b"<title>Albedo", 1)
+    out = list(iter_pages_or_bad(header, broken, 1000))
+    bad = [p for p in out if isinstance(p, BadPage)]
+    assert [(b.offset, b.reason) for b in bad] == [
+        (1000 + broken.index(b"<page>\n    <title>Albedo"), "malformed_xml")
+    ]
+    assert bad[0].head.startswith(b"<page>\n    <title>Albedo")
+    assert [p.page_id for p in out if not isinstance(p, BadPage)] == [i for i in good if i != 39]
+
+
+def test_damage_after_a_page_makes_it_a_bad_page() -> None:
+    data = xml_bytes(EN_2016)
+    header, start = split_header(data, "x")
+    body = trim_to_pages(data[start:])
+    good = [p.page_id for p in iter_pages(header, body, "x", 0)]
+    # A second document after the first page: not a page of its own, but nothing may pass unnoticed
+    # (the first page's span holds it, so that page is the bad one, at the block's first byte).
+    cut = body.index(b"</page>") + len(b"</page>")
+    broken = body[:cut] + b"</mediawiki><mediawiki>" + body[cut:]
+    out = list(iter_pages_or_bad(header, broken, 1000))
+    assert [p.page_id for p in out if not isinstance(p, BadPage)] == good[1:]
+    bad = [p for p in out if isinstance(p, BadPage)]
+    assert [(b.offset, b.reason) for b in bad] == [(1000, "malformed_xml")]
 
 
 def test_not_a_dump_is_a_data_error(tmp_path: Path) -> None:

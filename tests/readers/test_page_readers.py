@@ -1,7 +1,7 @@
 """The fast page reader gives mwxml's pages, and refuses what mwxml refuses, on every fixture dump.
 
 mwxml is the reference reader (`ENTBENCH_XML_READER=mwxml`); the fast one
-(`entbench.readers.mediawiki_pages`) must yield the same `RawPage`s on every XML dump in
+(`entbench.readers.mediawiki.pages`) must yield the same `RawPage`s on every XML dump in
 `fixtures/`, read every way the scan reads them: whole, in byte ranges of the plain XML, as the
 streams of a multistream `.bz2`, and sequentially through `read_dump`.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError
-from entbench.readers.mediawiki_xml import (
+from entbench.readers.mediawiki.xml_dump import (
     READER_ENV,
     RawPage,
     iter_pages,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
+from entbench.readers.compressed.prefetch import InlineBlocks, Prefetched, usable_cpus
 
 
 def test_items_arrive_in_order_and_complete() -> None:

@@ -11,9 +11,10 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from entbench.readers import wikitext_markup, wikitext_titles
-from entbench.readers.mediawiki_xml import SiteInfo
-from entbench.readers.wikitext_markup import DROPPED_TAGS, strip_tags
+from entbench.readers.mediawiki.xml_dump import SiteInfo
+from entbench.readers.wikitext import markup as wikitext_markup
+from entbench.readers.wikitext import titles as wikitext_titles
+from entbench.readers.wikitext.markup import DROPPED_TAGS, strip_tags
 
 TABLE = SiteInfo(
     dbname="enwiki",

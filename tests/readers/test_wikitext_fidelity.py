@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from entbench.readers.wikitext_markup import strip_comments, strip_tags, template_spans
-from entbench.readers.wikitext_templates import MARK
+from entbench.readers.wikitext.markup import strip_comments, strip_tags, template_spans
+from entbench.readers.wikitext.templates import MARK
 from tests.readers.test_wikitext_real_pages import (
     EN_2016,
     EN_DBPEDIA,

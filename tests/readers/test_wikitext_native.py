@@ -17,10 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
-from entbench.readers import wikitext_markup, wikitext_native
-from entbench.readers.mediawiki_xml import read_dump
-from entbench.readers.wikitext import Link, RenderConfig, Rendered, render
-from entbench.readers.wikitext_markup import template_spans_python
+from entbench.readers.mediawiki.xml_dump import read_dump
+from entbench.readers.wikitext import markup as wikitext_markup
+from entbench.readers.wikitext import native as wikitext_native
+from entbench.readers.wikitext.markup import template_spans_python
+from entbench.readers.wikitext.render import Link, RenderConfig, Rendered, render
 from tests.fuzz.budget import fuzz_settings
 from tests.readers.test_wikitext_properties import EN, TOKENS, ZH, check
 

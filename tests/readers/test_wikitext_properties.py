@@ -7,10 +7,10 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entbench.readers.mediawiki_xml import SiteInfo
-from entbench.readers.wikitext import RenderConfig, Rendered, render
-from entbench.readers.wikitext_markup import resolve_conversions, strip_templates, template_spans
-from entbench.readers.wikitext_templates import MARK, is_inline
+from entbench.readers.mediawiki.xml_dump import SiteInfo
+from entbench.readers.wikitext.markup import resolve_conversions, strip_templates, template_spans
+from entbench.readers.wikitext.render import RenderConfig, Rendered, render
+from entbench.readers.wikitext.templates import MARK, is_inline
 
 #: Markup pieces that interact (brackets, braces, tags, conversion markup, namespaces, quotes).
 TOKENS = [

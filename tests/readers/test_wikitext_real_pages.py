@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
-from entbench.readers.mediawiki_xml import RawPage, read_dump
-from entbench.readers.wikitext import Link, Rendered, is_disambiguation, render
-from entbench.readers.wikitext_titles import normalize_title
+from entbench.readers.mediawiki.xml_dump import RawPage, read_dump
+from entbench.readers.wikitext.render import Link, Rendered, is_disambiguation, render
+from entbench.readers.wikitext.titles import normalize_title
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikipedia"
 EN_2016 = "enwiki-201605.pages-articles1.head-part.xml.bz2"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from entbench.readers.mediawiki_xml import SiteInfo, read_dump
-from entbench.readers.wikitext import RenderConfig, render
-from entbench.readers.wikitext_markup import template_spans
-from entbench.readers.wikitext_templates import is_inline
+from entbench.readers.mediawiki.xml_dump import SiteInfo, read_dump
+from entbench.readers.wikitext.markup import template_spans
+from entbench.readers.wikitext.render import RenderConfig, render
+from entbench.readers.wikitext.templates import is_inline
 from tests.readers.test_wikitext_properties import EN, ZH, check
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wikipedia"
@@ -104,7 +104,7 @@ def test_templates_that_are_links() -> None:
 
 def test_every_table_entry_names_its_documentation_page() -> None:
     table = tomllib.loads(
-        resources.files("entbench.readers").joinpath("inline_templates.toml").read_text("utf-8")
+        resources.files("entbench.readers.wikitext").joinpath("inline_templates.toml").read_text("utf-8")
     )
     for entry in table["template"]:
         assert entry["source"].startswith("https://"), entry

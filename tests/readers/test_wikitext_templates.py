@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from entbench.readers.wikitext import Rendered, render
-from entbench.readers.wikitext_markup import strip_templates
-from entbench.readers.wikitext_templates import (
+from entbench.readers.wikitext.markup import strip_templates
+from entbench.readers.wikitext.render import Rendered, render
+from entbench.readers.wikitext.templates import (
     INLINE_TEMPLATES,
     MARK,
     is_inline,

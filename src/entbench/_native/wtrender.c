@@ -1,4 +1,4 @@
-/* Native rendering of wikitext: the hot loops of readers/wikitext.py and wikitext_markup.py.
+/* Native rendering of wikitext: the hot loops of readers/wikitext/render.py and wikitext/markup.py.
  *
  * `Inline.blocks(text)` does, for one page's preprocessed text, what `_Renderer.render` does after
  * `preprocess` in Python: it cuts out hidden links (files, categories, interlanguage links), splits
@@ -10,7 +10,7 @@
  * a short table, `flatten` for a label holding a nested link, the external-link rewrite of a
  * paragraph holding `[[` and `:`, and any link-trail rule other than `[a-z]+` or none. So both
  * paths give identical output by construction (tests/readers/test_wikitext_native.py checks they
- * do). `template_spans` and `template_names` are wikitext_markup's functions of the same names.
+ * do). `template_spans` and `template_names` are wikitext.markup's functions of the same names.
  *
  * Strings are read as UCS-4 copies (or in place, for the two module functions); offsets are code
  * points, as in Python.
@@ -315,7 +315,7 @@ static Py_ssize_t trail_at(Inline *self, PyObject *sobj, const Py_UCS4 *p, Py_ss
     return k;
 }
 
-/* A character of a title that normalisation leaves as it is (wikitext_titles._PLAIN_CHAR). */
+/* A character of a title that normalisation leaves as it is (wikitext.titles._PLAIN_CHAR). */
 static inline int plain_char(Py_UCS4 c) {
     if (Py_UNICODE_ISSPACE(c)) return 0;
     switch (c) {
@@ -326,7 +326,7 @@ static inline int plain_char(Py_UCS4 c) {
     return !((c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f));
 }
 
-/* A character of a `#section` the shortcut accepts (wikitext_titles._PLAIN_TARGET). */
+/* A character of a `#section` the shortcut accepts (wikitext.titles._PLAIN_TARGET). */
 static inline int fragment_char(Py_UCS4 c) {
     switch (c) {
     case '&': case '%': case '<': case '>': case '[': case ']': case '{': case '}': case '|': case '\n': case '\r':
@@ -336,7 +336,7 @@ static inline int fragment_char(Py_UCS4 c) {
     return 1;
 }
 
-/* classify_target's shortcut (wikitext_titles._PLAIN_TARGET) for t[0:n]: words of plain characters
+/* classify_target's shortcut (wikitext.titles._PLAIN_TARGET) for t[0:n]: words of plain characters
  * separated by single spaces or underscores, then maybe ` #section`. The _Classified of the article
  * it links to (a new reference); NULL without an error when the target is not that plain. */
 static PyObject *classify_plain(Inline *self, const Py_UCS4 *t, Py_ssize_t n) {
@@ -907,7 +907,7 @@ static PyTypeObject InlineType = {
     .tp_methods = Inline_methods,
 };
 
-/* --- template_spans (wikitext_markup.template_spans) ------------------------------------------ */
+/* --- template_spans (wikitext.markup.template_spans) ------------------------------------------ */
 
 typedef struct {
     Py_ssize_t start, end;
@@ -919,7 +919,7 @@ static int pair_cmp(const void *a, const void *b) {
     return x->end < y->end ? -1 : x->end > y->end;
 }
 
-PyDoc_STRVAR(template_spans_doc, "template_spans(text) -> [(start, end)]: wikitext_markup.template_spans in C.");
+PyDoc_STRVAR(template_spans_doc, "template_spans(text) -> [(start, end)]: wikitext.markup.template_spans in C.");
 
 static PyObject *py_template_spans(PyObject *Py_UNUSED(module), PyObject *text) {
     if (!PyUnicode_Check(text)) {
@@ -991,7 +991,7 @@ fail:
     return result;
 }
 
-/* --- template_names (wikitext_markup.template_names) ------------------------------------------ */
+/* --- template_names (wikitext.markup.template_names) ------------------------------------------ */
 
 static inline int name_char(Py_UCS4 c) { return c != '{' && c != '}' && c != '|' && c != '\n'; }
 
@@ -1002,7 +1002,7 @@ static inline Py_ssize_t terminator(int kind, const void *data, Py_ssize_t n, Py
     return -1;
 }
 
-PyDoc_STRVAR(template_names_doc, "template_names(text) -> [name]: wikitext_markup.template_names in C.");
+PyDoc_STRVAR(template_names_doc, "template_names(text) -> [name]: wikitext.markup.template_names in C.");
 
 /* findall of `\{\{\s*([^{}|\n]+?)\s*(?:\||\}\})`, worked out: after `{{` and its spaces, the name is
  * the run of name characters up to its last non-space (the lazy group stops there, as the spaces

@@ -11,7 +11,7 @@ import click
 from entbench.builders.edge_probing.paper_table import PAPER_ROWS
 from entbench.cli.app import cli, verbose_option
 
-#: `readers.edge_probing_formats.INPUT_FORMATS`, spelled out so that `--help` imports no reader.
+#: `readers.edge_probing.formats.INPUT_FORMATS`, spelled out so that `--help` imports no reader.
 _INPUT_FORMATS = (
     "jiant",
     "conllu-upos",

@@ -1,5 +1,5 @@
 """The per-user cache directory: source dumps' hashes (`engine.sources`) and the seek indexes of
-gzip dumps that cannot be written beside them (`readers.gzip_index`).
+gzip dumps that cannot be written beside them (`readers.compressed.gzip_index`).
 
 `$ENTBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/entbench`, else `~/.cache/entbench`.
 """

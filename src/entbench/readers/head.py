@@ -28,8 +28,8 @@ from typing import Any, BinaryIO, cast
 from isal import igzip
 
 from entbench.errors import DataError
-from entbench.readers.dumps import StreamTruncated, detect_compression, open_decompressed
-from entbench.readers.mediawiki_xml import PAGE_CLOSE, PAGE_OPEN
+from entbench.readers.compressed.dumps import StreamTruncated, detect_compression, open_decompressed
+from entbench.readers.mediawiki.xml_dump import PAGE_CLOSE, PAGE_OPEN
 
 READ_BYTES = 1 << 20
 

@@ -9,8 +9,8 @@ import pytest
 
 from entbench.builders.edge_probing.dev_split import split_dev
 from entbench.errors import UserError
-from entbench.readers.edge_probing import EPItem, read_conllu
-from entbench.readers.edge_probing_conll import read_conll_tags
+from entbench.readers.edge_probing.conll import read_conll_tags
+from entbench.readers.edge_probing.items import EPItem, read_conllu
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 EWT_DEV = FIXTURES / "ud-ewt" / "v2.2" / "en_ewt-ud-dev.conllu.gz"

@@ -30,7 +30,7 @@ from entbench.engine.stage import BuildOptions, Output, Params, Stage, StageCont
 from entbench.engine.stats import Stats
 from entbench.filters.memorization import Item, audit, percent
 from entbench.filters.memorization_reasons import UNSEEN_LABEL
-from entbench.readers.edge_probing import read_conllu
+from entbench.readers.edge_probing.items import read_conllu
 
 EWT = Path(__file__).resolve().parents[3] / "fixtures" / "ud-ewt"
 TRAIN = EWT / "v2.2" / "en_ewt-ud-dev.conllu.gz"  # small real files: v2.2 dev plays "train"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from entbench.builders.edge_probing.paper_table import PAPER_ROWS, find_row
-from entbench.readers.edge_probing_formats import INPUT_FORMATS
+from entbench.readers.edge_probing.formats import INPUT_FORMATS
 
 #: Table 2's dataset column, in its order (Ray Choudhury & Kalra 2023).
 TABLE_2 = (

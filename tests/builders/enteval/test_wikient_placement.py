@@ -7,8 +7,8 @@ from pathlib import Path
 from entbench.builders.enteval.tokens import Tokenizer
 from entbench.builders.enteval.wikient import LinkSpan, anchor_core, place_links
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
-from entbench.readers.mediawiki_xml import read_dump
-from entbench.readers.wikitext import render
+from entbench.readers.mediawiki.xml_dump import read_dump
+from entbench.readers.wikitext.render import render
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 

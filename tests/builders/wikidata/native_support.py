@@ -31,6 +31,7 @@ from entbench.builders.wikidata.native import NativeRows
 from entbench.builders.wikidata.rows import OFFSET_COLUMN
 from entbench.builders.wikidata.stages import scan as wikidata_scan
 from entbench.builders.wikidata.stages.scan import WikidataScan, WikidataScanParams
+from entbench.engine.dump_scan import Rejects
 from entbench.engine.shards import DuplicateKeyError, prepare_rows
 from entbench.engine.stage import BucketSink, BuildOptions, MapTask, SourceInfo, StageContext
 
@@ -145,11 +146,11 @@ def scan_block(
     sink = _CollectSink()
     written: dict[str, str] = {}
 
-    def write_rejects(path: Path, rejects: list[dict[str, Any]]) -> None:
-        # `_write_task_rejects` without the file and fsync: the same text, kept in memory.
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rejects)
+    def write_rejects(rejects: Rejects, _ctx: StageContext, task: MapTask) -> None:
+        # `Rejects.write` without the file and fsync: the same text, kept in memory.
+        text = rejects.text()
         text.encode("utf-8")  # what writing the file would do (a lone surrogate would raise)
-        written[Path(path).name] = text
+        written[f"{task.task_id}.rejects.jsonl"] = text
 
     _RecordingNativeRows.instances = []
     source = SourceInfo("wikidata", "/nonexistent/dump.json", "dump.json", len(data), "0" * 64)
@@ -165,7 +166,7 @@ def scan_block(
     task = MapTask("b00000000", {"offset": base, "compressed_delta": len(data)}, data)
     patches = [
         mock.patch.object(wikidata_scan, "NativeRows", _RecordingNativeRows),
-        mock.patch.object(wikidata_scan, "write_task_rejects", write_rejects),
+        mock.patch.object(Rejects, "write", write_rejects),
     ]
     if piece_bytes is not None:
         patches.append(mock.patch.object(wikidata_scan, "NATIVE_PIECE_BYTES", piece_bytes))

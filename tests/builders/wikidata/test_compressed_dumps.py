@@ -20,7 +20,7 @@ from entbench.engine.runner import Builder
 from entbench.engine.sources import identify_source
 from entbench.engine.stage import BuildOptions
 from entbench.errors import DataError
-from entbench.readers.gzip_index import (
+from entbench.readers.compressed.gzip_index import (
     INDEX_SUFFIX,
     GzipIndex,
     load_gzip_index,
@@ -252,12 +252,12 @@ def test_single_cpu_reads_blocks_inline_with_identical_bytes(
 ) -> None:
     """With one usable CPU the decompressed blocks are read without the prefetch thread (it
     would only take turns with the parser); the shards must not change."""
-    from entbench.builders.wikidata.stages import scan as wikidata_scan
+    from entbench.engine import dump_scan
 
     source = FIXTURES / "kgtk-arnold.hierarchy.json.gz"
     threaded = _build_quiet(tmp_path / "threaded", source)
-    monkeypatch.setattr(wikidata_scan, "usable_cpus", lambda: 1)
-    monkeypatch.setattr(wikidata_scan, "Prefetched", None)  # must not be used
+    monkeypatch.setattr(dump_scan, "usable_cpus", lambda: 1)
+    monkeypatch.setattr(dump_scan, "Prefetched", None)  # must not be used
     inline = _build_quiet(tmp_path / "inline", source)
     assert shard_hashes(inline) == shard_hashes(threaded)
 

@@ -9,7 +9,7 @@ def test_map_task_size_depends_on_the_input_only() -> None:
     from types import SimpleNamespace
     from typing import Any, cast
 
-    from entbench.builders.wikidata.scan import MIN_TASK_BYTES, MIN_TASKS, task_bytes
+    from entbench.engine.dump_scan import MIN_TASK_BYTES, MIN_TASKS, task_bytes
 
     def size(input_bytes: int, workers: int, chunk_mb: int = 64) -> int:
         ctx = SimpleNamespace(options=SimpleNamespace(chunk_bytes=chunk_mb << 20, workers=workers))

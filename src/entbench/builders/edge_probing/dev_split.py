@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from entbench.errors import UserError
 from entbench.filters.memorization import Item, Mode, select_test_items
-from entbench.readers.edge_probing import EPItem
+from entbench.readers.edge_probing.items import EPItem
 
 #: The dev draw's default seed.
 DEFAULT_DEV_SEED = 0

@@ -4,7 +4,7 @@
 Both run the pure heuristics of `entbench.filters.memorization` (Mem-Exact, Mem-Freq,
 Mem-Uniform; Ray Choudhury & Kalra 2023 §3) and write what they decided:
 
-* `run_filter_mem` reads a train and a test file (any of `readers.edge_probing_formats`) and
+* `run_filter_mem` reads a train and a test file (any of `readers.edge_probing.formats`) and
   writes into `out/`: `report.json` (`n_test` and the three percentages, as the paper's Table 2),
   `stats.json` (counts, inputs' sha256), `test.parquet` (the items the heuristics ran on),
   `unseen_label.parquet` (items dropped first: a label train never has), per heuristic
@@ -43,9 +43,9 @@ from entbench.filters.memorization import (
     audit,
 )
 from entbench.filters.memorization_reasons import UNSEEN_LABEL
-from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED, EPItem, write_jiant
-from entbench.readers.edge_probing_conll import converted_tags
-from entbench.readers.edge_probing_formats import INPUT_FORMATS, read_edge_probing
+from entbench.readers.edge_probing.conll import converted_tags
+from entbench.readers.edge_probing.formats import INPUT_FORMATS, read_edge_probing
+from entbench.readers.edge_probing.items import DEFAULT_NEGATIVE_SEED, EPItem, write_jiant
 from entbench.schemas import edge_probing as schema
 
 
@@ -60,7 +60,7 @@ def check_mode(mode: str) -> Mode:
 def read_items(
     path: str | Path, input_format: str, *, mode: Mode, negative_seed: int = DEFAULT_NEGATIVE_SEED
 ) -> list[EPItem]:
-    """Read an edge-probing split; CoNLL-U token lines follow `mode` (see `readers.edge_probing`)."""
+    """Read an edge-probing split; CoNLL-U token lines follow `mode` (see `readers.edge_probing.items`)."""
     return read_edge_probing(path, input_format, policy=mode, negative_seed=negative_seed)
 
 

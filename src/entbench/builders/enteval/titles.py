@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process, utils
 
-from entbench.readers.wikitext_titles import clean_title_text, ucfirst
+from entbench.readers.wikitext.titles import clean_title_text, ucfirst
 
 SCORERS = {"ratio": fuzz.ratio, "token_sort_ratio": fuzz.token_sort_ratio, "WRatio": fuzz.WRatio}
 EXACT_SCORE = 100.0

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from entbench.engine.stage import StageContext
 from entbench.errors import UserError
 from entbench.filters.mentions import chinese_language
-from entbench.readers.mediawiki_xml import SiteInfo
+from entbench.readers.mediawiki.xml_dump import SiteInfo
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench.filters.mentions import MentionNormalizer
-from entbench.readers.mediawiki_xml import split_header, trim_to_pages
+from entbench.readers.mediawiki.xml_dump import split_header, trim_to_pages
 from tests.builds import build
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"

@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 
+from entbench import api
 from entbench.builders.alias.matching import normalize_with_offsets
 from entbench.engine.manifest import load_manifest
 from entbench.errors import DataError
 from entbench.filters.mentions import MentionNormalizer, t2s
 from tests.builders.hansel.build_support import HANSEL, PAIR, build, rows
+from tests.conftest import SAMPLES_CONFIG
 
 ALL = ("hansel_fewshot.size=1000",)  # every kept phrase is drawn (the uniform half alone covers them)
 
@@ -190,6 +192,68 @@ def test_bad_corpus_lines_are_data_errors(
     with pytest.raises(DataError, match=message) as info:
         build(("hansel-fewshot",), sources=(*PAIR, f"corpus={corpus}"), out=out)
     assert str(corpus) in str(info.value)
+
+
+def build_corpus(out: Path, corpus: Path, max_bad_lines: int) -> Path:
+    """`hansel-fewshot` on `corpus` with `--max-bad-lines`; the `hansel_corpus` stage directory."""
+    dirs = api.build(
+        "hansel-fewshot",
+        config=SAMPLES_CONFIG,
+        sources=(*PAIR, f"corpus={corpus}"),
+        out=out,
+        max_bad_lines=max_bad_lines,
+        progress=False,
+        log=lambda _m: None,
+    )
+    return dirs["hansel_corpus"]
+
+
+def test_bad_corpus_lines_within_max_bad_lines_are_counted_and_listed(
+    tmp_path: Path, dirs: dict[str, Path]
+) -> None:
+    lines = corpus_lines()
+    damaged = [lines[0], "{not json", lines[1], json.dumps({"id": 1}), *lines[2:]]
+    text = "\n".join(damaged) + "\n"
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(text, encoding="utf-8")
+    out = dirs["hansel"].parents[2]
+    with pytest.raises(
+        DataError, match=r"2 bad line\(s\), more than --max-bad-lines 1; first: malformed_json"
+    ):
+        build_corpus(out, corpus, max_bad_lines=1)
+    stage = build_corpus(out, corpus, max_bad_lines=2)
+    stats = load_manifest(stage)["stats"]
+    assert (stats["rejected_total"], stats["rejected_malformed_json"], stats["rejected_bad_fields"]) == (
+        2,
+        1,
+        1,
+    )
+    assert stats["docs"] == len(lines)
+    rejects = [json.loads(line) for line in (stage / "_rejects.jsonl").read_text().splitlines()]
+    encoded = text.encode("utf-8")
+    assert [r["offset"] for r in rejects] == [encoded.index(b"{not json"), encoded.index(b'{"id": 1}')]
+    assert [r["detail"].split(":")[0] for r in rejects] == ["line 2", "line 4"]
+    # Every good line is a doc, under its own line number.
+    assert sorted(d["line"] for d in rows(stage, "docs")) == [1, 3, *range(5, len(damaged) + 1)]
+
+
+@pytest.mark.parametrize("kind", ["last line cut", "gzip stream cut"])
+def test_a_cut_corpus_is_an_error_whatever_the_limit(
+    tmp_path: Path, kind: str, dirs: dict[str, Path]
+) -> None:
+    text = ("\n".join(corpus_lines()) + "\n").encode("utf-8")
+    if kind == "last line cut":
+        corpus = tmp_path / "corpus.jsonl"
+        corpus.write_bytes(text[:-40])
+        match = "ends in the middle of a line"
+    else:
+        corpus = tmp_path / "corpus.jsonl.gz"
+        packed = gzip.compress(text)
+        corpus.write_bytes(packed[: len(packed) // 2])
+        match = "compressed stream ends early"
+    with pytest.raises(DataError, match=match) as info:
+        build_corpus(dirs["hansel"].parents[2], corpus, max_bad_lines=1000)
+    assert f"{corpus} at byte offset" in str(info.value)
 
 
 def test_the_example_of_a_phrase_is_a_random_occurrence(dirs: dict[str, Path]) -> None:

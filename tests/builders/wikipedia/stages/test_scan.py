@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench.builders.wikipedia.stages.scan import EXPANSION, _multistream_tasks
-from entbench.readers.mediawiki_xml import (
+from entbench.readers.mediawiki.xml_dump import (
     READER_ENV,
     iter_pages,
     multistream_index_path,

@@ -11,7 +11,7 @@ from xml.sax.saxutils import escape, quoteattr
 import pyarrow.parquet as pq
 import pytest
 
-from entbench.readers.mediawiki_xml import read_header, split_header, trim_to_pages
+from entbench.readers.mediawiki.xml_dump import read_header, split_header, trim_to_pages
 from tests.builds import build
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"

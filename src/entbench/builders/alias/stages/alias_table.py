@@ -52,7 +52,7 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats
 from entbench.filters.mentions import Converter, MentionNormalizer, Scheme
-from entbench.readers.mediawiki_xml import SiteInfo
+from entbench.readers.mediawiki.xml_dump import SiteInfo
 from entbench.schemas.alias import ALIAS_TABLE
 
 #: The phase that resolves anchors and titles, partition by partition of `title_qid`.

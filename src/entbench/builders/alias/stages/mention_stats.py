@@ -51,7 +51,7 @@ from entbench.engine.stage import (
     StageContext,
 )
 from entbench.engine.stats import Stats
-from entbench.readers.mediawiki_xml import SiteInfo
+from entbench.readers.mediawiki.xml_dump import SiteInfo
 from entbench.schemas.alias import MENTION_STATS
 
 PARTIAL = pa.schema(

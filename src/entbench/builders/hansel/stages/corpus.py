@@ -12,19 +12,23 @@ finds the keys in them (`builders.alias.matching`: normalised like the keys, no 
 match on overlap).
 
 Tables: `docs` (routed by `doc_id`) and `matches` (routed by `key`, so every occurrence of a phrase
-is in one shard). A line that is not such an object, or an id that repeats, is a `DataError`
-naming the file and line. Stats: `docs`, `blank_lines`, `matches`, `texts_not_converged`.
+is in one shard). A line that is not such an object is a bad line (`malformed_json`,
+`invalid_utf8`, `not_an_object`, `bad_fields`): counted under `rejected_<reason>`, kept in
+`_rejects.jsonl` with its offset and line number, and past `--max-bad-lines` a `DataError` naming
+the file and the first one's offset (`engine.dump_scan`); a last line cut short is a truncated
+corpus, an error whatever the limit. An id that repeats is a `DataError` naming the file and both
+lines. Stats: `docs`, `blank_lines`, `matches`, `texts_not_converged`, `rejected_*`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import pickle
 from collections.abc import Iterator, Mapping
 from dataclasses import KW_ONLY, dataclass
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import ahocorasick
 import pyarrow as pa
@@ -33,27 +37,21 @@ from msgspec import Meta
 from entbench.builders.alias.matching import build_automaton, find_occurrences
 from entbench.builders.hansel.context import to_simplified
 from entbench.engine.duck import stage_connection
+from entbench.engine.dump_scan import TRUNCATION_REASONS, DumpScan, runs_to_the_end
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
     Output,
     Params,
     ProgressFn,
-    SourceInfo,
-    Stage,
     StageContext,
     UpstreamOutput,
 )
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
 from entbench.filters.mentions import MentionNormalizer
-from entbench.readers.dumps import (
-    StreamTruncated,
-    detect_compression,
-    iter_blocks,
-    iter_lines,
-    open_decompressed,
-)
+from entbench.readers.compressed.blocks import iter_decompressed_blocks
+from entbench.readers.compressed.dumps import detect_compression, iter_lines
 from entbench.schemas import hansel as schema
 
 AUTOMATON_FILE = "automaton.bin"
@@ -95,26 +93,35 @@ def text_converter(normalizer: MentionNormalizer) -> str:
     return normalizer.converter if normalizer.chinese else "none"
 
 
-def parse_line(raw: bytes, path: str, offset: int, line: int) -> tuple[str, str] | None:
-    """(id, text) of one corpus line, None for a blank line, a `DataError` for anything else."""
+class BadLine(ValueError):
+    """A corpus line that is not `{"id": …, "text": …}`: why (`reason`) and what was found."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def parse_line(raw: bytes, line: int) -> tuple[str, str] | None:
+    """(id, text) of one corpus line, None for a blank line, `BadLine` for anything else."""
     if not raw.strip():
         return None
     try:
         doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DataError(f"line {line}: not JSON ({exc})", path=path, offset=offset) from exc
+    except UnicodeDecodeError as exc:
+        raise BadLine("invalid_utf8", f"line {line}: not UTF-8 ({exc})") from exc
+    except ValueError as exc:
+        raise BadLine("malformed_json", f"line {line}: not JSON ({exc})") from exc
     if not isinstance(doc, dict):
-        raise DataError(f"line {line}: expected an object with id and text", path=path, offset=offset)
+        raise BadLine("not_an_object", f"line {line}: expected an object with id and text")
     ident, text = doc.get("id"), doc.get("text")
     if isinstance(ident, bool) or not isinstance(ident, str | int) or not isinstance(text, str):
-        raise DataError(
-            f'line {line}: expected {{"id": string or integer, "text": string}}', path=path, offset=offset
-        )
+        raise BadLine("bad_fields", f'line {line}: expected {{"id": string or integer, "text": string}}')
     return str(ident), text
 
 
 @dataclass(eq=False)
-class HanselCorpus(Stage[HanselCorpusParams]):
+class HanselCorpus(DumpScan[HanselCorpusParams]):
     """The few-shot corpus and the alias-table matches in it (Hansel appendix A)."""
 
     version = 2  # 2: texts converted only when the alias table's keys are Chinese
@@ -124,8 +131,10 @@ class HanselCorpus(Stage[HanselCorpusParams]):
     description = "raw corpus texts (Simplified) and exact longest alias-table matches (Hansel app. A)"
     #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
     source_kind = "lines"
-    progress_unit = "B"
     progress_items = "texts"
+    expansion = CORPUS_EXPANSION
+    auto_shard_bytes = CORPUS_SHARD_BYTES
+    items_stat = "docs"
 
     stage_name: str
     _: KW_ONLY
@@ -143,15 +152,6 @@ class HanselCorpus(Stage[HanselCorpusParams]):
             Output("matches", schema.CORPUS_MATCHES, ("key", "doc_id", "start")),
         ]
 
-    def resolve_num_shards(self, params: HanselCorpusParams, sources: Mapping[str, SourceInfo]) -> int:
-        """`num_shards` if given, else about one shard per 64 MB of corpus text."""
-        requested = getattr(params, "num_shards", 0)
-        if requested:
-            return int(requested)
-        src = sources[self.sources[0]]
-        expansion = CORPUS_EXPANSION[detect_compression(src.path)]
-        return max(1, math.ceil(src.size * expansion / CORPUS_SHARD_BYTES))
-
     def map_tasks(self, ctx: StageContext[HanselCorpusParams]) -> Iterator[MapTask]:
         """Build the automaton once, then blocks of whole lines of the decompressed corpus."""
         scratch = ctx.scratch
@@ -164,17 +164,19 @@ class HanselCorpus(Stage[HanselCorpusParams]):
             tmp = scratch / f".{AUTOMATON_FILE}.tmp-{os.getpid()}"
             build_automaton(keys.to_pylist()).save(str(tmp))
             os.replace(tmp, scratch / AUTOMATON_FILE)
-        src = ctx.sources[self.sources[0]]
-        stream = open_decompressed(src.path, detect_compression(src.path))
+        src = self.dump(ctx)
+        compression = detect_compression(src.path)
+        chunk = self.task_bytes(ctx)
+        blocks = iter_decompressed_blocks(src.path, compression, chunk, threads=max(1, ctx.options.workers))
         line = 1
-        try:
-            for index, (offset, block) in enumerate(iter_blocks(stream, ctx.options.chunk_bytes)):
-                yield MapTask(f"b{index:08d}", {"offset": offset, "line": line}, block)
-                line += block.count(b"\n")
-        except StreamTruncated as exc:
-            raise exc.data_error(src.label) from exc
-        finally:
-            stream.close()
+
+        def first_line(block: bytes | bytearray) -> dict[str, int]:
+            """The number of the block's first line (blocks are numbered in order)."""
+            nonlocal line
+            first, line = line, line + block.count(b"\n")
+            return {"line": first}
+
+        yield from self.block_tasks(ctx, blocks, compression=compression, meta=first_line)
 
     def map(
         self, ctx: StageContext[HanselCorpusParams], task: MapTask, sink: BucketSink, progress: ProgressFn
@@ -187,23 +189,34 @@ class HanselCorpus(Stage[HanselCorpusParams]):
         keys = pa.ipc.open_file(pa.memory_map(str(scratch / KEYS_FILE))).read_all().column(0).to_pylist()
         normalizer = alias_normalizer(ctx.inputs[self.alias_table])
         stats = Stats()
-        docs: list[tuple[str, int, str]] = []
-        matches: list[tuple[str, str, int, int]] = []
-        line = int(task.meta["line"])
+        rejects = self.rejects(ctx, stats)
         # As bytes, the type parse_line takes (the reader hands out bytearrays): copying the block
         # costs <1% of parsing and matching its lines.
-        for offset, raw in iter_lines(bytes(task.payload), int(task.meta["offset"])):
-            parsed = parse_line(raw, src.label, offset, line)
+        block = bytes(task.payload)
+        base = int(task.meta["offset"])
+        docs: list[tuple[str, int, str]] = []
+        matches: list[tuple[str, str, int, int]] = []
+        for line, (offset, raw) in enumerate(iter_lines(block, base), start=int(task.meta["line"])):
+            try:
+                parsed = parse_line(raw, line)
+            except BadLine as exc:
+                if exc.reason in TRUNCATION_REASONS and runs_to_the_end(offset - base, raw, block):
+                    raise DataError(
+                        f"the corpus ends in the middle of a line ({exc.detail}): it is truncated",
+                        path=src.label,
+                        offset=offset,
+                    ) from None
+                rejects.add(offset, exc.reason, exc.detail, raw)
+                continue
             if parsed is None:
                 stats.add("blank_lines")
-            else:
-                doc_id, text = parsed
-                simplified, converged = to_simplified(text, text_converter(normalizer))
-                stats.add("texts_not_converged", not converged)
-                docs.append((doc_id, line, simplified))
-                for occ in find_occurrences(automaton, keys, normalizer, simplified):
-                    matches.append((keys[occ.key], doc_id, occ.start, occ.end))
-            line += 1
+                continue
+            doc_id, text = parsed
+            simplified, converged = to_simplified(text, text_converter(normalizer))
+            stats.add("texts_not_converged", not converged)
+            docs.append((doc_id, line, simplified))
+            for occ in find_occurrences(automaton, keys, normalizer, simplified):
+                matches.append((keys[occ.key], doc_id, occ.start, occ.end))
         stats.add("docs", len(docs))
         stats.add("matches", len(matches))
         for table, rows, table_schema, key in (
@@ -215,12 +228,11 @@ class HanselCorpus(Stage[HanselCorpusParams]):
                 arrays = [pa.array(c, type=f.type) for c, f in zip(columns, table_schema, strict=True)]
                 data = pa.Table.from_arrays(arrays, schema=table_schema)
                 sink.emit_by_key(table, data, key, ctx.num_shards)
-        progress(len(task.payload), len(docs))
+        units = int(task.meta["compressed_delta"])
+        stats.add("input_progress_bytes", units)
+        progress(units, len(docs))
+        rejects.write(ctx, task)
         return stats
-
-    def progress_total(self, ctx: StageContext[HanselCorpusParams]) -> int | None:
-        """Progress is measured in decompressed bytes; their total is not known in advance."""
-        return None
 
     def reduce(
         self, ctx: StageContext[HanselCorpusParams], shard: int, tables: Mapping[str, pa.Table]
@@ -240,6 +252,12 @@ class HanselCorpus(Stage[HanselCorpusParams]):
                     )
                 seen[doc_id] = line
         return dict(tables), Stats()
+
+    def finalize(
+        self, ctx: StageContext[HanselCorpusParams], directory: Path, stats: Stats
+    ) -> dict[str, Any]:
+        """`_rejects.jsonl`: the bad lines, by offset (none written when every line was read)."""
+        return self.finalize_rejects(directory)
 
 
 def _all_keys(ctx: StageContext, files: list[str]) -> pa.Array:

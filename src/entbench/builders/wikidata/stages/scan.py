@@ -12,8 +12,6 @@ with its byte offset in `_rejects.jsonl`.
 
 from __future__ import annotations
 
-import json
-import math
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -30,15 +28,15 @@ from entbench.builders.wikidata.scan import (
     AUTO_SHARD_INPUT_BYTES,
     EXPANSION,
     SPILL_SHARE,
-    TRUNCATION_REASONS,
     dedupe_entities,
-    first_reject,
     pieces,
+)
+from entbench.engine.dump_scan import (
+    TRUNCATION_REASONS,
+    DumpScan,
     reject_record,
     runs_to_the_end,
-    task_bytes,
     write_rejects,
-    write_task_rejects,
 )
 from entbench.engine.stage import (
     BucketSink,
@@ -46,25 +44,15 @@ from entbench.engine.stage import (
     Output,
     Params,
     ProgressFn,
-    SourceInfo,
-    Stage,
     StageContext,
     map_column,
 )
 from entbench.engine.stats import Stats, counted
 from entbench.errors import DataError
 from entbench.gc_pause import gc_paused
-from entbench.readers.compressed_blocks import iter_decompressed_blocks
-from entbench.readers.dumps import (
-    StreamTruncated,
-    byte_ranges,
-    detect_compression,
-    iter_lines,
-    read_range,
-    sniff_json_dump,
-)
-from entbench.readers.gzip_index import load_gzip_index, read_indexed_range, worth_indexing
-from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
+from entbench.readers.compressed.blocks import iter_decompressed_blocks
+from entbench.readers.compressed.dumps import iter_lines, read_range, sniff_json_dump
+from entbench.readers.compressed.gzip_index import load_gzip_index, read_indexed_range, worth_indexing
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 
@@ -95,11 +83,7 @@ class WikidataScanParams(Params):
         return DecodeConfig(languages=self.languages, sites=sites)
 
 
-#: Every rejected line with its offset and reason; named so that Parquet readers of the directory skip it.
-REJECTS_FILE = "_rejects.jsonl"
-
-
-class WikidataScan(Stage[WikidataScanParams]):
+class WikidataScan(DumpScan[WikidataScanParams]):
     """Scan one Wikidata JSON dump source into the normalized tables."""
 
     name = "wikidata"
@@ -112,8 +96,11 @@ class WikidataScan(Stage[WikidataScanParams]):
     )
     #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
     source_kind = "wikidata-json"
-    progress_unit = "B"
     progress_items = "entities"
+    expansion = EXPANSION
+    auto_shard_bytes = AUTO_SHARD_INPUT_BYTES
+    items_stat = "entities_decoded"
+    always_write_rejects = True
 
     def __init__(self, source: str) -> None:
         super().__init__(source)
@@ -153,34 +140,19 @@ class WikidataScan(Stage[WikidataScanParams]):
                 )
         return result
 
-    def resolve_num_shards(self, params: WikidataScanParams, sources: Mapping[str, SourceInfo]) -> int:
-        """`num_shards` if given, else about one shard per 256 MB of decompressed JSON."""
-        requested = getattr(params, "num_shards", 0)
-        if requested:
-            return int(requested)
-        src = sources[self.sources[0]]
-        compression = detect_compression(src.path)
-        return max(1, math.ceil(src.size * EXPANSION[compression] / AUTO_SHARD_INPUT_BYTES))
-
     def spill_bytes_estimate(self, ctx: StageContext[WikidataScanParams]) -> int | None:
         """About a quarter of the decompressed JSON (measured: 20% with two languages and sites)."""
-        src = ctx.sources[self.sources[0]]
-        return int(src.size * EXPANSION[detect_compression(src.path)] * SPILL_SHARE)
+        return int(self.input_bytes(self.dump(ctx)) * SPILL_SHARE)
 
     # --- map ---------------------------------------------------------------------------------
-    def progress_total(self, ctx: StageContext[WikidataScanParams]) -> int | None:
-        """Progress is measured in bytes of the file on disk (compressed bytes for .gz/.bz2)."""
-        return ctx.sources[self.sources[0]].size
-
     def map_tasks(self, ctx: StageContext[WikidataScanParams]) -> Iterator[MapTask]:
         """Byte ranges of an uncompressed dump or, for `.gz` with a saved seek index and several
         workers, ranges of the decompressed stream; otherwise blocks of the decompressed stream."""
-        src = ctx.sources[self.sources[0]]
+        src = self.dump(ctx)
         fmt = sniff_json_dump(src.path)
-        chunk = task_bytes(ctx, src.size * EXPANSION[fmt.compression])
+        chunk = self.task_bytes(ctx)
         if fmt.compression == "none":
-            for start, end in byte_ranges(src.size, chunk):
-                yield MapTask(f"r{start:015d}", {"start": start, "end": end})
+            yield from self.range_tasks(src.size, chunk, {})
             return
         index_sha256 = None
         if fmt.compression == "gzip" and ctx.options.workers > 1 and worth_indexing(src.size, chunk):
@@ -202,48 +174,10 @@ class WikidataScan(Stage[WikidataScanParams]):
                         yield MapTask(f"g{start:015d}", range_meta)
                     return
             index_sha256 = src.sha256  # no usable index: this full read leaves one
-        consumed = 0
-        index = 0
         decompressed = iter_decompressed_blocks(
             src.path, fmt.compression, chunk, threads=max(1, ctx.options.workers), index_sha256=index_sha256
         )
-        # Decompression runs a couple of blocks ahead in a thread (it releases the GIL), so even
-        # `--workers 1` parses one block while the next is decompressed; on a single CPU the
-        # thread would only take turns with the parser, so the blocks are read in line.
-        blocks = Prefetched(decompressed, depth=2) if usable_cpus() > 1 else InlineBlocks(decompressed)
-        # A block's share of the compressed file (progress bar and `input_progress_bytes`) is
-        # estimated from its decompressed length, and an empty closing task takes the remainder:
-        # decoders report different compressed positions (isal, rapidgzip with 1 or N threads),
-        # and a build resumed with another worker count must record the same stats.
-        expansion = EXPANSION[fmt.compression]
-        end = 0
-        # Each block is handed out once the next one (or the clean end) is read: the last block of a
-        # cut stream ends in a partial line, and the error must name the cut stream, not that line.
-        pending: MapTask | None = None
-        try:
-            try:
-                for offset, block, _position in blocks:
-                    if pending is not None:
-                        yield pending
-                    share = min(src.size - consumed, len(block) // expansion)
-                    consumed += share
-                    end = offset + len(block)
-                    pending = MapTask(f"b{index:08d}", {"offset": offset, "compressed_delta": share}, block)
-                    index += 1
-                if pending is not None:
-                    yield pending
-                yield MapTask(f"b{index:08d}", {"offset": end, "compressed_delta": src.size - consumed}, b"")
-            except StreamTruncated as exc:
-                raise exc.data_error(src.label) from exc
-        finally:
-            blocks.close()
-
-    def on_map_done(
-        self, ctx: StageContext[WikidataScanParams], done: Mapping[str, Any], progress: ProgressFn
-    ) -> None:
-        """Advance the bar over tasks finished by an earlier run."""
-        stats = done["stats"]
-        progress(int(stats.get("input_progress_bytes", 0)), int(stats.get("entities_decoded", 0)))
+        yield from self.block_tasks(ctx, decompressed, compression=fmt.compression)
 
     def map(
         self, ctx: StageContext[WikidataScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
@@ -257,7 +191,7 @@ class WikidataScan(Stage[WikidataScanParams]):
     ) -> Stats:
         src = ctx.sources[self.sources[0]]
         stats = Stats()
-        rejects: list[dict[str, Any]] = []
+        rejects = self.rejects(ctx, stats)
         if task.payload is not None:
             base, block = int(task.meta["offset"]), task.payload
             report_bytes = False
@@ -288,9 +222,7 @@ class WikidataScan(Stage[WikidataScanParams]):
                         path=src.label,
                         offset=offset,
                     ) from None
-                rejects.append(reject_record(src.label, offset, exc.reason, exc.detail, line))
-                stats.add("rejected_total")
-                stats.add(f"rejected_{exc.reason}")
+                rejects.add(offset, exc.reason, exc.detail, line)
                 return
             if decoded.slow_path:
                 stats.add("slow_path_lines")
@@ -362,26 +294,8 @@ class WikidataScan(Stage[WikidataScanParams]):
             done_units = int(task.meta["compressed_delta"])
             stats.add("input_progress_bytes", done_units)
         progress(done_units, entity_count() - entities_reported)
-        write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
+        rejects.write(ctx, task)
         return stats
-
-    def check_map_stats(self, ctx: StageContext[WikidataScanParams], stats: Stats, map_dir: Path) -> None:
-        """Stop as soon as more lines were rejected than `--max-bad-lines` allows."""
-        bad = stats.get("rejected_total", 0)
-        limit = ctx.options.max_bad_lines
-        if bad <= limit:
-            return
-        src = ctx.sources[self.sources[0]]
-        first = first_reject(map_dir)
-        reason = "unknown"
-        if first is not None:
-            reason = first["reason"] + (f" ({first['detail'][:120]})" if first["detail"] else "")
-        raise DataError(
-            f"{bad} bad line(s), more than --max-bad-lines {limit}; first: {reason}; "
-            f"see rejects in {map_dir}",
-            path=src.label,
-            offset=int(first["offset"]) if first else None,
-        )
 
     # --- reduce ------------------------------------------------------------------------------
     def reduce(
@@ -424,20 +338,7 @@ class WikidataScan(Stage[WikidataScanParams]):
         self, ctx: StageContext[WikidataScanParams], directory: Path, stats: Stats
     ) -> dict[str, Any]:
         """Write `_rejects.jsonl` (all rejected lines, by offset) and the framing warning."""
-        rejects: list[dict[str, Any]] = []
-        # The rejects of this run's map tasks only: a run killed and resumed with another
-        # --chunk-mb leaves the first run's task files behind, and their lines are in these too.
-        map_dir = directory / "_map"
-        task_ids: list[str] = json.loads((map_dir / "_TASKS.json").read_text(encoding="utf-8"))
-        task_rejects = [map_dir / f"{task_id}.rejects.jsonl" for task_id in sorted(task_ids)]
-        for path in [p for p in task_rejects if p.exists()] + sorted(
-            (directory / "_scratch").glob("duplicates-*.jsonl")
-        ):
-            with open(path, encoding="utf-8") as f:
-                rejects.extend(json.loads(line) for line in f if line.strip())
-        rejects.sort(key=lambda r: (r["offset"], r["reason"]))
-        write_rejects(directory / REJECTS_FILE, rejects)
-        extra: dict[str, Any] = {"files": [REJECTS_FILE], "rejects_lines": len(rejects)}
+        extra = self.finalize_rejects(directory, sorted((directory / "_scratch").glob("duplicates-*.jsonl")))
         if stats.get("framing_open") and not stats.get("framing_close"):
             extra["missing_closing_bracket"] = 1
             # Not an error (Wikidata's own 2017 head ends so), but a download cut at a line boundary

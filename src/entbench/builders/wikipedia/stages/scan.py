@@ -1,11 +1,13 @@
 """The Wikipedia dump scan: pages-articles XML -> normalized `pages` and `links` (spec §3).
 
-Map tasks are blocks of whole `<page>` elements (see `readers.mediawiki_xml` for how a dump is cut:
+Map tasks are blocks of whole `<page>` elements (see `readers.mediawiki.xml_dump` for how a dump is cut:
 byte ranges of plain XML, bz2 streams of a multistream dump via its index, or page-aligned
 blocks of a sequentially decompressed `.bz2`/`.gz`). Each task parses its pages (the fast page
 reader, or mwxml with `ENTBENCH_XML_READER=mwxml`: the same pages), renders the wikitext
-(`readers.wikitext`) and routes rows to shards by `page_id`. Every page ends up as a row or as a
-count under `dropped_namespace_<ns>`; every `[[…]]` is counted by kind (`links_article` are the
+(`readers.wikitext.render`) and routes rows to shards by `page_id`. Every page ends up as a row or as a
+count under `dropped_namespace_<ns>`, or, when it cannot be read (`malformed_xml`, `malformed_page`),
+a reject in `_rejects.jsonl` counted under `rejected_<reason>`, up to `--max-bad-lines`
+(`engine.dump_scan`); every `[[…]]` is counted by kind (`links_article` are the
 rows of `links`; `links_file`, `links_category`, … are not article links).
 
 Parameters: `namespaces` (default `[0]`: articles and their redirects), `language` (default: the
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from msgspec import Meta
 
+from entbench.engine.dump_scan import DumpScan
 from entbench.engine.executors.base import on_release
 from entbench.engine.shards import shard_of
 from entbench.engine.stage import (
@@ -37,8 +39,6 @@ from entbench.engine.stage import (
     Output,
     Params,
     ProgressFn,
-    SourceInfo,
-    Stage,
     StageContext,
     map_column,
     map_rows,
@@ -46,15 +46,16 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats, counted
 from entbench.gc_pause import gc_paused
-from entbench.readers.compressed_blocks import iter_decompressed_blocks
-from entbench.readers.dumps import StreamTruncated, detect_compression
-from entbench.readers.mediawiki_xml import (
+from entbench.readers.compressed.blocks import iter_decompressed_blocks
+from entbench.readers.compressed.dumps import detect_compression
+from entbench.readers.mediawiki.xml_dump import (
+    BadPage,
     RawPage,
     SiteInfo,
     check_dump_tail,
     check_multistream_end,
     iter_page_blocks,
-    iter_pages,
+    iter_pages_or_bad,
     multistream_index_path,
     parse_siteinfo,
     read_header,
@@ -64,16 +65,15 @@ from entbench.readers.mediawiki_xml import (
     read_streams,
     trim_to_pages,
 )
-from entbench.readers.prefetch import InlineBlocks, Prefetched, usable_cpus
-from entbench.readers.wikitext import (
+from entbench.readers.wikitext.markup import CONVERTER_LANGUAGES, DEFAULT_ZH_VARIANTS
+from entbench.readers.wikitext.render import (
     DEFAULT_DISAMBIGUATION_TEMPLATES,
     Link,
     RenderConfig,
     redirect_target,
     render,
 )
-from entbench.readers.wikitext_markup import CONVERTER_LANGUAGES, DEFAULT_ZH_VARIANTS
-from entbench.readers.wikitext_titles import normalize_title
+from entbench.readers.wikitext.titles import normalize_title
 from entbench.schemas import wikipedia as schema
 
 #: Estimated decompressed/compressed size ratio of XML dumps, for the automatic shard count.
@@ -161,7 +161,7 @@ def shared_render_config(params: WikipediaScanParams, site: SiteInfo) -> RenderC
     return config
 
 
-class WikipediaScan(Stage[WikipediaScanParams]):
+class WikipediaScan(DumpScan[WikipediaScanParams]):
     """Scan one MediaWiki XML dump into `pages` and `links`."""
 
     name = "wikipedia"
@@ -178,8 +178,11 @@ class WikipediaScan(Stage[WikipediaScanParams]):
     description = "Wikipedia XML dump -> pages (plain text, flags), links (anchors at offsets)"
     #: `build --limit N` cuts, and `--dry-run` samples, this stage's dump as one of this kind.
     source_kind = "mediawiki-xml"
-    progress_unit = "B"
     progress_items = "pages"
+    expansion = EXPANSION
+    auto_shard_bytes = AUTO_SHARD_INPUT_BYTES
+    items_stat = "pages_seen"
+    record_noun = "page"
     side_files = ("siteinfo",)
 
     def __init__(self, source: str = "wikipedia") -> None:
@@ -207,32 +210,18 @@ class WikipediaScan(Stage[WikipediaScanParams]):
         seq = pa.field(SEQ_COLUMN, pa.int64(), nullable=False)
         return {o.name: o.schema.append(seq) for o in self.outputs(params)}
 
-    def resolve_num_shards(self, params: WikipediaScanParams, sources: Mapping[str, SourceInfo]) -> int:
-        """`num_shards` if given, else about one shard per 512 MB of XML."""
-        requested = getattr(params, "num_shards", 0)
-        if requested:
-            return int(requested)
-        src = sources[self.sources[0]]
-        expansion = EXPANSION[detect_compression(src.path)]
-        return max(1, math.ceil(src.size * expansion / AUTO_SHARD_INPUT_BYTES))
-
     # --- map ---------------------------------------------------------------------------------
-    def progress_total(self, ctx: StageContext[WikipediaScanParams]) -> int | None:
-        """Progress is measured in bytes of the file on disk."""
-        return ctx.sources[self.sources[0]].size
-
     def map_tasks(self, ctx: StageContext[WikipediaScanParams]) -> Iterator[MapTask]:
         """Blocks of whole pages: byte ranges, multistream streams, or decompressed blocks."""
-        src = ctx.sources[self.sources[0]]
+        src = self.dump(ctx)
         header = read_header(src.path)
         head = {"header": header.decode("utf-8")}
-        chunk = ctx.options.chunk_bytes
+        chunk = self.task_bytes(ctx)
         compression = detect_compression(src.path)
         if compression == "none":
             tail_offset, tail = read_plain_tail(src.path, src.size)
             check_dump_tail(tail, src.label, tail_offset)
-            for pos in range(0, max(src.size, 1), chunk):
-                yield MapTask(f"r{pos:015d}", {**head, "start": pos, "end": min(pos + chunk, src.size)})
+            yield from self.range_tasks(src.size, chunk, head)
             return
         index = multistream_index_path(src.path) if compression == "bz2" else None
         if index is not None:
@@ -242,41 +231,13 @@ class WikipediaScan(Stage[WikipediaScanParams]):
             yield from _multistream_tasks(offsets, src.size, max(1, chunk // EXPANSION["bz2"]), head)
             return
         # One stream, decompressed here: `.bz2` by rapidgzip's bz2 reader with a thread per worker
-        # (falling back to the stdlib's for the exact end of a damaged stream), `.gz` by isal, as
-        # the Wikidata scan reads them (`readers.compressed_blocks`); a couple of blocks ahead in a
-        # thread (the decoders release the GIL), so even `--workers 1` parses one block while the
-        # next is decompressed.
+        # (falling back to the stdlib's for the exact end of a damaged stream), `.gz` by isal
+        # (`readers.compressed.blocks`), then cut into blocks of whole pages.
         decompressed = iter_decompressed_blocks(
             src.path, compression, chunk, threads=max(1, ctx.options.workers)
         )
         pages = iter_page_blocks(_BlockStream(decompressed), len(header), chunk, src.label)
-        blocks = Prefetched(pages, depth=2) if usable_cpus() > 1 else InlineBlocks(pages)
-        # A block's share of the compressed file (progress and `input_progress_bytes`) is estimated
-        # from its length and a closing empty task takes the remainder: the decoders' positions
-        # differ with their thread counts, and the stats must not differ with the worker count.
-        expansion = EXPANSION[compression]
-        consumed = task_no = 0
-        end = len(header)
-        try:
-            for offset, block in blocks:
-                share = min(src.size - consumed, len(block) // expansion)
-                consumed += share
-                end = offset + len(block)
-                yield MapTask(f"b{task_no:08d}", {**head, "offset": offset, "compressed_delta": share}, block)
-                task_no += 1
-            meta = {**head, "offset": end, "compressed_delta": src.size - consumed}
-            yield MapTask(f"b{task_no:08d}", meta, b"")
-        except StreamTruncated as exc:
-            raise exc.data_error(src.label) from exc
-        finally:
-            blocks.close()
-
-    def on_map_done(
-        self, ctx: StageContext[WikipediaScanParams], done: Mapping[str, Any], progress: ProgressFn
-    ) -> None:
-        """Advance the bar over tasks finished by an earlier run."""
-        stats = done["stats"]
-        progress(int(stats.get("input_progress_bytes", 0)), int(stats.get("pages_seen", 0)))
+        yield from self.block_tasks(ctx, pages, compression=compression, end=len(header), meta=lambda _: head)
 
     def map(
         self, ctx: StageContext[WikipediaScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
@@ -303,11 +264,21 @@ class WikipediaScan(Stage[WikipediaScanParams]):
             units = int(task.meta["end"]) - int(task.meta["start"])
         site = site_for(params, header, src.label)
         rows = PageRows(params, site, ctx.num_shards)
-        for index, page in enumerate(iter_pages(header, body, src.label, offset)):
+        rejects = self.rejects(ctx, rows.stats)
+        index = 0
+        for page in iter_pages_or_bad(header, body, offset):
+            if isinstance(page, BadPage):
+                where, detail = page.offset, page.detail
+                if "mstart" in task.meta:  # pages of decompressed bz2 streams: name the streams' offset
+                    where, detail = offset, f"{detail} (byte {page.offset - offset} of these streams)"
+                rejects.add(where, page.reason, detail, page.head)
+                continue
             rows.add(page, offset * 4096 + index)
+            index += 1
         rows.emit(sink)
         rows.stats.add("input_progress_bytes", units)
         progress(units, rows.stats.get("pages_seen", 0))
+        rejects.write(ctx, task)
         return rows.stats
 
     # --- reduce ------------------------------------------------------------------------------
@@ -336,18 +307,19 @@ class WikipediaScan(Stage[WikipediaScanParams]):
     def finalize(
         self, ctx: StageContext[WikipediaScanParams], directory: Path, stats: Stats
     ) -> dict[str, Any]:
-        """Write `_siteinfo.json` (namespaces, dbname, language) for downstream stages."""
+        """Write `_siteinfo.json` (namespaces, dbname, language) for downstream stages, and
+        `_rejects.jsonl` when pages could not be read."""
         params = ctx.params
         src = ctx.sources[self.sources[0]]
         site = site_for(params, read_header(src.path), src.label)
         write_side_file(directory, "siteinfo", site.to_json())
-        return {}
+        return self.finalize_rejects(directory)
 
 
 class _BlockStream:
     """`iter_decompressed_blocks`' blocks as a stream of bytes (what `iter_page_blocks` reads)."""
 
-    def __init__(self, blocks: Iterator[tuple[int, bytearray, int]]) -> None:
+    def __init__(self, blocks: Iterator[tuple[int, bytearray]]) -> None:
         self._blocks = blocks
         self._data = b""
         self._pos = 0

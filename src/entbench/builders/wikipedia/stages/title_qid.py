@@ -65,7 +65,7 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats, counted
 from entbench.errors import UserError
-from entbench.readers.mediawiki_xml import SiteInfo
+from entbench.readers.mediawiki.xml_dump import SiteInfo
 from entbench.schemas.alias import TITLE_QID, TITLE_STATUSES
 
 #: The phases cut the titles into about one partition per this many bytes of the scan's Parquet.

@@ -8,9 +8,9 @@ touches compressed bytes:
   to the range its first byte falls in);
 * `.gz` is decompressed with isal (4-10x faster than zlib here) and `.bz2` with rapidgzip's
   parallel bz2 reader (one thread per worker), sequentially, into line-aligned blocks that workers
-  parse in parallel (`readers.compressed_blocks`);
+  parse in parallel (`readers.compressed.blocks`);
 * with several workers, a `.gz` dump is read once through rapidgzip, which leaves a seek index
-  (`readers.gzip_index`); later runs split the *decompressed* stream at the index's checkpoints
+  (`readers.compressed.gzip_index`); later runs split the *decompressed* stream at the index's checkpoints
   and every worker decompresses its own ranges, so decompression runs in parallel too.
 """
 

@@ -50,7 +50,7 @@ from typing import Any, Literal, NamedTuple
 
 from entbench.errors import DataError, UserError
 from entbench.gc_pause import gc_paused
-from entbench.readers.dumps import detect_compression, open_decompressed
+from entbench.readers.compressed.dumps import detect_compression, open_decompressed
 
 Policy = Literal["eptest", "strict"]
 CONLLU_TASKS = ("pos", "xpos", "dep-cls", "dep-pred")

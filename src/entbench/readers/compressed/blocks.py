@@ -1,6 +1,6 @@
-"""Compressed Wikidata dumps read in order, as line-aligned blocks: isal for `.gz`, rapidgzip's
+"""Compressed dumps read in order, as line-aligned blocks: isal for `.gz`, rapidgzip's
 parallel bz2 reader for `.bz2`, and rapidgzip for a `.gz` that several workers will later read by
-ranges (the pass leaves a seek index, `readers.gzip_index`).
+ranges (the pass leaves a seek index, `readers.compressed.gzip_index`).
 
 rapidgzip is only trusted with healthy streams: it can end a truncated `.gz` early without an error
 or fail having returned less than is decodable. Any sign of damage (an error, or an end before the
@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable, Generator
 from typing import Any, BinaryIO, cast
 
-from entbench.readers.dumps import StreamTruncated, iter_blocks, note_slow_bz2, open_decompressed
-from entbench.readers.gzip_index import INDEX_BUILD_CHUNK, index_spacing, save_gzip_index
+from entbench.readers.compressed.dumps import StreamTruncated, iter_blocks, note_slow_bz2, open_decompressed
+from entbench.readers.compressed.gzip_index import INDEX_BUILD_CHUNK, index_spacing, save_gzip_index
 
 
 class _Damaged(Exception):
@@ -55,25 +55,8 @@ class _CheckedRapidReader:
         del buf[got:]
         return bytes(buf)
 
-    def compressed_position(self) -> int:
-        """Compressed bytes consumed so far (for the progress bar)."""
-        return min(self._size, self._tell_bits() // 8)
-
     def close(self) -> None:
         self.reader.close()
-
-
-def _raw_position(stream: Any) -> Callable[[], int]:
-    """How far into the compressed file an isal/bz2/plain stream has read (best effort)."""
-    raw = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None) or stream
-
-    def position() -> int:
-        try:
-            return int(raw.tell())
-        except (OSError, ValueError, AttributeError):
-            return 0
-
-    return position
 
 
 def iter_decompressed_blocks(
@@ -83,8 +66,8 @@ def iter_decompressed_blocks(
     *,
     threads: int = 1,
     index_sha256: str | None = None,
-) -> Generator[tuple[int, bytearray, int], None, None]:
-    """Line-aligned blocks `(offset, block, compressed_position)` of a compressed dump, read in order.
+) -> Generator[tuple[int, bytearray], None, None]:
+    """Line-aligned blocks `(offset, block)` of a compressed dump, read in order.
 
     `.bz2` goes through rapidgzip's bz2 reader with `threads` threads; `.gz` through isal, or,
     when `index_sha256` is given (several workers), through rapidgzip (one thread), whose seek
@@ -95,10 +78,8 @@ def iter_decompressed_blocks(
     use_rapid = compression == "bz2" or (compression == "gzip" and index_sha256 is not None)
     if not use_rapid:
         stream = open_decompressed(path, compression)
-        position = _raw_position(stream)
         try:
-            for offset, block in iter_blocks(stream, block_bytes):
-                yield offset, block, position()
+            yield from iter_blocks(stream, block_bytes)
         finally:
             stream.close()
         return
@@ -122,7 +103,7 @@ def iter_decompressed_blocks(
     try:
         try:
             for offset, block in iter_blocks(cast(BinaryIO, reader), block_bytes):
-                yield offset, block, reader.compressed_position()
+                yield offset, block
                 next_offset = offset + len(block)
         except _Damaged:
             damaged = True
@@ -135,14 +116,13 @@ def iter_decompressed_blocks(
     # The sequential decoders read the whole stream again and report the damage exactly as they
     # do on their own; the blocks rapidgzip already handed out are the same and are skipped.
     stream = open_decompressed(path, compression)
-    position = _raw_position(stream)
     try:
         for offset, block in iter_blocks(stream, block_bytes):
             if offset + len(block) <= next_offset:
                 continue
             if offset != next_offset:
                 raise RuntimeError(f"{path}: decoders disagree on block boundaries at {next_offset}")
-            yield offset, block, position()
+            yield offset, block
             next_offset = offset + len(block)
     except StreamTruncated as exc:
         if exc.offset < next_offset:  # rapidgzip decoded past the point isal/bz2 can read to

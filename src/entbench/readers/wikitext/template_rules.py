@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
 
-from entbench.readers.template_args import Args
-from entbench.readers.wikitext_convert import group_digits, render_convert
+from entbench.readers.wikitext.convert import group_digits, render_convert
+from entbench.readers.wikitext.template_args import Args
 
 Rule = Callable[[Args, Mapping[str, Any], str], str]
 #: Cap on `{{nbsp|n}}`: large counts are layout, not text.
@@ -26,7 +26,7 @@ _MONTHS = tuple(
     "January February March April May June July August September October November December".split()  # noqa: SIM905
 )
 _LANGUAGES: dict[str, dict[str, str]] = tomllib.loads(
-    resources.files("entbench.readers").joinpath("template_languages.toml").read_text("utf-8")
+    resources.files("entbench.readers.wikitext").joinpath("template_languages.toml").read_text("utf-8")
 )
 
 

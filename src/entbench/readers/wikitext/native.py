@@ -1,11 +1,11 @@
 """The native wikitext renderer (`entbench._wtrender`, src/entbench/_native/wtrender.c), if built.
 
-`readers.wikitext` renders a page after `preprocess` either in Python (`_Renderer`, the reference)
+`readers.wikitext.render` renders a page after `preprocess` either in Python (`_Renderer`, the reference)
 or with `_wtrender.Inline`, which does the same work in C (hidden links, the block loop, links,
 anchors, whitespace, plain titles) and calls back into the same Python functions for everything
 rare (other entities, external links, nested labels, titles that are not plain, unusual link-trail
 rules), so the two give identical output (tests/readers/test_wikitext_native.py);
-`wikitext_markup.template_spans` and `template_names` have C versions too. The extension is
+`wikitext.markup.template_spans` and `template_names` have C versions too. The extension is
 compiled when the package is installed (hatch_build.py); without a C compiler the install still
 succeeds and rendering takes the Python path. `ENTBENCH_NATIVE=0` forces that path, as it does for
 the Wikidata scan."""
@@ -54,7 +54,7 @@ def new_inline(*args: Any) -> Any:
 
 
 def native_template_spans(text: str) -> list[tuple[int, int]]:
-    """`wikitext_markup.template_spans` in C (only when `native_available()`)."""
+    """`wikitext.markup.template_spans` in C (only when `native_available()`)."""
     if _wtrender is None:
         raise RuntimeError("the native wikitext renderer is not built")
     spans: list[tuple[int, int]] = _wtrender.template_spans(text)
@@ -62,7 +62,7 @@ def native_template_spans(text: str) -> list[tuple[int, int]]:
 
 
 def native_template_names(text: str) -> list[str]:
-    """`wikitext_markup.template_names` in C (only when `native_available()`)."""
+    """`wikitext.markup.template_names` in C (only when `native_available()`)."""
     if _wtrender is None:
         raise RuntimeError("the native wikitext renderer is not built")
     names: list[str] = _wtrender.template_names(text)

@@ -4,7 +4,7 @@
 `Link` per article link whose anchor is in the text: `text[link.start:link.end] == link.anchor`
 always holds, because anchors are placed by the same builder that writes the text.
 
-Block structure (after `wikitext_markup.preprocess` removed templates, tables, refs, comments and
+Block structure (after `wikitext.markup.preprocess` removed templates, tables, refs, comments and
 conversion markup): a heading, a list item, or a run of consecutive plain lines is a paragraph;
 paragraphs are separated by exactly "\\n\\n" and never contain it. Runs of ASCII whitespace
 collapse to one space (one "\\n" if they contain a line break).
@@ -19,8 +19,8 @@ links; the counts of each kind are returned with the result. An external link `[
 its text; a wikilink inside that text stays a link (MediaWiki parses wikilinks first and its page
 links them).
 
-Templates are gone before this pass (`wikitext_markup`), except the inline ones that show text
-(`wikitext_templates`); where a template met a link's `]]` it left `wikitext_templates.MARK`, which
+Templates are gone before this pass (`wikitext.markup`), except the inline ones that show text
+(`wikitext.templates`); where a template met a link's `]]` it left `wikitext.templates.MARK`, which
 ends the link trail (`[[Weimar]]{{mdash}}the`: anchor "Weimar") and is dropped from the text.
 """
 
@@ -31,23 +31,23 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from entbench.readers.wikitext_flags import (
+from entbench.readers.wikitext.flags import (
     DEFAULT_DISAMBIGUATION_TEMPLATES,
     disambiguation,
     is_disambiguation,
     redirect_target,
 )
-from entbench.readers.wikitext_markup import DEFAULT_ZH_VARIANTS, preprocess
-from entbench.readers.wikitext_native import native_enabled, new_inline, trail_mode
-from entbench.readers.wikitext_templates import MARK
-from entbench.readers.wikitext_titles import (
+from entbench.readers.wikitext.markup import DEFAULT_ZH_VARIANTS, preprocess
+from entbench.readers.wikitext.native import native_enabled, new_inline, trail_mode
+from entbench.readers.wikitext.templates import MARK
+from entbench.readers.wikitext.titles import (
     LinkKind,
     NamespaceTable,
     classify_target,
 )
 
 __all__ = [
-    "DEFAULT_DISAMBIGUATION_TEMPLATES",  # with the two below, from wikitext_flags, as they always were here
+    "DEFAULT_DISAMBIGUATION_TEMPLATES",  # with the two below, from wikitext.flags, as they always were here
     "TARGET_CACHE_LIMIT",
     "Link",
     "RenderConfig",
@@ -217,7 +217,7 @@ class _Renderer:
         self.out = _Builder()
         self.spans: list[tuple[str, str, int, int, int]] = []
         self.counts: dict[str, int] = {}
-        # The C inline renderer (wikitext_native): the same work as `_paragraph` below, calling back
+        # The C inline renderer (wikitext.native): the same work as `_paragraph` below, calling back
         # into this module's functions for what is rare.
         self.native: Any = None
         if native:
@@ -463,5 +463,5 @@ def render(wikitext: str, config: RenderConfig, native: bool | None = None) -> R
     """Render one page's wikitext to plain text, paragraph starts and article links.
 
     `native`: whether the C inline renderer does the inline pass (the same output); by default
-    when it is built and `ENTBENCH_NATIVE` is not 0 (`wikitext_native`)."""
+    when it is built and `ENTBENCH_NATIVE` is not 0 (`wikitext.native`)."""
     return _Renderer(config, native_enabled() if native is None else native).render(wikitext)

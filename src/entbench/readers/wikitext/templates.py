@@ -1,7 +1,7 @@
 """The inline templates whose visible text is kept (spec §3, "Plain text"; issues 21, 32); every other
 one is dropped.
 
-Templates are removed from the text (`wikitext_markup.strip_templates`) except those whose output on
+Templates are removed from the text (`wikitext.markup.strip_templates`) except those whose output on
 a rendered page is words of the sentence: dashes and spaces, wrappers (`nowrap`, `lang`, `small`),
 numbers with units (`convert`), dates (`as of`), pronunciations (`IPAc-en`, `IPA-xx`, `respell`),
 language labels (`lang-xx`), formulas (`chem`, `frac`, `val`), coordinates, and links written as
@@ -10,7 +10,7 @@ area is ."), lost anchors made of them and let link trails run across them.
 
 Which templates are kept, what each shows and the documentation page that says so is data:
 `inline_templates.toml`, one entry per template (with its redirects), naming a rule of
-`wikitext_template_rules` and that rule's fields. Names match as MediaWiki matches them: the first
+`wikitext.template_rules` and that rule's fields. Names match as MediaWiki matches them: the first
 letter in either case, `_` or runs of spaces as one space, with or without `Template:` (`模板:` on
 zhwiki). Entries may be limited to some wikis (`wikis`): zhwiki's `le` is a link template, and
 `lang-xx` names the language in the wiki's own words ("French:" / "法语：").
@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from entbench.readers.template_args import Args, normalize_name, parse_arguments, split_arguments
-from entbench.readers.wikitext_template_rules import MAX_REPEAT, NAMED_RULES, RULES, formatnum
+from entbench.readers.wikitext.template_args import Args, normalize_name, parse_arguments, split_arguments
+from entbench.readers.wikitext.template_rules import MAX_REPEAT, NAMED_RULES, RULES, formatnum
 
 __all__ = [
     "INLINE_TEMPLATES",
@@ -55,7 +55,7 @@ MARK = "\x01"
 
 def _load_table() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     data = tomllib.loads(
-        resources.files("entbench.readers").joinpath("inline_templates.toml").read_text("utf-8")
+        resources.files("entbench.readers.wikitext").joinpath("inline_templates.toml").read_text("utf-8")
     )
     names: dict[str, dict[str, Any]] = {}
     prefixes: dict[str, dict[str, Any]] = {}

@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 
-from entbench.readers.template_args import Args
+from entbench.readers.wikitext.template_args import Args
 
 _NUMBER = re.compile(r"^[+\-−]?(?:\d[\d,]*)?(?:\.\d+)?(?:e[+\-]?\d+)?$", re.I)
 _FRACTION = re.compile(r"^([+\-−]?\d+)?\s*\+?\s*(\d+)/(\d+)$")
@@ -72,7 +72,7 @@ class Unit:
 
 def _load_units() -> dict[str, Unit]:
     data = tomllib.loads(
-        resources.files("entbench.readers").joinpath("convert_units.toml").read_text("utf-8")
+        resources.files("entbench.readers.wikitext").joinpath("convert_units.toml").read_text("utf-8")
     )
     units: dict[str, Unit] = {}
     for group, entries in data.items():

@@ -2,7 +2,7 @@
 
 A link target is classified before anything else: only targets in the main namespace (0) are
 article links. Namespace names come from the dump's `<siteinfo>` plus the canonical English names
-every wiki accepts and each wiki's well-known local aliases (`readers.mediawiki_xml` builds the
+every wiki accepts and each wiki's well-known local aliases (`readers.mediawiki.xml_dump` builds the
 table); prefixes are matched case-insensitively with `_` and spaces equivalent, as MediaWiki does.
 
 Normalisation follows `MediaWikiTitleCodec::splitTitleString`: HTML entities decoded,

@@ -4,7 +4,7 @@ A dump's `<siteinfo>` gives one name per namespace, but wikitext may use any of 
 English names (valid on every wiki), the wiki's local aliases (zhwiki accepts `分类:`, `分類:`,
 `文件:`, `檔案:`, `图像:`, `Image:` …) and interwiki prefixes (`wikt:`, `de:` …), none of which are
 in the dump. They are listed here, from MediaWiki's `Namespace.php`/`MessagesZh_hans.php`/
-`MessagesZh_hant.php` (the interwiki prefixes in `readers.mediawiki_interwiki`), so a link's kind
+`MessagesZh_hant.php` (the interwiki prefixes in `readers.mediawiki.interwiki`), so a link's kind
 never depends on which spelling an editor chose.
 """
 

@@ -1,6 +1,6 @@
 """Block-level wikitext clean-up before inline rendering (spec §3, "Plain text").
 
-The renderer (`readers.wikitext`) works in two passes. This module is the first: string in,
+The renderer (`readers.wikitext.render`) works in two passes. This module is the first: string in,
 string out, no offsets yet, so everything it removes simply disappears before link offsets are
 counted. In order:
 
@@ -13,7 +13,7 @@ counted. In order:
    `<br>` becomes a line break; other known HTML tags lose their markers but keep their content;
 4. templates, parser functions and template parameters (`{{…}}`, `{{{…}}}`), matched the way
    MediaWiki's preprocessor pairs brace runs, are removed, except the inline templates that only
-   show words (`readers.wikitext_templates`: dashes, spaces, `nowrap`, `convert`, `lang-xx`, …),
+   show words (`readers.wikitext.templates`: dashes, spaces, `nowrap`, `convert`, `lang-xx`, …),
    which leave the text they show; an unclosed `{{` stays literal text; a removed template between
    two letters of a spaced script leaves a space, so the words either side never join;
 5. tables (`{| … |}` at the start of a line), nested, removed whole;
@@ -29,8 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from entbench.readers.wikitext_native import native_enabled, native_template_names, native_template_spans
-from entbench.readers.wikitext_templates import MARK, is_inline, template_key, visible_wikitext
+from entbench.readers.wikitext.native import native_enabled, native_template_names, native_template_spans
+from entbench.readers.wikitext.templates import MARK, is_inline, template_key, visible_wikitext
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _NOWIKI = re.compile(r"<nowiki\s*>(.*?)(?:</nowiki\s*>|\Z)", re.S | re.I)
@@ -221,7 +221,7 @@ def template_spans(text: str) -> list[tuple[int, int]]:
 
     A closing run is paired with the innermost open run: three braces each side make a template
     parameter, otherwise two make a template. Unmatched braces are literal text, so an unclosed
-    `{{` never swallows the rest of the page. The C version (`wikitext_native`) when enabled.
+    `{{` never swallows the rest of the page. The C version (`wikitext.native`) when enabled.
     """
     if native_enabled():
         return native_template_spans(text)
@@ -270,7 +270,7 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def strip_templates(text: str, language: str = "en", counts: dict[str, int] | None = None) -> str:
     """Remove templates, parser functions and template parameters (nested), keeping what the inline
-    templates of `wikitext_templates` show on a wiki of `language` (recursively: their arguments'
+    templates of `wikitext.templates` show on a wiki of `language` (recursively: their arguments'
     templates get the same rule).
 
     A run of removed templates that is all a bold or italic run holds (`''{{sfn|…}}''`) goes with
@@ -373,7 +373,7 @@ def _runs(
 def template_names(text: str) -> list[str]:
     """Names of the templates invoked in `text` (as written, trimmed), for flag detection.
 
-    `_TEMPLATE_NAME.findall`, or the same in C (`wikitext_native`) when enabled."""
+    `_TEMPLATE_NAME.findall`, or the same in C (`wikitext.native`) when enabled."""
     if "{{" not in text:
         return []
     if native_enabled():

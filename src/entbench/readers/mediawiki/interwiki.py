@@ -2,7 +2,7 @@
 to another wiki rather than to a page of this one.
 
 Neither list is in a dump: they come from the Wikimedia interwiki map and the list of Wikipedia
-language editions (with the legacy codes links still use). `readers.mediawiki_xml` subtracts the
+language editions (with the legacy codes links still use). `readers.mediawiki.xml_dump` subtracts the
 dump's own namespace names from them.
 """
 

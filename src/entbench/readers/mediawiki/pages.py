@@ -1,6 +1,6 @@
 """The fast page reader of MediaWiki XML dumps: the page records mwxml gives, at a fraction of its cost.
 
-mwxml (the reference reader, `entbench.readers.mediawiki_xml`) walks every element of a dump through
+mwxml (the reference reader, `entbench.readers.mediawiki.xml_dump`) walks every element of a dump through
 Python generators and builds a `Page`, `Revision`, `Slots`, `Content`, `User` and `Timestamp` per
 revision (28% of a scan's time, expat itself 5.5%; issue 22). This reader drives the same parser,
 expat, directly (as ElementTree, which mwxml reads through, sets it up: namespaces resolved, an
@@ -65,7 +65,7 @@ class MalformedPage(ValueError):
 
 
 class PageRecord(NamedTuple):
-    """One page as mwxml reads it (`mediawiki_xml.RawPage` holds the same fields)."""
+    """One page as mwxml reads it (`mediawiki.xml_dump.RawPage` holds the same fields)."""
 
     page_id: int
     title: str

@@ -12,9 +12,9 @@ mwxml, wrapped in the dump's own header and a closing `</mediawiki>`. That is ho
   parse in parallel.
 
 `<siteinfo>` gives the namespace names; `namespace_table` adds the canonical and well-known local
-aliases (`readers.mediawiki_namespaces`) that wikitext may use instead.
+aliases (`readers.mediawiki.namespaces`) that wikitext may use instead.
 
-Pages are read by the fast page reader (`readers.mediawiki_pages`: the same parser, the same
+Pages are read by the fast page reader (`readers.mediawiki.pages`: the same parser, the same
 records and the same shape checks as mwxml, without mwxml's per-element Python objects); mwxml
 stays the reference reader: `ENTBENCH_XML_READER=mwxml` reads pages with it instead (outputs are
 identical, `tests/readers/test_page_readers.py`). `<siteinfo>` is always read by mwxml.
@@ -28,18 +28,19 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 from xml.etree.ElementTree import ParseError
+from xml.parsers import expat
 
 import mwxml
 from mwxml.errors import MalformedXML
 
 from entbench.errors import DataError, UserError
-from entbench.readers.dumps import detect_compression, open_decompressed
-from entbench.readers.mediawiki_interwiki import INTERWIKI_PREFIXES, WIKIPEDIA_LANGUAGES
-from entbench.readers.mediawiki_namespaces import link_trail, namespace_aliases
-from entbench.readers.mediawiki_pages import FEED_BYTES, MalformedPage, PageRecord, iter_page_records
-from entbench.readers.wikitext_titles import NamespaceTable, fold_prefix
+from entbench.readers.compressed.dumps import detect_compression, open_decompressed
+from entbench.readers.mediawiki.interwiki import INTERWIKI_PREFIXES, WIKIPEDIA_LANGUAGES
+from entbench.readers.mediawiki.namespaces import link_trail, namespace_aliases
+from entbench.readers.mediawiki.pages import FEED_BYTES, MalformedPage, PageRecord, iter_page_records
+from entbench.readers.wikitext.titles import NamespaceTable, fold_prefix
 
 PAGE_OPEN = b"<page>"
 PAGE_CLOSE = b"</page>"
@@ -194,6 +195,78 @@ def iter_pages_mwxml(header: bytes, body: bytes, path: str, offset: int) -> Iter
         raise DataError(
             f"malformed XML in the block of pages starting here: {exc}", path=path, offset=offset
         ) from exc
+
+
+class BadPage(NamedTuple):
+    """A page that cannot be read (`iter_pages_or_bad`): where its `<page>` starts, why, its bytes' head."""
+
+    offset: int
+    reason: str  # malformed_xml (the XML parser refused it) | malformed_page (not an export's shape)
+    detail: str
+    head: bytes
+
+
+def _parse_block(header: bytes, body: bytes) -> Iterator[RawPage]:
+    """The pages of `body` by the selected reader; raises `_Unreadable` on a malformed block."""
+    if page_reader() == "mwxml":
+        try:
+            yield from map(_raw_page, mwxml.Dump.from_file(io.BytesIO(header + body + FOOTER)))
+        except ParseError as exc:
+            raise _Unreadable("malformed_xml", str(exc)) from exc
+        except MalformedXML as exc:
+            raise _Unreadable("malformed_page", str(exc)) from exc
+        return
+    try:
+        yield from iter_page_records((header, body, FOOTER))
+    except MalformedPage as exc:
+        reason = "malformed_xml" if isinstance(exc.__cause__, expat.ExpatError) else "malformed_page"
+        raise _Unreadable(reason, str(exc)) from exc
+
+
+class _Unreadable(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def page_spans(body: bytes) -> list[tuple[int, int]]:
+    """[start, end) of each `<page>` of a block, up to the next `<page>` (or the block's end): a page
+    whose `</page>` is missing or broken stays one span, and the pages after it their own."""
+    starts = []
+    at = body.find(PAGE_OPEN)
+    while at >= 0:
+        starts.append(at)
+        at = body.find(PAGE_OPEN, at + len(PAGE_OPEN))
+    return list(zip(starts, [*starts[1:], len(body)], strict=True))
+
+
+def iter_pages_or_bad(header: bytes, body: bytes, offset: int) -> Iterator[RawPage | BadPage]:
+    """`iter_pages`, but a page that cannot be read is a `BadPage` (offset `offset` + its place in
+    `body`) and the pages after it are still read.
+
+    The block is parsed whole; only when that fails are its pages parsed one at a time from the
+    first one not yet given (the parser gives pages in order, so those given are the first spans)."""
+    given = 0
+    try:
+        for page in _parse_block(header, body):
+            yield page
+            given += 1
+        return
+    except _Unreadable as exc:
+        whole = exc
+    found = False
+    for start, end in page_spans(body)[given:]:
+        span = body[start:end]
+        try:
+            pages = list(_parse_block(header, span))
+        except _Unreadable as exc:
+            found = True
+            yield BadPage(offset + start, exc.reason, exc.detail, span[:256])
+            continue
+        yield from pages
+    if not found:  # every page reads alone: the damage is between pages (the block's own offset)
+        yield BadPage(offset, whole.reason, f"between pages: {whole.detail}", body[:256])
 
 
 def read_dump(path: str) -> tuple[SiteInfo, Iterator[RawPage]]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from entbench.readers.dumps import fill_buffer
+from entbench.readers.compressed.dumps import fill_buffer
 
 INDEX_SUFFIX = ".rapidgzip-index"
 _INDEX_MAGIC = b"entbench-rapidgzip-index/1\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from entbench.readers.wikitext_markup import template_names
-from entbench.readers.wikitext_titles import NamespaceTable, fold_prefix
+from entbench.readers.wikitext.markup import template_names
+from entbench.readers.wikitext.titles import NamespaceTable, fold_prefix
 
 _REDIRECT = re.compile(
     r"^\s*#\s*(?:REDIRECT|重定向|重新导向|重新導向|転送|RINVIA|WEITERLEITUNG|REDIRECTION)\s*:?\s*"

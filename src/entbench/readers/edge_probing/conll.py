@@ -30,7 +30,7 @@ from pathlib import Path
 
 from entbench.errors import DataError, UserError
 from entbench.gc_pause import gc_paused
-from entbench.readers.edge_probing import EPItem, read_input_bytes, text_lines
+from entbench.readers.edge_probing.items import EPItem, read_input_bytes, text_lines
 
 DOCSTART = "-DOCSTART-"
 _TAG = re.compile(r"O|[BI]-\S+")

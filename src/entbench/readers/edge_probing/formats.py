@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from entbench.errors import UserError
-from entbench.readers.edge_probing import DEFAULT_NEGATIVE_SEED, EPItem, Policy, read_conllu, read_jiant
-from entbench.readers.edge_probing_conll import read_conll_tags
+from entbench.readers.edge_probing.conll import read_conll_tags
+from entbench.readers.edge_probing.items import DEFAULT_NEGATIVE_SEED, EPItem, Policy, read_conllu, read_jiant
 
 #: `--input-format` value -> (reader, its task or layout): `jiant`, `conllu` or `conll`.
 INPUT_FORMATS: Mapping[str, tuple[str, str]] = {
