@@ -5,6 +5,12 @@ commands, the issue thresholds).
 Under pytest-xdist each worker is its own session, so the build goes to one directory all workers
 share (next to their own base temporary directories): the first worker to take the lock builds
 every target, the others wait for it and then read the same build.
+
+A test that must write into a build of the world (the README's commands, which start with
+`make run`) starts from a copy of this one (`copy_world`): its own builds then find the world's
+stages done and build only what differs. That is correct by construction: a stage's directory is
+named by its fingerprint (code version, parameters, inputs), so a copied stage is reused only where
+the build would have written the same bytes.
 """
 
 from __future__ import annotations
@@ -12,7 +18,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,22 +31,40 @@ from tests.cards.card_support import build
 DONE = "world-built.json"
 
 
-def build_world(out: Path) -> None:
-    """Build every world target into `out` (cards included) unless a finished build is there."""
+def built_once(out: Path, build_into: Callable[[Path], Any]) -> Any:
+    """`build_into(out)` unless a finished build is in `out` already; what it returned (JSON), then
+    or when it first ran. The lock beside `out` makes every other xdist worker wait for the one
+    building, then read the same build."""
     out.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{out.name}.lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if (out / DONE).is_file():
-            return
-        for target in GOLDEN_TARGETS:
-            build(target, out, config=None)  # no config, no source: the bundled demo world
-        (out / DONE).write_text(json.dumps(list(GOLDEN_TARGETS)) + "\n", encoding="utf-8")
+        if not (out / DONE).is_file():
+            (out / DONE).write_text(json.dumps(build_into(out)) + "\n", encoding="utf-8")
+        return json.loads((out / DONE).read_text(encoding="utf-8"))
+
+
+def build_world(out: Path) -> list[str]:
+    """Build every world target into `out` (cards included); the targets built."""
+    for target in GOLDEN_TARGETS:
+        build(target, out, config=None)  # no config, no source: the bundled demo world
+    return list(GOLDEN_TARGETS)
+
+
+def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """`name` in the directory every xdist worker of this run shares (the parent of their base
+    temporary directories), or in the base temporary directory without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
 
 
 def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The build directory of the demo world, every target built (read it, never write to it)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    out = shared / "world-cards"
-    build_world(out)
+    out = shared_dir(tmp_path_factory, "world-cards")
+    built_once(out, build_world)
     return out
+
+
+def copy_world(world: Path, dest: Path) -> None:
+    """Copy the finished world build `world` to `dest` (a new directory) for a test that writes into
+    it: real copies, never links, so that nothing the test rewrites reaches the shared build."""
+    shutil.copytree(world, dest, ignore=shutil.ignore_patterns(DONE, ".lock"))
