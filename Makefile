@@ -7,7 +7,7 @@ OUT ?= entbench-out
 RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb kb-series alias-table-kb wikireading wikient \
 	enteval-tasks hansel-train hansel-fewshot hansel-zeroshot hansel-kb
 
-.PHONY: install native run test lint typecheck pytest sanitize fixtures fixtures-check bench hansel wikireading clean
+.PHONY: install native run test test-quick lint typecheck pytest sanitize fixtures fixtures-check bench hansel wikireading clean
 
 install: $(VENV)/.installed
 
@@ -29,7 +29,14 @@ run: install
 	done
 	@$(BIN)/entbench summary --from $(OUT)
 
-test: install lint typecheck pytest sanitize fixtures-check
+# The full suite (what CI runs). The golden-shard check is a test of its own there
+# (tests/test_golden.py), on the one build of the demo world every test reading it shares.
+test: install lint typecheck pytest sanitize
+
+# The quicker tier for local work: lint, types and the tests not marked slow (no demo-world build,
+# no README run, no whole-world rebuilds through other code paths). `make test` before a merge.
+test-quick: install lint typecheck
+	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 -q -m "not slow"
 
 lint: install
 	$(BIN)/ruff check src tests bench fixtures/scripts hatch_build.py
@@ -62,6 +69,7 @@ sanitize: install
 fixtures: install
 	$(BIN)/python -m entbench.golden regenerate
 
+# The golden check alone, on a build from scratch (make test checks the same on its shared build).
 fixtures-check: install
 	$(BIN)/python -m entbench.golden check
 

@@ -72,6 +72,14 @@ def run_cli() -> Callable[..., Result]:
     return run
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test reading the shared demo-world build is `slow`: the quick tier (`make test-quick`,
+    `-m "not slow"`) then never waits for that build, and the full suite builds it once."""
+    for item in items:
+        if "world_out" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def world_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo world's build directory, every target built once per session (read it, never write)."""
