@@ -36,7 +36,7 @@ test: install lint typecheck pytest sanitize
 # The quicker tier for local work: lint, types and the tests not marked slow (no demo-world build,
 # no README run, no whole-world rebuilds through other code paths). `make test` before a merge.
 test-quick: install lint typecheck
-	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 -q -m "not slow"
+	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 --dist worksteal -q -m "not slow"
 
 lint: install
 	$(BIN)/ruff check src tests bench fixtures/scripts hatch_build.py
@@ -46,8 +46,10 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# worksteal: each worker starts on its own contiguous half of the tests (module fixtures built once)
+# and an idle worker takes over the other's queue, so no long test ends the run alone.
 pytest: install
-	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 -q || [ $$? -eq 5 ]  # 5 = no tests collected
+	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 --dist worksteal -q || [ $$? -eq 5 ]  # 5 = no tests collected
 
 # The tests of the C extensions against their Python references (differential and fuzz), again on
 # builds with AddressSanitizer and UndefinedBehaviorSanitizer (build/sanitize/, beside the normal
