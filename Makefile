@@ -3,9 +3,9 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= entbench-out
-# Every target of the bundled demo world, in an order where each reuses the stages of those before.
-RUN_TARGETS ?= wikidata wikipedia title-qid alias-table kb kb-series alias-table-kb wikireading wikient \
-	enteval-tasks hansel-train hansel-fewshot hansel-zeroshot hansel-kb
+# The targets `make run` builds; by default every registered one (the bundled demo world builds
+# them all), in the order `entbench targets` prints, where each reuses the stages of those before.
+RUN_TARGETS ?=
 
 .PHONY: install native run test test-quick lint typecheck pytest sanitize fixtures fixtures-check bench hansel wikireading clean
 
@@ -24,7 +24,8 @@ native: install
 
 # Every target on the demo world (no --config, no --source), then one screen of what was made.
 run: install
-	@for target in $(RUN_TARGETS); do \
+	@targets="$(RUN_TARGETS)"; [ -n "$$targets" ] || targets="$$($(BIN)/entbench targets)" || exit 1; \
+	for target in $$targets; do \
 		$(BIN)/entbench build $$target --out $(OUT) || exit 1; \
 	done
 	@$(BIN)/entbench summary --from $(OUT)

@@ -71,19 +71,21 @@ def test_derived_titles_take_the_real_qid_the_world_names(world_out: Path) -> No
     rows = table(dirs["title_qid"], "title_qid").to_pylist()
     qid = {r["title"]: r["qid"] for r in rows if r["status"] == "sitelink"}
     named = {
-        "United States of America": "Q30",  # a value of the world's P530, P27, P17 … statements
+        "United States": "Q30",  # its lead's full name is Q30's label: a value of P530, P27, P17 …
         "Ohio": "Q1397",
         "World War II": "Q362",
         "Philosophy": "Q5891",
         "Human": "Q5",  # a class line of the world: it keeps its statements
     }
     assert {title: qid[title] for title in named} == named
-    # Synthetic, each for its reason: no real label is "United States" (KGTK's, of 2021, is
-    # "United States of America"); Florida is the label of Q812 and Q2271950; Bile's only item is
-    # the documented Q34987, Bile language, whose enwiki page is another; mathematics, Q395, is
+    # Synthetic, each for its reason: Florida is the label of Q812 and Q2271950; Bile's only item
+    # is the documented Q34987, Bile language, whose enwiki page is another; mathematics, Q395, is
     # referred to by no document of the world.
-    for title in ("United States", "Florida", "Bile", "Mathematics"):
+    for title in ("Florida", "Bile", "Mathematics"):
         assert is_synthetic(qid[title]), title
+    # The link target United States of America (Q30's label, no page of the dump) gives Q30 up to
+    # the page United States whose lead names it: it has no item of its own.
+    assert "United States of America" not in qid
     # A real QID has one enwiki title, as in Wikidata.
     real = [q for q in qid.values() if not is_synthetic(q)]
     assert len(real) == len(set(real)) > len(named)

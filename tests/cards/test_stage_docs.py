@@ -12,6 +12,7 @@ import pytest
 from click.testing import Result
 
 import entbench.builders  # noqa: F401 - registers the pipelines
+from entbench.cards.param_tables import HEADER, MARKER, UNDOCUMENTED, help_of, render
 from entbench.cards.stage_docs import HEADINGS, anchor, section_of, stage_link
 from entbench.engine import registry
 from entbench.engine.docs import DOC, stages_doc_path
@@ -85,7 +86,7 @@ def _help_texts(run_cli: CLI) -> dict[str, str]:
     for name, command in cli.commands.items():
         texts[name] = run_cli([name, "--help"]).output
         if isinstance(command, click.Group):
-            for sub in command.commands:
+            for sub in command.list_commands(click.Context(command)):
                 texts[f"{name} {sub}"] = run_cli([name, sub, "--help"]).output
     return texts
 
@@ -115,3 +116,24 @@ def test_readme_links_to_the_reference_resolve_and_cite_no_design_spec() -> None
     sections = headings()
     assert [a for a in anchors if a not in sections] == []
     assert "spec §" not in readme
+
+
+def test_the_parameter_tables_are_generated_from_the_declarations() -> None:
+    """Every stage's table follows its `<!-- parameters of STAGE -->` line and is what the stage's
+    `Params` declares (defaults and help); regenerate with `python -m entbench.cards.param_tables`."""
+    text = STAGES_MD.read_text(encoding="utf-8")
+    assert render(text) == text, "docs/stages.md is stale: run `python -m entbench.cards.param_tables`"
+    marked = set(re.findall(r"^<!-- parameters of (\w+) -->$", text, re.M))
+    types = {stage.params_type for name, stage in registry.stages().items() if name in marked}
+    declared = {s.params_type for s in registry.stages().values() if s.params_type().to_json()}
+    assert declared <= types
+    undescribed = [
+        f"{t.__name__}.{f}"
+        for t in types
+        for f in t().to_json()
+        if f not in UNDOCUMENTED and not help_of(t, f)
+    ]
+    assert undescribed == []
+    lines = text.splitlines()
+    by_hand = [i for i, line in enumerate(lines) if line == HEADER[0] and not MARKER.match(lines[i - 1])]
+    assert by_hand == []  # every parameter table is a generated one

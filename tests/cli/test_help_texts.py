@@ -15,11 +15,15 @@ EXPECTED = Path(__file__).with_name("help_texts.json")
 
 
 def command_paths(command: click.Command, path: list[str]) -> Iterator[list[str]]:
-    """The path of `command` and of every subcommand below it."""
+    """The path of `command` and of every subcommand below it (asked the way click asks a group
+    that loads its commands when run, as `export` does)."""
     yield path
     if isinstance(command, click.Group):
-        for name in sorted(command.commands):
-            yield from command_paths(command.commands[name], [*path, name])
+        ctx = click.Context(command)
+        for name in sorted(command.list_commands(ctx)):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
+            yield from command_paths(sub, [*path, name])
 
 
 #: Stands for where `docs/stages.md` is on this machine (the epilogs name it; a clone is anywhere).

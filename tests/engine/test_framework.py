@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from msgspec import Meta
 
 from entbench.engine import registry
 from entbench.engine.config import BuildConfig, load_config, make_params
 from entbench.engine.runner import Builder
 from entbench.engine.shards import DuplicateKeyError, prepare_rows, shard_of, split_by_shard
-from entbench.engine.stage import BuildOptions, Output, Params, Stage, StageContext
+from entbench.engine.stage import (
+    BuildOptions,
+    Output,
+    Params,
+    Stage,
+    StageContext,
+    side_file_name,
+    write_side_file,
+)
 from entbench.engine.stats import Stats
-from entbench.errors import UserError
+from entbench.errors import DataError, UserError
 
 
 @dataclass(frozen=True)
@@ -28,24 +39,19 @@ class ToyParams(Params):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"big": {"size": 100, "flag": True}}
 
 
-class ToyStage(Stage):
+@dataclass(eq=False)
+class ToyStage(Stage[ToyParams]):
     name = "toy"
-    params_type = ToyParams
     default_num_shards = 2
 
-    def __init__(self, name: str, column: str) -> None:
-        super().__init__(name)
-        self.column = column
+    stage_name: str
+    column: str
 
-    def fingerprint_extra(self) -> dict[str, Any]:
-        return {"column": self.column}
-
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: ToyParams) -> list[Output]:
         schema = pa.schema([pa.field(self.column, pa.int64(), nullable=False)])
         return [Output("rows", schema, (self.column,))]
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
-        assert isinstance(ctx.params, ToyParams)
+    def shard(self, ctx: StageContext[ToyParams], shard: int) -> tuple[dict[str, pa.Table], Stats]:
         values = [v for v in range(ctx.params.size) if v % ctx.num_shards == shard]
         rows = pa.table({self.column: pa.array(values[::-1], pa.int64())})
         return {"rows": rows}, Stats({"seen": len(values)})
@@ -62,6 +68,20 @@ def test_fingerprint_depends_on_params_and_instance_arguments(tmp_path: Path) ->
     assert base != plan_fingerprint(tmp_path, ToyStage("toy", "y"))
     assert base != plan_fingerprint(tmp_path, ToyStage("toy", "x"), {"size": 4})
     assert base != plan_fingerprint(tmp_path, ToyStage("toy", "x"), {"ratio": 0.25})
+
+
+def test_a_stage_declares_its_parameters_and_identity_once() -> None:
+    """`Stage[ToyParams]` names the parameters type; the dataclass fields are the whole identity."""
+    assert ToyStage.params_type is ToyParams
+    assert ToyStage("toy", "x").identity() == {"column": "x"}
+
+    @dataclass(eq=False)
+    class Wider(ToyStage):
+        upstream: tuple[str, ...] = ("a", "b")
+
+    assert Wider.params_type is ToyParams
+    assert Wider("toy", "x").identity() == {"column": "x", "upstream": ["a", "b"]}
+    assert Stage().identity() == {}
 
 
 def test_fingerprint_does_not_depend_on_where_the_stage_class_lives(tmp_path: Path) -> None:
@@ -209,3 +229,81 @@ def test_the_engine_alone_knows_no_dataset() -> None:
     error, imported = result.stdout.splitlines()
     assert error.startswith("no pipelines declared: import entbench.builders")
     assert imported == "[]"
+
+
+def test_declared_constraints_and_choices_are_one_line_errors() -> None:
+    """A `Meta` bound or a `Literal` on a parameter is checked by `msgspec.convert` and named in
+    the message, with the value given."""
+
+    @dataclass(frozen=True)
+    class Bounded(Params):
+        seed: Annotated[int, Meta(ge=1, description="the seed")] = 1
+        ratio: Annotated[float, Meta(gt=0, le=1)] = 0.5
+        mode: Literal["fast", "exact"] = "fast"
+        words: tuple[Annotated[str, Meta(min_length=1)], ...] = ()
+
+    assert make_params(Bounded, "b", {"seed": "3", "mode": "exact"}) == Bounded(seed=3, mode="exact")
+    cases = {
+        "seed": ("0", "b.seed: expected an integer >= 1, got '0'"),
+        "ratio": (1.5, "b.ratio: expected a number <= 1.0, got 1.5"),
+        "mode": ("slow", "b.mode: expected one of 'fast', 'exact', got 'slow'"),
+    }
+    for key, (value, message) in cases.items():
+        with pytest.raises(UserError) as caught:
+            make_params(Bounded, "b", {key: value})
+        assert str(caught.value) == message
+    with pytest.raises(UserError) as caught:
+        make_params(Bounded, "b", {"words": ["a", ""]})
+    assert str(caught.value) == "b.words: expected a string of length >= 1, got ''"
+
+
+@dataclass(eq=False)
+class NotingStage(ToyStage):
+    """A toy stage that declares a side file, and writes it unless told not to."""
+
+    side_files = ("note",)
+    write_note: bool = True
+
+    def finalize(self, ctx: StageContext[ToyParams], directory: Path, stats: Stats) -> dict[str, Any]:
+        if self.write_note:
+            write_side_file(directory, "note", {"size": ctx.params.size, "column": self.column})
+        return {}
+
+
+@dataclass(eq=False)
+class ReadingStage(ToyStage):
+    """A toy stage that sizes itself from its upstream's side file, read through the engine."""
+
+    upstream: str = "noting"
+
+    def __post_init__(self) -> None:
+        self.inputs = (self.upstream,)
+
+    def shard(self, ctx: StageContext[ToyParams], shard: int) -> tuple[dict[str, pa.Table], Stats]:
+        note = ctx.inputs[self.upstream].side_file("note")
+        rows = pa.table({self.column: pa.array([int(note["size"]) + shard], pa.int64())})
+        return {"rows": rows}, Stats({"noted": 1})
+
+
+def test_a_declared_side_file_is_recorded_and_read_downstream_through_the_engine(tmp_path: Path) -> None:
+    from entbench.engine.executors.local import InlineExecutor
+
+    config = BuildConfig(sources={}, params={"noting": {"size": 5}})
+    builder = Builder(tmp_path, config, BuildOptions(progress=False))
+    noted = builder.run(builder.plan(NotingStage("noting", "x"), {}), InlineExecutor())
+    assert set(noted.side_files) == {"note"}
+    assert noted.side_file("note") == {"size": 5, "column": "x"}
+    manifest = json.loads((Path(noted.directory) / "_MANIFEST.json").read_text())
+    assert list(manifest["files"]) == [side_file_name("note")]
+    reading = builder.run(builder.plan(ReadingStage("reading", "y"), {"noting": noted}), InlineExecutor())
+    assert [pq.read_table(f).column("y").to_pylist() for f in reading.files("rows")] == [[5], [6]]
+    with pytest.raises(DataError, match="has no side file 'other'"):
+        noted.side_file("other")
+
+
+def test_a_side_file_declared_and_not_written_stops_the_stage(tmp_path: Path) -> None:
+    from entbench.engine.executors.local import InlineExecutor
+
+    builder = Builder(tmp_path, BuildConfig(sources={}, params={}), BuildOptions(progress=False))
+    with pytest.raises(RuntimeError, match=r"noting declares side files it did not write: \['_note.json'\]"):
+        builder.run(builder.plan(NotingStage("noting", "x", write_note=False), {}), InlineExecutor())

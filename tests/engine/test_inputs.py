@@ -21,6 +21,8 @@ from entbench.engine.inputs import (
     auto_num_shards,
     columns_bytes,
     iter_span,
+    partitions_for,
+    read_partition,
     read_span,
     row_group_spans,
     spans_reading,
@@ -32,6 +34,7 @@ from entbench.engine.shards import (
     ROW_GROUP_SIZE,
     content_bytes,
     row_group_rows,
+    shard_of,
     write_parquet,
 )
 from entbench.engine.stage import BuildOptions, Output, Params, Stage, UpstreamOutput
@@ -204,3 +207,39 @@ def test_automatic_shard_count_from_the_upstream_manifest_sizes(
     )
     fixed = plan_stage(AutoStage(), AutoParams(num_shards=3), {}, up, tmp_path, BuildOptions())
     assert fixed.ctx.num_shards == 3
+
+
+@pytest.mark.parametrize("partitions", [1, 2, 3, 4, 8, 12])
+def test_read_partition_gives_each_partition_its_keys_whatever_the_shard_count(
+    tmp_path: Path, partitions: int
+) -> None:
+    """A table of 4 shards routed by `shard_of(title)`: the partitions of any count together hold
+    every row once, each only keys of its own hash; with a divisor or a multiple of 4 partitions
+    only the shards that can hold a partition's keys are read."""
+    titles = sorted({text[:12] for text in real_texts()})[:400]
+    rows = pa.table({"title": titles, "n": list(range(len(titles)))})
+    files = []
+    for shard in range(4):
+        mine = rows.filter(pa.array([shard_of(t, 4) == shard for t in titles]))
+        path = tmp_path / f"part-{shard}.parquet"
+        pq.write_table(mine, path)
+        files.append(str(path))
+    upstream = UpstreamOutput("titles", str(tmp_path), "f", "m", {"rows": tuple(files)})
+    read_files: list[str] = []
+    original = pq.read_table
+
+    def counting_read(source: object, *args: object, **kwargs: object) -> pa.Table:
+        read_files.extend([source] if isinstance(source, str) else list(source))  # type: ignore[arg-type]
+        return original(source, *args, **kwargs)
+
+    seen: list[int] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pq, "read_table", counting_read)
+        for partition in range(partitions):
+            part = read_partition(upstream, "rows", "title", partition, partitions, ["n", "title"])
+            assert all(shard_of(t, partitions) == partition for t in part["title"].to_pylist())
+            seen.extend(part["n"].to_pylist())
+    assert sorted(seen) == list(range(len(titles)))
+    aligned = partitions % 4 == 0 or 4 % partitions == 0
+    assert len(read_files) == (max(4, partitions) if aligned else 4 * partitions)
+    assert partitions_for(4, partitions) % 4 == 0 and partitions_for(4, partitions) >= partitions

@@ -2,7 +2,8 @@
 complete, and once there is room again the next build finishes with the bytes of an undisturbed one.
 
 The OSError is raised by the real writers at chosen calls: the Parquet shard writer mid-shard, the
-fsync that precedes every rename (shards, markers, manifests), and the map-side spill files.
+fsync that precedes every rename (shards, markers, manifests), the rename of a map task's record
+(written without an fsync), and the map-side spill files.
 """
 
 from __future__ import annotations
@@ -71,6 +72,23 @@ def inject_fsync(monkeypatch: pytest.MonkeyPatch, name: str, n: int) -> None:
     monkeypatch.setattr(os, "fsync", fsync)
 
 
+def inject_replace(monkeypatch: pytest.MonkeyPatch, name: str, n: int) -> None:
+    """Fail the n-th rename of a file whose name contains `name`: for a record written without an
+    fsync, the last moment a full disk can show (its buffered text is written as the file closes)."""
+    real = os.replace
+    calls = 0
+
+    def replace(src: Any, dst: Any) -> None:
+        nonlocal calls
+        if name in os.path.basename(os.fspath(src)):
+            calls += 1
+            if calls >= n:
+                raise disk_full()
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
 _BUFFERED_OUTPUT_STREAM = pa.BufferedOutputStream
 
 
@@ -105,7 +123,9 @@ def inject_spill(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
 INJECTIONS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "parquet-mid-shard": lambda mp: inject_parquet(mp, 7),  # wikidata_new, shard 1, third table
     "parquet-later-stage": lambda mp: inject_parquet(mp, 45),  # a DuckDB stage after both scans
-    "fsync-map-record": lambda mp: inject_fsync(mp, ".done.json.tmp", 2),
+    "map-record": lambda mp: inject_replace(mp, ".done.json.tmp", 2),
+    # a shard file's fsync runs on the reduce's background thread (`shards.durable_in_background`)
+    "fsync-parquet-shard": lambda mp: inject_fsync(mp, ".parquet.tmp", 3),
     "fsync-shard-marker": lambda mp: inject_fsync(mp, ".part-00001.json.tmp", 1),
     "fsync-manifest": lambda mp: inject_fsync(mp, "._MANIFEST.json.tmp", 3),
     "map-spill": lambda mp: inject_spill(mp, 40),

@@ -1949,6 +1949,45 @@ static PyObject *py_xxh64(PyObject *Py_UNUSED(module), PyObject *args) {
     return PyLong_FromUnsignedLongLong(h);
 }
 
+PyDoc_STRVAR(string_shards_doc,
+             "string_shards(offsets, data, count, num_shards) -> bytes\n\n"
+             "shards.shard_of of each of the `count` values of an Arrow string array without nulls (its int32\n"
+             "`offsets` and `data` buffers): native int64s, xxh64 of the value's UTF-8 bytes modulo\n"
+             "`num_shards`. ValueError if the offsets do not describe `count` values inside `data`.");
+
+static PyObject *string_shards(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer offsets, data;
+    Py_ssize_t count;
+    unsigned long long num_shards;
+    if (!PyArg_ParseTuple(args, "y*y*nK", &offsets, &data, &count, &num_shards)) return NULL;
+    PyObject *result = NULL;
+    if (count < 0 || num_shards < 1 || offsets.len / (Py_ssize_t)sizeof(int32_t) < count + 1) {
+        PyErr_SetString(PyExc_ValueError, "string_shards: offsets shorter than count + 1, or no shard");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    if (!result) goto done;
+    const unsigned char *bytes = data.buf;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    int32_t previous;
+    memcpy(&previous, offsets.buf, sizeof previous);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t next;
+        memcpy(&next, (const char *)offsets.buf + (i + 1) * (Py_ssize_t)sizeof next, sizeof next);
+        if (previous < 0 || next < previous || next > data.len) {
+            Py_CLEAR(result);
+            PyErr_SetString(PyExc_ValueError, "string_shards: offsets outside the data buffer");
+            goto done;
+        }
+        out[i] = (int64_t)(xxh64(bytes + previous, (size_t)(next - previous)) % num_shards);
+        previous = next;
+    }
+done:
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 /* ---- export ---------------------------------------------------------------------------------------- */
 static int64_t null_count(const Buf *valid, int64_t n) {
     int64_t set = 0;
@@ -2175,6 +2214,7 @@ static PyTypeObject ScannerType = {
 static PyMethodDef module_methods[] = {
     {"scan_routed", (PyCFunction)scan_routed, METH_VARARGS, scan_routed_doc},
     {"xxh64", (PyCFunction)py_xxh64, METH_VARARGS, "xxh64(data) -> XXH64 of the bytes, seed 0 (the routing hash)."},
+    {"string_shards", (PyCFunction)string_shards, METH_VARARGS, string_shards_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wdscan",

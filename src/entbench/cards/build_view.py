@@ -22,10 +22,11 @@ from entbench.engine import registry
 from entbench.engine.build_out import listing_file
 from entbench.engine.duck import connect, parquet_view
 from entbench.engine.manifest import load_manifest
+from entbench.engine.stage import side_file_name
 from entbench.errors import UserError
 
 #: Written next to a Wikipedia scan's shards: the dump's `<siteinfo>` (dbname, language, namespaces).
-SITEINFO = "_siteinfo.json"  # the Wikipedia scan's sidecar
+SITEINFO = side_file_name("siteinfo")  # the Wikipedia scan's side file
 
 
 class BuildView:

@@ -16,8 +16,9 @@ from typing import Any
 
 from entbench import __version__
 from entbench.cards.build_view import BuildView
-from entbench.cards.hub import ENTBENCH_BIBTEX, hub_metadata
+from entbench.cards.hub import ENTBENCH_BIBTEX
 from entbench.cards.model import PublishedTable
+from entbench.cards.registry import card_for
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
 #: The standard Croissant 1.0 JSON-LD context (as in the format's example datasets).
@@ -86,7 +87,7 @@ def data_type(arrow_type: str) -> tuple[str, bool] | None:
 
 def croissant(view: BuildView, description: str, licences: list[str]) -> dict[str, Any]:
     """The Croissant document of the tables `view.published` places (`entbench publish`)."""
-    meta = hub_metadata(view.target)
+    meta = card_for(view.target).hub
     distribution: list[dict[str, Any]] = []
     record_sets: list[dict[str, Any]] = []
     for (stage, table), place in view.published.items():

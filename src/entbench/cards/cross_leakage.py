@@ -15,8 +15,9 @@ train split, or all of it) on what both tables carry:
   Hansel writes Simplified Chinese) with its entity.
 
 Each comparison counts the distinct keys on both sides, the keys shared, and the evaluation rows
-carrying a shared key, with examples. What each benchmark's tables hold is declared once, in
-`BENCHMARKS`; the command is `entbench audit leakage` (through `entbench.api`).
+carrying a shared key, with examples. What each benchmark's tables hold is declared once, where
+its pipeline registers the target (`register_target(…, audited=…)`, `engine.registry.AuditedTable`);
+the command is `entbench audit leakage` (through `entbench.api`).
 """
 
 from __future__ import annotations
@@ -25,81 +26,25 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench.cards.build_view import SITEINFO, BuildQuery, BuildView
+from entbench.engine import registry
+from entbench.engine.registry import AuditedTable
 from entbench.engine.summary import built_targets
 from entbench.errors import UserError
 
 FORMAT = "entbench.leakage/1"
-TRAIN, EVALUATION, ALL = "train", "evaluation", "all"
+#: The roles of a benchmark's tables (`AuditedTable.role`).
+TRAIN: Final = "train"
+EVALUATION: Final = "evaluation"
+ALL: Final = "all"
 KINDS = ("documents", "entities", "pairs")
 #: Shared keys listed per comparison.
 EXAMPLES = 5
 #: Languages an example entity's label is looked up in, first found.
 LABEL_LANGUAGES = ("en", "zh")
-
-
-@dataclass(frozen=True)
-class Part:
-    """One table of a benchmark as the audit reads it: its role and the columns holding each kind.
-
-    `documents` are page ids of the wiki the Wikipedia scan `wiki_stage` read; `pair` is
-    (mention column, entity column)."""
-
-    stage: str
-    table: str
-    role: str
-    documents: tuple[str, ...] = ()
-    wiki_stage: str = ""
-    entities: tuple[str, ...] = ()
-    pair: tuple[str, str] | None = None
-
-    @property
-    def name(self) -> str:
-        """`stage.table`, as the report names the part."""
-        return f"{self.stage}.{self.table}"
-
-
-def _wikireading(split: str, role: str) -> Part:
-    return Part("wikireading", split, role, ("document_id",), "wikipedia", ("qid",))
-
-
-def _hansel(split: str, role: str) -> Part:
-    return Part("hansel", split, role, ("page_id",), "wiki", ("gold_id",), ("mention", "gold_id"))
-
-
-#: The benchmarks, by target: the tables the audit reads (EntEval's task tables are found in the
-#: build, `_enteval_parts`). A WikiEnt instance uses two documents: the page of its sentence and
-#: the linked page, whose first 100 tokens are its description. Few-shot candidates carry the alias
-#: table's top candidate (`at1`), not a gold entity; zero-shot pools, the entity's page title.
-BENCHMARKS: dict[str, tuple[Part, ...]] = {
-    "wikireading": (
-        _wikireading("train", TRAIN),
-        _wikireading("valid", EVALUATION),
-        _wikireading("test", EVALUATION),
-    ),
-    "wikient": (
-        Part(
-            "wikient",
-            "wikient",
-            ALL,
-            ("page_id", "target_page_id"),
-            "wikipedia",
-            ("target_qid",),
-            ("mention", "target_qid"),
-        ),
-    ),
-    "hansel-train": (_hansel("train", TRAIN), _hansel("validation", EVALUATION)),
-    "hansel-fewshot": (
-        Part("hansel_fewshot", "fewshot_candidates", ALL, entities=("at1",), pair=("mention", "at1")),
-    ),
-    "hansel-zeroshot": (
-        Part("hansel_zeroshot", "zeroshot_pool", ALL, entities=("qid",), pair=("title", "qid")),
-    ),
-    "enteval-tasks": (),
-    "kb-series": (Part("series_new", "new_entities", ALL, entities=("qid",)),),
-}
 
 
 @dataclass
@@ -171,16 +116,16 @@ class Benchmark:
     """A benchmark found in the build, with its parts and their sizes."""
 
     target: str
-    parts: list[Part]
+    parts: list[AuditedTable]
     rows: dict[str, int]
     wiki: str
 
-    def evaluation(self) -> list[Part]:
+    def evaluation(self) -> list[AuditedTable]:
         """Its evaluation splits, or every part when it has no split."""
         split = [p for p in self.parts if p.role == EVALUATION]
         return split or [p for p in self.parts if p.role == ALL]
 
-    def training(self) -> list[Part]:
+    def training(self) -> list[AuditedTable]:
         """Its train split, or every part when it has no split."""
         split = [p for p in self.parts if p.role == TRAIN]
         return split or [p for p in self.parts if p.role == ALL]
@@ -224,7 +169,7 @@ class LeakageReport:
         return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
 
 
-def _kinds(part: Part) -> Iterator[str]:
+def _kinds(part: AuditedTable) -> Iterator[str]:
     if part.documents:
         yield "documents"
     if part.entities:
@@ -244,7 +189,8 @@ def audit_leakage(out: str | Path) -> LeakageReport:
     query = BuildQuery()
     try:
         for target in targets:
-            if target not in BENCHMARKS:
+            spec = registry.targets().get(target)
+            if spec is None or spec.audited is None:
                 not_audited.append((target, "not benchmarks: no evaluation or training data of their own"))
                 continue
             views[target] = BuildView(root, target)
@@ -263,7 +209,7 @@ def audit_leakage(out: str | Path) -> LeakageReport:
 
 def _benchmark(view: BuildView) -> Benchmark:
     """The benchmark `view` holds: its declared parts, each kind kept where its columns exist."""
-    declared = BENCHMARKS[view.target] or _enteval_parts(view)
+    declared = registry.get_target(view.target).audited or _enteval_parts(view)
     parts = []
     for part in declared:
         if part.stage not in view.manifests or part.table not in view.manifests[part.stage]["outputs"]:
@@ -280,11 +226,11 @@ def _benchmark(view: BuildView) -> Benchmark:
     return Benchmark(view.target, parts, rows, min(wikis) if wikis else "")
 
 
-def _enteval_parts(view: BuildView) -> tuple[Part, ...]:
+def _enteval_parts(view: BuildView) -> tuple[AuditedTable, ...]:
     """EntEval's tasks name entities matched to articles (`<task>.matches`): the documents each
     task's descriptions come from. The tasks have no common split, so each is all data."""
     return tuple(
-        Part(stage, "matches", ALL, ("page_id",), "wikipedia")
+        AuditedTable(stage, "matches", ALL, ("page_id",), "wikipedia")
         for stage in view.order
         if "matches" in view.manifests[stage]["outputs"]
     )
@@ -323,7 +269,7 @@ class _Comparer:
                 if parts:
                     self.training[(b.target, kind)] = self._union(b.target, kind, parts)
 
-    def _materialise(self, b: Benchmark, part: Part) -> None:
+    def _materialise(self, b: Benchmark, part: AuditedTable) -> None:
         name = f"t{len(self.bound)}"
         self.bound[(b.target, part.name)] = name
         self.query.bind(name, self.views[b.target], part.stage, part.table)
@@ -346,7 +292,7 @@ class _Comparer:
             wiki = _wiki(self.views[b.target], part.wiki_stage) if kind == "documents" else ""
             self.sides[(b.target, part.name, kind)] = Side(table, wiki)
 
-    def _union(self, target: str, kind: str, parts: list[Part]) -> Side:
+    def _union(self, target: str, kind: str, parts: list[AuditedTable]) -> Side:
         sides = [self.sides[(target, p.name, kind)] for p in parts]
         if len(sides) == 1:
             return sides[0]
@@ -380,7 +326,7 @@ class _Comparer:
                     )
         return found
 
-    def _measure(self, a: Benchmark, part: Part, b: Benchmark, kind: str) -> Measure | None:
+    def _measure(self, a: Benchmark, part: AuditedTable, b: Benchmark, kind: str) -> Measure | None:
         mine = self.sides.get((a.target, part.name, kind))
         theirs = self.training.get((b.target, kind))
         if mine is None or theirs is None:
@@ -406,7 +352,7 @@ class _Comparer:
     def _count(self, table: str) -> int:
         return int(self.query.query(f"SELECT count(*) FROM {table}")[0][0])
 
-    def _rows_with(self, a: Benchmark, part: Part, kind: str, shared: str) -> int:
+    def _rows_with(self, a: Benchmark, part: AuditedTable, kind: str, shared: str) -> int:
         """Rows of the evaluated table carrying a shared key."""
         name = self.bound[(a.target, part.name)]
         if kind == "pairs":
@@ -422,7 +368,7 @@ class _Comparer:
         return int(self.query.query(sql)[0][0])
 
     def _examples(
-        self, a: Benchmark, part: Part, b: Benchmark, kind: str, shared: str
+        self, a: Benchmark, part: AuditedTable, b: Benchmark, kind: str, shared: str
     ) -> list[dict[str, Any]]:
         """The first shared keys (page id, QID number or mention order), with titles or labels (an
         entity's from either benchmark's Wikidata dump)."""

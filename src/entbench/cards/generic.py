@@ -14,7 +14,6 @@ from typing import Any
 from entbench import __version__
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, fmt, md_table, size_category
-from entbench.cards.hub import hub_metadata
 from entbench.cards.leakage import audits
 from entbench.cards.licence import content_of, licence_ids, source_kinds
 from entbench.cards.model import Block, Invocation, Section
@@ -48,7 +47,7 @@ def front_matter(view: BuildView, card: TargetCard) -> str:
     if languages:
         lines += ["language:", *(f"- {json.dumps(lang)}" for lang in languages)]
     lines += ["size_categories:", f"- {json.dumps(size_category(rows))}"]
-    hub = hub_metadata(view.target)
+    hub = card.hub
     if hub.task_categories:
         lines += ["task_categories:", *(f"- {json.dumps(t)}" for t in hub.task_categories)]
     if hub.task_ids:

@@ -2,8 +2,9 @@
 categories and ids (the Hub's task taxonomy), the datasets it derives from, and the paper to cite,
 with entbench's own citation.
 
-One entry per benchmark target; a target without one (the dump scans, an intermediate target, one
-added later) gets no task metadata and only entbench's citation.
+A benchmark target's card names its entry (`register_card(…, hub=HANSEL)` in `cards.targets`); a
+target without one (the dump scans, an intermediate target) gets no task metadata and only
+entbench's citation.
 """
 
 from __future__ import annotations
@@ -63,16 +64,6 @@ ENTEVAL = HubMetadata(
   year = {2019}
 }""",
 )
-METADATA = {
-    "alias-table": HANSEL,
-    "alias-table-kb": HANSEL,
-    "hansel-train": HANSEL,
-    "hansel-fewshot": HANSEL,
-    "hansel-zeroshot": HANSEL,
-    "wikireading": WIKIREADING,
-    "wikient": ENTEVAL,
-    "enteval-tasks": ENTEVAL,
-}
 
 ENTBENCH_BIBTEX = f"""@software{{entbench,
   title = {{entbench: deterministic builders for entity-centric NLP benchmarks from Wikidata and
@@ -83,14 +74,9 @@ ENTBENCH_BIBTEX = f"""@software{{entbench,
 }}"""
 
 
-def hub_metadata(target: str) -> HubMetadata:
-    """The target's Hub metadata (empty for a target without a paper of its own)."""
-    return METADATA.get(target, HubMetadata())
-
-
-def citation_blocks(target: str) -> tuple[str, ...]:
-    """The card's citation: the paper the target rebuilds, then entbench, as BibTeX."""
-    meta = hub_metadata(target)
+def citation_blocks(meta: HubMetadata) -> tuple[str, ...]:
+    """A card's citation: the paper its target rebuilds (`meta`: the target's Hub metadata), then
+    entbench, as BibTeX."""
     blocks = []
     if meta.bibtex:
         blocks += [f"The benchmark this target rebuilds, {meta.paper}:", f"```bibtex\n{meta.bibtex}\n```"]

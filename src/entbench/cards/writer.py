@@ -128,7 +128,7 @@ def _sections(view: BuildView, invocation: Invocation | None, result: CardResult
         ("Parameters", lambda: generic.parameters_section(view)),
         ("Statistics by reason", lambda: generic.stats_section(view)),
         ("How to rebuild", lambda: generic.rebuild_section(view, invocation)),
-        ("Citation", lambda: Section("Citation", citation_blocks(view.target))),
+        ("Citation", lambda: Section("Citation", citation_blocks(card.hub))),
         ("Licence", lambda: licence_section(view, card)),
     ]
     sections: list[Section] = []

@@ -1,4 +1,4 @@
-"""`entbench build`, `entbench stages` and `entbench summary`."""
+"""`entbench build`, `entbench stages`, `entbench targets` and `entbench summary`."""
 
 from __future__ import annotations
 
@@ -177,6 +177,20 @@ def stages(target: str | None) -> None:
             deps = ", ".join([*(f"source:{s}" for s in stage.sources), *stage.inputs]) or "-"
             outputs = ", ".join(o.name for o in stage.outputs(stage.params_type()))
             click.echo(f"  {stage.layer}/{stage.stage_name} v{stage.version}  <- {deps}  -> {outputs}")
+
+
+@cli.command(epilog=where_it_is())
+@verbose_option
+def targets() -> None:
+    """Print every target's name, one per line, in the order `make run` builds them.
+
+    Each comes after the targets whose stages it builds as well; `entbench build --help` says what
+    each target is."""
+    import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+    from entbench.engine import registry
+
+    for name in registry.build_order():
+        click.echo(name)
 
 
 @cli.command(epilog=where_it_is())

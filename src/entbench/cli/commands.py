@@ -1,4 +1,5 @@
-"""Imports every command module so their commands attach to the `entbench` group."""
+"""Imports every command module so their commands attach to the `entbench` group (the export
+commands attach to `export` when it runs: `cli.export_cmd`)."""
 
 from entbench.cli import (  # noqa: F401
     alias_cmd,
@@ -9,8 +10,6 @@ from entbench.cli import (  # noqa: F401
     eval_hansel,
     eval_wikireading,
     export_cmd,
-    export_enteval,
-    export_hansel,
     filter_cmd,
     filter_hansel,
     inspect_cmd,

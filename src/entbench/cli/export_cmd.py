@@ -1,20 +1,64 @@
-"""`entbench export TARGET --from BUILD_OUT --format … --out DIR`: benchmarks in their original formats.
+"""`entbench export COMMAND --from BUILD_OUT --format … --out DIR`: benchmarks in their original formats.
 
-`export` is a click group with one subcommand per target; a target adds its own (e.g.
-`@export.command("hansel-train")`) next to `wikireading` below or in a module of its own that
-`cli.commands` imports. Each command validates its options and calls a keyword-only function that
-tests can call directly.
+`export` is a click group whose subcommands are the export commands the registered targets declare
+(`register_target(…, exports=(Export(COMMAND, FORMAT), …))` in a dataset's `pipeline.py`). A
+dataset's commands are in `cli/export_<dataset>.py`, imported only when `entbench export` runs
+(importing every pipeline costs a second), and take their `--format` choices from the registry
+(`formats`). Each command validates its options and calls a keyword-only function that tests can
+call directly.
 """
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 import click
 
-from entbench.cli.app import FROM_HELP, cli, note_variant, variant_option, verbose_option
+from entbench.cli.app import cli
 from entbench.engine.export import ExportResult
 
 
-@cli.group()
+class ExportGroup(click.Group):
+    """The commands the registry's targets declare, each loaded from its dataset's module."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every declared export command, by name."""
+        return sorted(_datasets())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command `cmd_name`, its dataset's module imported first (None: no target declares it)."""
+        dataset = _datasets().get(cmd_name)
+        if dataset is None:
+            return None
+        importlib.import_module(f"{__package__}.export_{dataset}")
+        return super().get_command(ctx, cmd_name)
+
+
+def _registry() -> ModuleType:
+    import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+    from entbench.engine import registry
+
+    return registry
+
+
+def _datasets() -> dict[str, str]:
+    """Export command -> the dataset whose targets declare it."""
+    return {e.command: t.dataset for t in _registry().targets().values() for e in t.exports}
+
+
+def formats(command: str) -> list[str]:
+    """The `--format` choices of an export command as its targets declare them, the default first."""
+    return list(_registry().exports()[command])
+
+
+def format_target(command: str, fmt: str) -> str:
+    """The target an export command reads in format `fmt` (the one target declaring it)."""
+    (target,) = _registry().exports()[command][fmt]
+    return str(target)
+
+
+@cli.group(cls=ExportGroup)
 def export() -> None:
     """Write a build's benchmark tables in the original release formats."""
 
@@ -34,45 +78,3 @@ def echo_export(name: str, fmt: str, result: ExportResult) -> None:
                 f"the build's card (cards/{name.split(maxsplit=1)[0]}/README.md) says where the rows went",
                 err=True,
             )
-
-
-@export.command("wikireading")
-@click.option("--from", "build_out", required=True, type=click.Path(file_okay=False), help=FROM_HELP)
-@click.option(
-    "--format",
-    "fmt",
-    default="wikireading-json",
-    show_default=True,
-    type=click.Choice(["wikireading-json", "recycled"]),
-    help="wikireading-json: the google-research-datasets/wiki-reading JSON lines and vocabularies; "
-    "recycled: WikiReading Recycled in.tsv/expected.tsv, one line per article.",
-)
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
-@click.option("--max-document-vocab", default=0, show_default=True, type=int, help="0 = every train token.")
-@click.option("--max-answer-vocab", default=0, show_default=True, type=int, help="0 = every train token.")
-@click.option(
-    "--max-raw-answer-vocab", default=0, show_default=True, type=int, help="0 = every train answer."
-)
-@variant_option
-@verbose_option
-def wikireading(
-    build_out: str,
-    fmt: str,
-    out: str,
-    max_document_vocab: int,
-    max_answer_vocab: int,
-    max_raw_answer_vocab: int,
-) -> None:
-    """Export the WikiReading splits of a build (`entbench build wikireading`)."""
-    from entbench.builders.wikireading.export import export_wikireading
-
-    note_variant(build_out, "wikireading")
-    result = export_wikireading(
-        build_out=build_out,
-        fmt=fmt,
-        out=out,
-        max_document_vocab=max_document_vocab,
-        max_answer_vocab=max_answer_vocab,
-        max_raw_answer_vocab=max_raw_answer_vocab,
-    )
-    echo_export("wikireading", fmt, result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import FROM_HELP, note_variant, variant_option, verbose_option
-from entbench.cli.export_cmd import echo_export, export
+from entbench.cli.export_cmd import echo_export, export, format_target, formats
 
 
 @export.command("enteval")
@@ -13,9 +13,9 @@ from entbench.cli.export_cmd import echo_export, export
 @click.option(
     "--format",
     "fmt",
-    default="wikient-tsv",
+    default=formats("enteval")[0],
     show_default=True,
-    type=click.Choice(["wikient-tsv", "tasks"]),
+    type=click.Choice(formats("enteval")),
     help="wikient-tsv: WikiEnt as wikient.tsv (sentence, mention_start, mention_end, mention, "
     "target_qid, target_title, description; tab-separated, no header) from `entbench build wikient`; "
     "tasks: the EntEval loaders' task directory from `entbench build enteval-tasks` (CAP/same, "
@@ -30,6 +30,7 @@ def enteval(build_out: str, fmt: str, out: str) -> None:
     """Export WikiEnt or the EntEval task files of a build."""
     from entbench.builders.enteval.export import export_tasks, export_wikient
 
-    note_variant(build_out, "wikient" if fmt == "wikient-tsv" else "enteval-tasks")
+    target = format_target("enteval", fmt)
+    note_variant(build_out, target)
     result = (export_wikient if fmt == "wikient-tsv" else export_tasks)(build_out=build_out, out=out)
-    echo_export("wikient" if fmt == "wikient-tsv" else "enteval-tasks", fmt, result)
+    echo_export(target, fmt, result)

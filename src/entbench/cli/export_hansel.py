@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import FROM_HELP, note_variant, variant_option, verbose_option
-from entbench.cli.export_cmd import echo_export, export
+from entbench.cli.export_cmd import echo_export, export, format_target, formats
 
 
 @export.command("hansel-train")
@@ -13,9 +13,9 @@ from entbench.cli.export_cmd import echo_export, export
 @click.option(
     "--format",
     "fmt",
-    default="jsonl",
+    default=formats("hansel-train")[0],
     show_default=True,
-    type=click.Choice(["jsonl"]),
+    type=click.Choice(formats("hansel-train")),
     help="jsonl: train.jsonl and validation.jsonl, one record per line with the official keys "
     "id, text, start, end, mention, gold_id (UTF-8, no ASCII escaping).",
 )
@@ -26,7 +26,7 @@ def hansel_train(build_out: str, fmt: str, out: str) -> None:
     """Export the Hansel train/validation sets of a build (`entbench build hansel-train`)."""
     from entbench.builders.hansel.export import export_hansel_train
 
-    note_variant(build_out, "hansel-train")
+    note_variant(build_out, format_target("hansel-train", fmt))
     result = export_hansel_train(build_out=build_out, fmt=fmt, out=out)
     echo_export("hansel-train", fmt, result)
 
@@ -36,9 +36,9 @@ def hansel_train(build_out: str, fmt: str, out: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    default="jsonl",
+    default=formats("hansel-kb")[0],
     show_default=True,
-    type=click.Choice(["jsonl"]),
+    type=click.Choice(formats("hansel-kb")),
     help="jsonl: kb.jsonl, one entity per line with the keys id, title, text, url, label, "
     "description, aliases, type, split (UTF-8, no ASCII escaping).",
 )
@@ -73,7 +73,7 @@ def hansel_test(build_out: str, annotations: str, out: str) -> None:
     from entbench.builders.hansel.testsets import export_hansel_test
 
     done = export_hansel_test(build_out=build_out, annotations=annotations, out=out)
-    echo_export("hansel-test", "jsonl", done.result)
+    echo_export("hansel-test", formats("hansel-test")[0], done.result)
     for reason, n in sorted(done.dropped.items()):
         click.echo(f"dropped {reason}: {n:,}")
     click.echo(render_table1(done.table1))

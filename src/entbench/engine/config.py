@@ -307,6 +307,8 @@ _BOOL_WORDS = {"yes": True, "on": True, "no": False, "off": False}
 _NONE_WORDS = ("", "none", "null")
 #: How a type is named in an error message.
 _EXPECTED = {bool: "true/false", int: "an integer", float: "a number", str: "a string"}
+#: msgspec's words for a value of the right type that breaks a declared `Meta` constraint.
+_CONSTRAINT = re.compile(r"Expected `\w+` (?P<rule>(?:of length )?[<>=]=? \S+)$")
 _AT = re.compile(r" - at `\$\.(?P<field>\w+)(?:\[(?P<index>\d+)\])?`$")
 
 
@@ -340,8 +342,9 @@ def _cli_forms(value: Any, hint: Any) -> Any:
 def _explain(
     exc: msgspec.ValidationError, stage: str, values: Mapping[str, Any], hints: Mapping[str, Any]
 ) -> str:
-    """The user-facing line for a conversion error: `STAGE.KEY: expected …, got VALUE`, or the
-    dataclass's own check (`invalid parameters for STAGE: …`)."""
+    """The user-facing line for a conversion error: `STAGE.KEY: expected …, got VALUE` (with the
+    declared constraint or choices when the value broke one), or the dataclass's own check
+    (`invalid parameters for STAGE: …`)."""
     at = _AT.search(str(exc))
     if at is None:
         return f"invalid parameters for {stage}: {exc}"
@@ -351,7 +354,13 @@ def _explain(
     if index is not None:
         hint, value = (typing.get_args(hint) or (str,))[0], value[int(index)]
         hint, _ = _optional(hint)
+    if typing.get_origin(hint) is typing.Literal:
+        choices = ", ".join(repr(choice) for choice in typing.get_args(hint))
+        return f"{stage}.{field}: expected one of {choices}, got {value!r}"
     expected = "a list" if typing.get_origin(hint) is tuple else _EXPECTED.get(hint, str(hint))
+    broken = _CONSTRAINT.match(str(exc)[: at.start()])
+    if broken is not None:  # the right type, outside the declared bounds
+        expected = f"{expected} {broken['rule']}"
     return f"{stage}.{field}: expected {expected}, got {value!r}"
 
 

@@ -103,7 +103,6 @@ class _RunWriter:
         if not rows.num_rows:
             return
         self.rows += rows.num_rows
-        self.content += content_bytes(rows)
         self._pending.append(rows)
         self._pending_bytes += rows.nbytes
         if self._pending_bytes >= SORT_MEMORY_BYTES:
@@ -114,17 +113,24 @@ class _RunWriter:
         if not self._pending:
             return
         table = pa.concat_tables(self._pending).combine_chunks()
+        # Counted once a run rather than once a spilled batch: the same sum, in a tenth of the
+        # compute calls (a nested claim table's leaves are ~30 of them per count).
+        self.content += content_bytes(table)
         self._pending.clear()
         self._pending_bytes = 0
-        order = pc.sort_indices(table, sort_keys=self.sort_keys)
-        self.keys.append(table.select(self.sort_by).take(order))
+        # One take of the whole run, then written a batch at a time as slices of it: a take per
+        # batch paid the nested claim columns' per-call cost ~15 times a run (0.07 -> 0.03 s CPU
+        # a 16 MB run of truthy claims), for one run's worth of memory more at the moment of the take.
+        table = table.take(pc.sort_indices(table, sort_keys=self.sort_keys))
+        # The key columns are buffers of their own in the taken table: kept, they hold nothing else.
+        self.keys.append(table.select(self.sort_by))
         self.scratch.mkdir(parents=True, exist_ok=True)
         path = self.scratch / f"run-{len(self.paths):05d}.arrows"
         # Listed before it is written, so that a failed write is removed too.
         self.paths.append(path)
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, self.schema) as writer:
-            for start in range(0, table.num_rows, RUN_BATCH_ROWS):
-                writer.write_table(table.take(order.slice(start, RUN_BATCH_ROWS)))
+            for batch in table.to_batches(max_chunksize=RUN_BATCH_ROWS):
+                writer.write_batch(batch)
 
     def remove(self) -> None:
         """Delete the run files."""

@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from entbench.engine.shards import shards_of
 from entbench.engine.stage import MapTask, UpstreamOutput
 
 #: Read buffer of a streamed Parquet file: reads go through it a page or so at a time.
@@ -208,6 +209,40 @@ def iter_span(
     yield from parquet.iter_batches(
         batch_size=batch_rows, row_groups=list(row_groups), columns=None if columns is None else list(columns)
     )
+
+
+def partitions_for(upstream_shards: int, wanted: int) -> int:
+    """A partition count for a repartition join against a table of `upstream_shards` shards routed
+    by the join key: `wanted` rounded up to a multiple of it, so each partition lies in one of its
+    shards (`read_partition`)."""
+    shards = max(1, upstream_shards)
+    return shards * max(1, math.ceil(wanted / shards))
+
+
+def read_partition(
+    upstream: UpstreamOutput, table: str, key: str, partition: int, partitions: int, columns: Sequence[str]
+) -> pa.Table:
+    """The `columns` of the rows of an upstream `table` routed by `key` (`shards.shard_of`) whose
+    `shard_of(key, partitions)` is `partition`.
+
+    A key's hash modulo a number is its hash modulo any multiple of that number, modulo the number.
+    So when `partitions` is a multiple of the table's shard count (`partitions_for`), those rows all
+    lie in shard `partition % shards`, and when the shard count is a multiple of `partitions`, they
+    are the shards `partition`, `partition + partitions`, …: either way a repartition join reads the
+    table a constant number of times over all its partitions, never every shard for each. Otherwise
+    every shard is read and filtered."""
+    files = upstream.files(table)
+    shards = len(files)
+    if shards % partitions == 0:
+        parts = [pq.read_table(files[i], columns=list(columns)) for i in range(partition, shards, partitions)]
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    wanted = list(dict.fromkeys([key, *columns]))
+    if partitions % shards == 0:
+        rows = pq.read_table(files[partition % shards], columns=wanted)
+    else:
+        rows = pq.read_table(files, columns=wanted)
+    mask = shards_of(rows.column(key).to_pylist(), partitions) == partition
+    return rows.filter(pa.array(mask)).select(list(columns))
 
 
 def read_span(path: str, row_groups: Sequence[int], columns: Sequence[str] | None = None) -> pa.Table:

@@ -139,4 +139,9 @@ def upstream_from_manifest(directory: Path, raw: bytes | None = None) -> Upstrea
         sizes={
             name: tuple(int(s["bytes"]) for s in out["shards"]) for name, out in manifest["outputs"].items()
         },
+        side_files={
+            file[1 : -len(".json")]: str((directory / file).resolve())
+            for file in manifest.get("files", {})
+            if file.startswith("_") and file.endswith(".json")
+        },
     )

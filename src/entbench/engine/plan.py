@@ -63,7 +63,7 @@ def fingerprint_doc(
         "stage": stage.stage_name,
         "version": stage.version,
         "params": params.to_json(),
-        "instance": stage.fingerprint_extra(),
+        "instance": stage.identity(),
         "num_shards": num_shards,
         "outputs": {
             o.name: {"schema_hash": schema_hash(o.schema), "sort_by": list(o.sort_by)} for o in outputs

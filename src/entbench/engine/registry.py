@@ -1,24 +1,34 @@
 """The registry of stages and targets, and the deterministic order of a target's stage DAG.
 
-The engine knows no dataset: each dataset's `pipeline.py` registers its stages and targets, and
-importing `entbench.builders` declares those modules here (`declare_pipelines`). They are imported
-the first time a stage or target is looked up, so `entbench --help` stays fast. Stages whose
-number follows a build's sources (one scan per dump of a series) are registered by a sources hook
-(`on_sources`), which a build runs with its source names before it plans (`configure_sources`).
+The engine knows no dataset: each dataset is a package whose `pipeline.py` registers its stages,
+its targets (with each one's card module and release formats) and the sections of the stage
+reference describing its stages; importing `entbench.builders` declares that package here
+(`declare_datasets`). Its datasets' pipelines are found and imported the first time a stage or
+target is looked up, so `entbench --help` stays fast; every list of targets elsewhere (`make
+run`'s, the golden check's, the cards', the export commands', the tests') is read from here.
+Stages whose number follows a build's sources (one scan per dump of a series) are registered by a
+sources hook (`on_sources`), which a build runs with its source names before it plans
+(`configure_sources`).
 """
 
 from __future__ import annotations
 
 import graphlib
 import importlib
-from collections.abc import Callable, Collection, Sequence
+import importlib.util
+import pkgutil
+import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Literal
 
 from entbench.engine.stage import Stage
 from entbench.errors import UserError
 
-#: Modules whose import registers stages and targets, in the order they are imported.
-_PIPELINES: list[str] = []
+#: Packages whose subpackages are datasets (`declare_datasets`).
+_DATASET_PACKAGES: list[str] = []
+#: The module of a dataset package that registers its stages and targets.
+PIPELINE_MODULE = "pipeline"
 
 
 @dataclass(frozen=True)
@@ -32,12 +42,63 @@ class Alias:
 
 
 @dataclass(frozen=True)
+class Export:
+    """A release format a target's tables are written in: `entbench export COMMAND --format FORMAT`
+    (the first format a command is declared with is its default; a command without `--format`
+    writes its one format)."""
+
+    command: str
+    format: str
+
+
+@dataclass(frozen=True)
+class AuditedTable:
+    """One table of a benchmark target as `entbench audit leakage` reads it (`cards.cross_leakage`):
+    its role (`all` where the benchmark has no split) and the columns holding each kind of key:
+    `documents`, page ids of the wiki the Wikipedia scan `wiki_stage` read; `entities`, QIDs;
+    `pair`, (mention column, entity column)."""
+
+    stage: str
+    table: str
+    role: Literal["train", "evaluation", "all"]
+    documents: tuple[str, ...] = ()
+    wiki_stage: str = ""
+    entities: tuple[str, ...] = ()
+    pair: tuple[str, str] | None = None
+
+    @property
+    def name(self) -> str:
+        """`stage.table`, as the audit's report names the table."""
+        return f"{self.stage}.{self.table}"
+
+
+@dataclass(frozen=True)
 class Target:
-    """A user-facing build target: a named set of final stages."""
+    """A user-facing build target: a named set of final stages, and how it is published."""
 
     name: str
     stages: tuple[str, ...]
     description: str
+    #: The dataset package (under `entbench.builders`) whose pipeline registered it.
+    dataset: str = ""
+    #: The module of `entbench.cards.targets` that draws the target's own card sections, by its
+    #: name there (a lower layer names it, never imports it); None: the generic card only.
+    card: str | None = None
+    #: The release formats `entbench export` writes it in.
+    exports: tuple[Export, ...] = ()
+    #: If the target is a benchmark, the tables the leakage audit across benchmarks reads (empty:
+    #: found in the build, as EntEval's task tables are); None: not a benchmark.
+    audited: tuple[AuditedTable, ...] | None = None
+
+
+@dataclass(frozen=True)
+class DocSection:
+    """A section of the stage reference (`docs/stages.md`, `engine.docs`): its key, the stage it
+    describes (cards link to it by key: `cards.stage_docs.section_link`), and its heading there
+    without the leading hashes (the link's anchor is made from it)."""
+
+    key: str
+    heading: str
 
 
 #: A function of a build's source names that registers the stages those names call for.
@@ -47,7 +108,14 @@ _STAGES: dict[str, Stage] = {}
 _TARGETS: dict[str, Target] = {}
 _SOURCES_HOOKS: list[SourcesHook] = []
 _ALIASES: dict[str, Alias] = {}
+_DOCS: dict[str, DocSection] = {}
+#: Stage instance -> the key of the section describing it (the same stage over other sources).
+_DOC_INSTANCES: dict[str, str] = {}
+#: (pattern of numbered instance names, key of the section describing them).
+_DOC_NUMBERED: list[tuple[re.Pattern[str], str]] = []
 _loaded = False
+#: The dataset whose pipeline is being imported (what `register_target` records as `Target.dataset`).
+_loading = ""
 
 
 def register_stage(stage: Stage, *, replace: bool = False) -> Stage:
@@ -78,11 +146,22 @@ def configure_sources(names: Collection[str]) -> None:
         hook(names)
 
 
-def register_target(name: str, stages: tuple[str, ...], description: str) -> None:
-    """Declare a target built by `entbench build NAME`."""
+def register_target(
+    name: str,
+    stages: tuple[str, ...],
+    description: str,
+    *,
+    card: str | None = None,
+    exports: tuple[Export, ...] = (),
+    audited: tuple[AuditedTable, ...] | None = None,
+) -> None:
+    """Declare a target built by `entbench build NAME`: its final stages, the line `entbench build
+    --help` shows, the `entbench.cards.targets` module with its card sections (`Target.card`), the
+    formats `entbench export` writes it in and, for a benchmark, the tables `entbench audit
+    leakage` compares (`Target.audited`)."""
     if name in _TARGETS:
         raise ValueError(f"target {name!r} registered twice")
-    _TARGETS[name] = Target(name, stages, description)
+    _TARGETS[name] = Target(name, stages, description, _loading, card, exports, audited)
 
 
 def register_alias(alias: str, name: str, why: str) -> None:
@@ -92,23 +171,65 @@ def register_alias(alias: str, name: str, why: str) -> None:
     _ALIASES[alias] = Alias(alias, name, why)
 
 
-def declare_pipelines(modules: Sequence[str]) -> None:
-    """Name modules whose import registers stages and targets (imported at the first lookup)."""
-    for module in modules:
-        if module not in _PIPELINES:
-            _PIPELINES.append(module)
+def register_docs(key: str, heading: str, *, instances: tuple[str, ...] = ()) -> None:
+    """Declare the section of `docs/stages.md` headed `heading` that describes the stage `key` and
+    its `instances` (the same stage registered under other names, over other sources)."""
+    if key in _DOCS:
+        raise ValueError(f"docs section {key!r} registered twice")
+    _DOCS[key] = DocSection(key, heading)
+    _describe(key, instances)
+
+
+def register_doc_instances(key: str, *instances: str, numbered: str = "") -> None:
+    """Have the docs section `key` (which another dataset may declare) describe more instances of
+    its stage: `instances` by name, and every name matching `numbered` (a regular expression, such
+    as the scans `wikidata_0`, `wikidata_1`, … of a series, registered by a sources hook)."""
+    _describe(key, instances)
+    if numbered:
+        _DOC_NUMBERED.append((re.compile(numbered), key))
+
+
+def _describe(key: str, instances: tuple[str, ...]) -> None:
+    for name in instances:
+        if name in _DOC_INSTANCES:
+            raise ValueError(f"stage {name!r} given a docs section twice")
+        _DOC_INSTANCES[name] = key
+
+
+def declare_datasets(package: str) -> None:
+    """Name the package whose subpackages are the datasets: each one with a `pipeline` module
+    registers its stages and targets there (imported at the first lookup, in name order; the
+    registry's order is no interface: readers sort, or take `build_order`)."""
+    if package not in _DATASET_PACKAGES:
+        _DATASET_PACKAGES.append(package)
+
+
+def pipeline_modules() -> dict[str, str]:
+    """Dataset name -> its pipeline module, for every dataset package declared."""
+    found: dict[str, str] = {}
+    for package in _DATASET_PACKAGES:
+        root = importlib.import_module(package)
+        for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda m: m.name):
+            module = f"{package}.{info.name}.{PIPELINE_MODULE}"
+            if info.ispkg and importlib.util.find_spec(module) is not None:
+                found[info.name] = module
+    return found
 
 
 def _load() -> None:
-    global _loaded  # noqa: PLW0603 - the registry is filled once per process
+    global _loaded, _loading  # noqa: PLW0603 - the registry is filled once per process
     if not _loaded:
-        if not _PIPELINES:
+        if not _DATASET_PACKAGES:
             raise RuntimeError(
                 "no pipelines declared: import entbench.builders, which declares every dataset's, "
                 "before looking up stages or targets"
             )
-        for module in list(_PIPELINES):
-            importlib.import_module(module)
+        for dataset, module in pipeline_modules().items():
+            _loading = dataset
+            try:
+                importlib.import_module(module)
+            finally:
+                _loading = ""
         _loaded = True
 
 
@@ -128,6 +249,65 @@ def aliases() -> dict[str, Alias]:
     """All registered aliases by alias name."""
     _load()
     return dict(_ALIASES)
+
+
+def doc_sections() -> dict[str, DocSection]:
+    """Every section of the stage reference the pipelines declare, by key."""
+    _load()
+    return dict(_DOCS)
+
+
+def doc_section_of(stage: str) -> str | None:
+    """The key of the docs section describing the stage (or instance) named `stage`, if any."""
+    _load()
+    key = _DOC_INSTANCES.get(stage, stage)
+    for pattern, section in _DOC_NUMBERED:
+        if pattern.fullmatch(stage):
+            key = section
+    return key if key in _DOCS else None
+
+
+def datasets() -> dict[str, tuple[str, ...]]:
+    """Every dataset with a pipeline -> the names of the targets it registered."""
+    names: dict[str, list[str]] = {dataset: [] for dataset in pipeline_modules()}
+    for target in targets().values():
+        names.setdefault(target.dataset, []).append(target.name)
+    return {dataset: tuple(found) for dataset, found in names.items()}
+
+
+def exports() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Every `entbench export` command -> its formats (the default first) -> the targets each reads."""
+    commands: dict[str, dict[str, tuple[str, ...]]] = {}
+    for target in targets().values():
+        for export in target.exports:
+            formats = commands.setdefault(export.command, {})
+            formats[export.format] = (*formats.get(export.format, ()), target.name)
+    return commands
+
+
+def build_order() -> list[str]:
+    """Every target, each after the targets whose final stages it builds as well (so a build of
+    them in this order finds each one's upstream stages built); of those ready, the one with fewer
+    stages first, then by name. What `entbench targets` prints, `make run` builds and the golden
+    check snapshots."""
+    final = {name: set(t.stages) for name, t in targets().items()}
+    closure = {name: {s.stage_name for s in stage_order(tuple(f))} for name, f in final.items()}
+
+    def builds(name: str, other: str) -> bool:  # two targets building each other's: no order
+        return final[other] <= closure[name] and not final[name] <= closure[other]
+
+    sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter(
+        {name: {up for up in final if builds(name, up)} for name in final}
+    )
+    sorter.prepare()
+    order: list[str] = []
+    ready: list[str] = []
+    while sorter.is_active():
+        ready.extend(sorter.get_ready())
+        ready.sort(key=lambda name: (len(closure[name]), name))
+        order.append(ready.pop(0))
+        sorter.done(order[-1])
+    return order
 
 
 def get_stage(name: str) -> Stage:

@@ -11,6 +11,7 @@ Layout of one stage's output (`<out>/<layer>/<stage>/`):
         _merge/g<group>.spill, .done.json                past 64 shards: the spills regrouped by shard
         _shards/part-SSSSS.json                          per-shard completion marker (rows, sha256, stats)
         _scratch/                                        the stage's own temporary files
+        _phases/<layer>/<phase>/v…/                      its phases (`Stage.phases`), each laid out so
 
 Every file is written to a temp name and renamed; a marker is written only after what it marks.
 So a killed build leaves nothing that looks complete, and a re-run redoes exactly the unfinished
@@ -25,6 +26,7 @@ directory's records, manifest and promotion are `engine.workdir`'s.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -187,11 +189,23 @@ class Builder:
             shutil.rmtree(plan.work_dir)
         self.built_any = True
         self.fetch_from_store([Path(up.directory) for up in plan.ctx.inputs.values()])
+        self._execute(plan, executor)
+        self._log(f"{name}: wrote {plan.final_dir}")
+        self._publish(plan, replace=True)
+        return upstream_from_manifest(plan.final_dir)
+
+    def _execute(self, plan: StagePlan, executor: Executor) -> None:
+        """Run (or resume) a stage whose output is not complete: its phases, map, shuffle and
+        shards, then its manifest and run record, and move it into place."""
         started = time.time()
         timings: dict[str, float] = {}
         plan.work_dir.mkdir(parents=True, exist_ok=True)
         manifest_path = plan.work_dir / MANIFEST_NAME
         if not (manifest_path.exists() and not check_complete(plan.work_dir)):
+            t0 = time.monotonic()
+            plan = self._run_phases(plan, executor)
+            if plan.ctx.phases:
+                timings["phases_seconds"] = round(time.monotonic() - t0, 3)
             map_stats = Stats()
             todo_shards = workdir.todo_shards(plan)
             spill_dir, inputs = "", dict[int, list[ShardInput]]()
@@ -214,9 +228,28 @@ class Builder:
             workdir.write_manifest(plan, map_stats)
         workdir.write_run_record(plan, started, timings)
         workdir.promote(plan)
-        self._log(f"{name}: wrote {plan.final_dir}")
-        self._publish(plan, replace=True)
-        return upstream_from_manifest(plan.final_dir)
+
+    def _run_phases(self, plan: StagePlan, executor: Executor) -> StagePlan:
+        """Run the stage's phases in order (`Stage.phases`, asked again after each one), each
+        skipped if already complete; the plan with them in its context."""
+        done: dict[str, UpstreamOutput] = {}
+        while True:
+            ctx = dataclasses.replace(plan.ctx, phases=dict(done))
+            todo = [
+                (phase, params) for phase, params in plan.stage.phases(ctx) if phase.stage_name not in done
+            ]
+            if not todo:
+                break
+            phase, params = todo[0]
+            upstream = {**plan.ctx.inputs, **done}
+            root = plan.work_dir / workdir.PHASES_DIR
+            sub = plan_stage(phase, params, plan.ctx.sources, upstream, root, self.options)
+            if not (sub.final_dir.exists() and not check_complete(sub.final_dir)):
+                self._execute(sub, executor)
+            done[phase.stage_name] = upstream_from_manifest(sub.final_dir)
+        if not done:
+            return plan
+        return dataclasses.replace(plan, ctx=dataclasses.replace(plan.ctx, phases=done))
 
     def _store_path(self, plan: StagePlan) -> str:
         return plan.final_dir.relative_to(self.out).as_posix()

@@ -19,16 +19,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+from pathlib import Path, PurePath
+from typing import Any, ClassVar, Generic
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import TypeVar
 
-from entbench.engine.shards import shards_of, split_by_shard_ids
+from entbench.engine.shards import atomic_write_text, shards_of, split_by_shard_ids
 from entbench.engine.stats import Stats
+from entbench.errors import DataError
 
 LAYERS = ("normalized", "derived", "benchmarks")
 
@@ -37,7 +40,12 @@ LAYERS = ("normalized", "derived", "benchmarks")
 class Params:
     """Base class of a stage's parameters: a frozen dataclass whose every field enters the fingerprint.
 
-    Field types must be JSON-representable: bool, int, float, str, or tuples of them. A field named
+    Each field is declared once, with everything known about it: its type (constraints and help
+    in an `Annotated[T, msgspec.Meta(ge=…, description=…)]`, the choices in a `Literal`), and its
+    default. `msgspec.convert` checks the constraints when the parameters are read
+    (`engine.config.make_params`); `docs/stages.md`'s parameter tables are generated from the
+    declarations (`cards.param_tables`). Field types must be JSON-representable: bool, int, float,
+    str, or tuples of them. A field named
     `num_shards` overrides the stage's default shard count (0 = let the stage decide from its inputs).
     Fields named in `PATH_FIELDS` are file paths: a relative one is taken relative to the config file
     that gives it (the current directory for `--param`), as `[sources]` are.
@@ -62,6 +70,20 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _identity_value(value: Any) -> Any:
+    """A stage's construction field as JSON: another stage by its name, a path as text, a column
+    by `name:type`."""
+    if isinstance(value, Stage):
+        return value.stage_name
+    if isinstance(value, pa.Field):
+        return f"{value.name}:{value.type}"
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [_identity_value(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Output:
     """One output table of a stage.
@@ -79,6 +101,18 @@ class Output:
     sort_by: tuple[str, ...]
     may_be_empty: bool = False
     sized_by_data: bool = True
+
+
+def side_file_name(name: str) -> str:
+    """The file side file `name` is kept in, in its stage's directory (`_` keeps Parquet readers
+    of the directory off it)."""
+    return f"_{name}.json"
+
+
+def write_side_file(directory: Path, name: str, doc: Mapping[str, Any]) -> None:
+    """Write a side file the stage declares (`Stage.side_files`) from its `finalize`."""
+    text = json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    atomic_write_text(directory / side_file_name(name), text)
 
 
 @dataclass(frozen=True)
@@ -115,10 +149,24 @@ class UpstreamOutput:
     #: Bytes of each shard file per table (`tables`' order), from the manifest: what automatic
     #: shard counts of downstream stages are sized from (`engine.inputs`).
     sizes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    #: The side files it wrote (`Stage.side_files`): name -> absolute path.
+    side_files: Mapping[str, str] = field(default_factory=dict)
 
     def files(self, table: str) -> list[str]:
         """All shard files of `table`, in shard order."""
         return list(self.tables[table])
+
+    def side_file(self, name: str) -> dict[str, Any]:
+        """The JSON document of a side file the stage declares (`Stage.side_files`): how a
+        downstream stage reads what an upstream one wrote besides its tables, without knowing
+        where or how it was written."""
+        path = self.side_files.get(name)
+        if path is None:
+            raise DataError(f"{self.directory}: {self.stage} has no side file {name!r}; rebuild it")
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(doc, dict):
+            raise DataError(f"{path}: a side file holds a JSON object, got {type(doc).__name__}")
+        return doc
 
 
 @dataclass(frozen=True)
@@ -136,17 +184,26 @@ class BuildOptions:
     shuffle_groups: int = 64
 
 
+#: A context's parameters type: a `StageContext[TopSnaksParams]` is a `StageContext` (of `Params`),
+#: so helpers that read only what every context has take any stage's.
+P_co = TypeVar("P_co", bound=Params, default=Params, covariant=True)
+#: A stage's parameters type (`Stage[TopSnaksParams]`); the engine holds stages of any (`Stage`).
+P = TypeVar("P", bound=Params, default=Any)
+
+
 @dataclass(frozen=True)
-class StageContext:
+class StageContext(Generic[P_co]):
     """Everything a task needs, picklable so it can travel to worker processes."""
 
     stage: str
-    params: Params
+    params: P_co
     num_shards: int
     sources: Mapping[str, SourceInfo]
     inputs: Mapping[str, UpstreamOutput]
     workdir: str  # the stage's `.incomplete/…` directory (shards and markers live here)
     options: BuildOptions
+    #: The stage's own phases once they ran (`Stage.phases`), read like `inputs`.
+    phases: Mapping[str, UpstreamOutput] = field(default_factory=dict)
 
     @property
     def scratch(self) -> Path:
@@ -232,12 +289,21 @@ class BucketSink:
 ProgressFn = Callable[[int, int], None]  # (units done, items done) since the last call
 
 
-class Stage:
-    """Base class of all stages. Subclasses set the class attributes and implement one work shape."""
+class Stage(Generic[P]):
+    """Base class of all stages. Subclasses set the class attributes and implement one work shape.
+
+    A stage is declared once. `class TopSnaks(Stage[TopSnaksParams])` names its parameters type
+    (`params_type` is taken from it, and `ctx.params` is a `TopSnaksParams` to the type checker),
+    and a stage class instantiated with construction arguments (which upstream stages to read,
+    which columns to use) is a dataclass whose fields *are* the instance's identity: `identity`
+    derives what enters the fingerprint from them, so no field can be forgotten there. Its first
+    field is `stage_name`; a field with `init=False` (the `inputs` it derives) is not identity.
+    """
 
     name: ClassVar[str] = ""
     version: ClassVar[int] = 1
     layer: ClassVar[str] = "derived"
+    #: Set from `Stage[P]`'s argument when a subclass names one (`__init_subclass__`).
     params_type: ClassVar[type[Params]] = Params
     #: Upstream stage names and source names this stage reads.
     inputs: tuple[str, ...] = ()
@@ -258,69 +324,104 @@ class Stage:
     #: Unit of progress reported by tasks (shown on the bar): "B" for bytes of input, else a noun.
     progress_unit: ClassVar[str] = "shard"
     progress_items: ClassVar[str] = "rows"
+    #: Side files `finalize` writes (`write_side_file`): small JSON documents downstream stages read
+    #: besides the tables, as `ctx.inputs[stage].side_file(name)` (a wiki's siteinfo, an alias
+    #: table's normaliser). The engine checks they were written and records them in the manifest.
+    side_files: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str | None = None) -> None:
         self.stage_name = name or self.name
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Take `params_type` from the `Stage[P]` (or `SomeStage[P]`) a subclass derives from."""
+        super().__init_subclass__(**kwargs)
+        if "params_type" in cls.__dict__:
+            return
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            origin = typing.get_origin(base)
+            if isinstance(origin, type) and issubclass(origin, Stage):
+                args = [a for a in typing.get_args(base) if isinstance(a, type) and issubclass(a, Params)]
+                if args:
+                    cls.params_type = args[0]
+
     # --- declaration -------------------------------------------------------------------------
-    def outputs(self, params: Params) -> list[Output]:
+    def identity(self) -> dict[str, Any]:
+        """What of this instance enters the fingerprint besides its name: the fields it was
+        constructed with (none for a stage that is not a dataclass), as JSON."""
+        if not dataclasses.is_dataclass(self):
+            return {}
+        return {
+            f.name: _identity_value(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.init and f.name != "stage_name"
+        }
+
+    def outputs(self, params: P) -> list[Output]:
         """The stage's output tables (schemas may depend on parameters, e.g. label languages)."""
         raise NotImplementedError
 
-    def fingerprint_extra(self) -> dict[str, Any]:
-        """Construction arguments of this stage instance that change its output (default: none).
-
-        A stage class instantiated several times with different arguments (which upstream tables
-        to read, which columns to use) must return them here so they enter the fingerprint.
-        """
-        return {}
-
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: P) -> dict[str, pa.Schema]:
         """Schemas of the rows map tasks emit: the output schemas unless a stage carries extra
         columns to its reducer (columns not in the output schema are dropped when writing)."""
         return {o.name: o.schema for o in self.outputs(params)}
 
-    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+    def resolve_num_shards(self, params: P, sources: Mapping[str, SourceInfo]) -> int:
         """The shard count for this build: the `num_shards` parameter if set, else the default
         (0: the planner sizes it from the upstream tables of `shard_inputs`)."""
         requested = getattr(params, "num_shards", 0)
         return int(requested) if requested else self.default_num_shards
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: P) -> tuple[tuple[str, str], ...]:
         """The upstream (stage, table) pairs whose bytes size an automatic shard count (none by
         default: one shard)."""
         return ()
 
     # --- work -------------------------------------------------------------------------------
-    def map_tasks(self, ctx: StageContext) -> Iterable[MapTask]:
+    def phases(self, ctx: StageContext[P]) -> Sequence[tuple[Stage[Any], Params]]:
+        """Map/reduce rounds that run before this stage's own work, each a stage with its
+        parameters (none by default).
+
+        A repartition join routes rows by one key, joins each partition, and then this stage's map
+        routes the joined rows by its own key: two shuffles, where a stage has one. Each phase is
+        planned and run like a stage, in this stage's work directory (`_phases/`, resumed like
+        any stage and deleted when this stage completes); its inputs are this stage's and the
+        phases before it, and this stage's tasks read it as `ctx.phases[name]`. The runner asks
+        again after each phase has run (`ctx.phases` then holds those run so far) and runs the
+        first one listed that has not: a stage may list phases the data calls for. Phases are how
+        this stage computes, not what it reads: they do not enter its fingerprint (its `version`
+        covers them). What they count stays in their own manifests (`ctx.phases[name].stats`): the
+        stage reports what it means to in `finalize`."""
+        return ()
+
+    def map_tasks(self, ctx: StageContext[P]) -> Iterable[MapTask]:
         """Map tasks, in a deterministic order. Empty for shard stages."""
         return ()
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(self, ctx: StageContext[P], task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Run one map task, emitting rows into shard buckets; return its stats."""
         raise NotImplementedError
 
-    def progress_total(self, ctx: StageContext) -> int | None:
+    def progress_total(self, ctx: StageContext[P]) -> int | None:
         """Total progress units of the map phase (e.g. input bytes), if known."""
         return None
 
-    def spill_bytes_estimate(self, ctx: StageContext) -> int | None:
+    def spill_bytes_estimate(self, ctx: StageContext[P]) -> int | None:
         """About how many bytes the map phase spills (for a free-space warning), if known."""
         return None
 
-    def worker_memory_estimate(self, ctx: StageContext) -> int | None:
+    def worker_memory_estimate(self, ctx: StageContext[P]) -> int | None:
         """About how many bytes each process running this stage's map tasks holds for the whole
         phase (a table or automaton every task needs; for an out-of-memory warning), if known."""
         return None
 
-    def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
+    def on_map_done(self, ctx: StageContext[P], done: Mapping[str, Any], progress: ProgressFn) -> None:
         """Called for map tasks found already finished on resume (e.g. to advance the progress bar)."""
 
-    def check_map_stats(self, ctx: StageContext, stats: Stats, map_dir: Path) -> None:
+    def check_map_stats(self, ctx: StageContext[P], stats: Stats, map_dir: Path) -> None:
         """Called with the running map stats after each finished task; raise `DataError` to stop early."""
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[P], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Turn the gathered buckets of one shard into its final rows (default: unchanged).
 
@@ -330,7 +431,7 @@ class Stage:
         time as they are written, never all held at once."""
         return {}, Stats()
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+    def shard(self, ctx: StageContext[P], shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """Build output shard `shard` directly (shard stages only)."""
         raise NotImplementedError
 
@@ -341,7 +442,7 @@ class Stage:
         counter names. None: the stage has nothing to say (its drop counters are named instead)."""
         return None
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[P], directory: Path, stats: Stats) -> dict[str, Any]:
         """Run once after all shards exist, in the stage's output directory (still incomplete).
 
         May write extra files there (e.g. a rejects list) and return derived statistics to add to

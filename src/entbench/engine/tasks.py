@@ -18,7 +18,14 @@ import pyarrow as pa
 
 from entbench.engine.external_sort import SORT_MEMORY_BYTES, write_sorted
 from entbench.engine.plan import table_rel_path
-from entbench.engine.shards import WrittenShard, atomic_write_text, cast_rows, sort_order, write_parquet
+from entbench.engine.shards import (
+    WrittenShard,
+    atomic_write_text,
+    cast_rows,
+    durable_in_background,
+    sort_order,
+    write_parquet,
+)
 from entbench.engine.shuffle import (
     FileBucketSink,
     GatheredTables,
@@ -149,7 +156,8 @@ def shard_task(
         with ThreadPoolExecutor(threads, thread_name_prefix="entbench-shard") as pool:
             return list(pool.map(write, group))
 
-    written = write_group(in_memory) + write_group(on_disk)
+    with durable_in_background():  # all in place before the shard's record
+        written = write_group(in_memory) + write_group(on_disk)
     entries = {
         output.name: {**shard_file.to_json(), "file": rels[output.name]}
         for output, shard_file in zip(in_memory + on_disk, written, strict=True)

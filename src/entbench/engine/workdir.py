@@ -33,9 +33,13 @@ from entbench.engine.manifest import (
 from entbench.engine.plan import StagePlan
 from entbench.engine.shards import atomic_write_text, file_sha256
 from entbench.engine.shuffle import ShuffleLayout, read_done
+from entbench.engine.stage import side_file_name
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas.base import schema_hash, schema_to_json
+
+#: Where a stage's phases (`Stage.phases`) build, inside its work directory.
+PHASES_DIR = "_phases"
 
 
 def todo_shards(plan: StagePlan) -> list[int]:
@@ -96,8 +100,12 @@ def write_manifest(plan: StagePlan, map_stats: Stats) -> None:
             "rows": sum(s["rows"] for s in shards),
             "shards": shards,
         }
+    declared = [side_file_name(name) for name in plan.stage.side_files]
+    unwritten = [name for name in declared if not (work / name).is_file()]
+    if unwritten:
+        raise RuntimeError(f"{plan.stage.stage_name} declares side files it did not write: {unwritten}")
     files = {}
-    for extra_file in sorted(extra.pop("files", [])):
+    for extra_file in sorted({*extra.pop("files", []), *declared}):
         path = work / extra_file
         files[extra_file] = {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
     manifest = {
@@ -148,7 +156,7 @@ def promote(plan: StagePlan) -> None:
     """Move the finished directory into place; scratch is moved aside first and deleted after."""
     trash = plan.work_dir.parent / f".trash-{plan.work_dir.name}-{os.getpid()}"
     trash.mkdir(parents=True, exist_ok=True)
-    for name in ("_map", "_merge", "_shards", "_scratch"):
+    for name in ("_map", "_merge", "_shards", "_scratch", PHASES_DIR):
         path = plan.work_dir / name
         if path.exists():
             os.rename(path, trash / name)

@@ -27,13 +27,18 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import typing
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
 
 import opencc
 
-SCHEMES = ("hansel", "mgenre")
-CONVERTERS = ("opencc", "hanziconv", "none")
+#: The normalisation schemes and Traditional -> Simplified converters (a parameter's choices).
+Scheme = Literal["hansel", "mgenre"]
+Converter = Literal["opencc", "hanziconv", "none"]
+SCHEMES: tuple[Scheme, ...] = typing.get_args(Scheme)
+CONVERTERS: tuple[Converter, ...] = typing.get_args(Converter)
 _WS = re.compile(r"\s+")
 #: CJK blocks whose characters the character-level table covers.
 _CJK_RANGES = ((0x3400, 0x4DC0), (0x4E00, 0xA000), (0xF900, 0xFB00), (0x20000, 0x2EBF0), (0x30000, 0x3134B))

@@ -225,7 +225,9 @@ def test_eptest_mode_is_a_parameter(built: Path, built_eptest: Path) -> None:
 def test_bad_mode_is_a_user_error(tmp_path: Path) -> None:
     from entbench.errors import UserError
 
-    with pytest.raises(UserError, match="mode must be one of"):
+    with pytest.raises(
+        UserError, match=r"^ud_mem_audit\.mode: expected one of 'eptest', 'strict', got 'loose'$"
+    ):
         build(tmp_path, params={"ud_mem_audit": {"mode": "loose"}})
 
 

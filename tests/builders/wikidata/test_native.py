@@ -21,13 +21,15 @@ from itertools import pairwise, zip_longest
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 import xxhash
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from entbench.builders.wikidata.native import NativeRows, _wdscan, native_available
+from entbench.builders.wikidata.native import NativeRows, _id_shards, _wdscan, native_available
 from entbench.builders.wikidata.stages import scan as wikidata_scan
 from entbench.engine.manifest import load_manifest
 from entbench.engine.shards import shards_of
@@ -1337,6 +1339,29 @@ def test_absorb_refuses_a_scanner_it_cannot_append() -> None:
 def test_routing_hash_is_shard_of_hash(data: bytes) -> None:
     """The scanner's XXH64 is `shards.shard_of`'s (xxhash), at every length (stripes, tails)."""
     assert _wdscan.xxh64(data) == xxhash.xxh64_intdigest(data)
+
+
+@given(st.lists(st.text(max_size=40), max_size=60), st.integers(1, 300))
+@fuzz_settings(200)
+def test_id_shards_are_shards_of(ids: list[str], num_shards: int) -> None:
+    """The scanned ids' shards, hashed in C from the Arrow buffers, are `shards_of`'s: every key,
+    length and shard count, and a sliced array (an offset) too."""
+    array = pa.array(ids, pa.string())
+    assert _id_shards(array, num_shards).tolist() == shards_of(ids, num_shards).tolist()
+    assert _id_shards(array.slice(1), num_shards).tolist() == shards_of(ids[1:], num_shards).tolist()
+
+
+def test_string_shards_refuses_offsets_outside_the_data() -> None:
+    """Buffers that do not describe `count` strings are a ValueError, never a read past them."""
+    offsets = np.array([0, 2, 9], np.int32).tobytes()
+    with pytest.raises(ValueError, match="outside the data"):
+        _wdscan.string_shards(offsets, b"Q1Q2", 2, 4)
+    with pytest.raises(ValueError, match="shorter than count"):
+        _wdscan.string_shards(offsets, b"Q1Q2Q3Q4Q", 3, 4)
+    assert (
+        np.frombuffer(_wdscan.string_shards(offsets, b"Q1Q2Q3Q4Q", 2, 4), np.int64).tolist()
+        == shards_of(["Q1", "Q2Q3Q4Q"], 4).tolist()
+    )
 
 
 # --- the compiled extension ------------------------------------------------------------------------------

@@ -22,10 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.engine.build_out import listing_file, local_build
 from entbench.engine.manifest import check_complete, upstream_from_manifest
 from entbench.engine.shards import shard_of
+from entbench.engine.stage import side_file_name
 from entbench.errors import DataError, UserError
 from entbench.filters.mentions import MentionNormalizer
 
@@ -81,9 +81,9 @@ def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTable
     root = local_build(out, target, stages=[*alias, *stats])
     scans = [s for s in scans if (root / stages[s]).is_dir() and not check_complete(root / stages[s])]
     alias_dir = root / stages[alias[0]]
-    norm = json.loads((alias_dir / NORMALIZATION_FILE).read_text(encoding="utf-8"))
-    normalizer = MentionNormalizer.from_json(norm)
-    alias_files = upstream_from_manifest(alias_dir).files("alias_table")
+    alias_upstream = upstream_from_manifest(alias_dir)
+    normalizer = MentionNormalizer.from_json(alias_upstream.side_file("normalization"))
+    alias_files = alias_upstream.files("alias_table")
     stats_files = upstream_from_manifest(root / stages[stats[0]]).files("mention_stats") if stats else []
     entity_files: list[str] = []
     label_columns: tuple[str, ...] = ()
@@ -105,7 +105,7 @@ def open_alias_table(out: str | Path, target: str = "alias-table") -> AliasTable
 def _wiki_language(root: Path, stages: dict[str, str]) -> str:
     """The language of the Wikipedia dump the alias table was built from (its scan's siteinfo)."""
     for rel in sorted(stages.values()):
-        siteinfo = root / rel / "_siteinfo.json"
+        siteinfo = root / rel / side_file_name("siteinfo")
         if siteinfo.is_file():
             language = json.loads(siteinfo.read_text(encoding="utf-8")).get("language")
             if isinstance(language, str):

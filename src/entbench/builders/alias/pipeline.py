@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from entbench.builders.alias.stages.alias_table import AliasTable
 from entbench.builders.alias.stages.mention_stats import MentionStats
-from entbench.engine.registry import register_stage, register_target
+from entbench.engine.registry import register_docs, register_stage, register_target
 
 register_stage(AliasTable("alias_table", title_qid="title_qid"))
 register_stage(AliasTable("alias_table_kb", title_qid="title_qid_kb"))
@@ -21,9 +21,15 @@ register_target(
     "alias-table",
     ("alias_table", "mention_stats"),
     "AT-base alias table with P(e|m) and P(unlinked|m) (sources: wikipedia, wikidata)",
+    card="alias_table",
 )
 register_target(
     "alias-table-kb",
     ("alias_table_kb", "mention_stats_kb"),
     "AT-base over the kb's newer Wikidata dump (sources: wikipedia, wikidata_new)",
+    card="alias_table",
 )
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("alias_table", "alias_table — the AT-base alias table", instances=("alias_table_kb",))
+register_docs("mention_stats", "mention_stats — P(unlinked|m)", instances=("mention_stats_kb",))

@@ -19,15 +19,17 @@ statement is dropped
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from entbench.builders.enteval.cerp import Statement
 from entbench.errors import UserError
 
 NUMERIC_TYPES = ("DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL")
-CONCEPT_RULES = ("any", "both")
+ConceptRule = Literal["any", "both"]
+CONCEPT_RULES: tuple[ConceptRule, ...] = typing.get_args(ConceptRule)
 #: spaCy factories whose components set `Doc.ents`.
 NER_FACTORIES = ("ner", "beam_ner", "entity_ruler")
 

@@ -23,12 +23,15 @@ output text is a fixed point of the conversion.
 from __future__ import annotations
 
 import re
+import typing
 from dataclasses import dataclass
+from typing import Literal
 
 from entbench.filters.mentions import simplifier
 from entbench.readers.tokenizer import sentence_starts
 
-CONTEXT_MODES = ("paragraph", "sentence", "window")
+ContextMode = Literal["paragraph", "sentence", "window"]
+CONTEXT_MODES: tuple[ContextMode, ...] = typing.get_args(ContextMode)
 #: Languages whose sentences end at full stops such as 。 (no space after them): the rule below.
 FULL_STOP_LANGUAGES = frozenset({"zh", "ja", "yue", "lzh", "wuu", "gan"})
 #: End of a sentence: terminal punctuation, then any closing quotes/brackets.

@@ -44,7 +44,15 @@ from entbench.builders.hansel.stages.train import HanselTrain
 from entbench.builders.hansel.stages.zeroshot import HanselZeroshot
 from entbench.builders.wikipedia.stages.scan import WikipediaScan
 from entbench.builders.wikipedia.stages.title_qid import TitleQid
-from entbench.engine.registry import register_alias, register_stage, register_target
+from entbench.engine.registry import (
+    AuditedTable,
+    Export,
+    register_alias,
+    register_doc_instances,
+    register_docs,
+    register_stage,
+    register_target,
+)
 
 WIKI = "wiki"
 #: The name of the wiki source (and scan) in the published Hansel setting, accepted for `wiki`.
@@ -102,22 +110,62 @@ register_target(
     "hansel-train",
     (TRAIN_STAGE, "hansel_mem_audit"),
     "Hansel train/validation from a wiki's links to E_known (sources: wiki, wikidata_old, wikidata_new)",
+    card="hansel",
+    exports=(Export("hansel-train", "jsonl"),),
+    audited=(
+        AuditedTable(TRAIN_STAGE, "train", "train", ("page_id",), WIKI, ("gold_id",), ("mention", "gold_id")),
+        AuditedTable(
+            TRAIN_STAGE, "validation", "evaluation", ("page_id",), WIKI, ("gold_id",), ("mention", "gold_id")
+        ),
+    ),
 )
 register_target(
     "hansel-fewshot",
     ("hansel_fewshot", "hansel_fewshot_mem_audit"),
     "Hansel few-shot candidates from alias matches over a raw corpus (sources: corpus, wiki, "
     "wikidata_old, wikidata_new; Hansel appendix A)",
+    card="hansel_fewshot",
+    exports=(Export("hansel-test", "jsonl"),),  # Hansel-FS, from the annotated candidates
+    # The candidates carry the alias table's top candidate (`at1`), not a gold entity.
+    audited=(
+        AuditedTable(
+            "hansel_fewshot", "fewshot_candidates", "all", entities=("at1",), pair=("mention", "at1")
+        ),
+    ),
 )
 register_target(
     "hansel-zeroshot",
     ("hansel_zeroshot", "hansel_zeroshot_mem_audit"),
     "Hansel zero-shot pool: E_new, half uniform, half balanced over coarse types (sources: "
     "wikidata_old, wikidata_new, wiki)",
+    card="hansel",
+    exports=(Export("hansel-test", "jsonl"),),  # Hansel-ZS, from the annotated pool
+    # The pool's mention of an entity is its page title.
+    audited=(
+        AuditedTable("hansel_zeroshot", "zeroshot_pool", "all", entities=("qid",), pair=("title", "qid")),
+    ),
 )
 register_target(
     "hansel-kb",
     (KB_STAGE, ALIAS_STAGE),
     "Hansel entity KB (E_known and E_new with the wiki's title, first paragraph, URL, type) and "
     "AT-base, what a linker needs (sources: wiki, wikidata_old, wikidata_new)",
+    card="hansel_kb",
+    exports=(Export("hansel-kb", "jsonl"),),
+)
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("hansel_links", "hansel_links — wiki documents and their links")
+register_docs("hansel", "hansel — training and validation mentions")
+register_docs("hansel_corpus", "hansel_corpus — alias matches in a raw corpus")
+register_docs("hansel_fewshot", "hansel_fewshot — few-shot annotation candidates")
+register_docs("hansel_zeroshot", "hansel_zeroshot — zero-shot entity pool")
+register_docs("hansel_kb", "hansel_kb — the entity KB a linker encodes")
+# Instances of other datasets' stages registered here, each described by its stage's section.
+register_doc_instances("wikipedia", WIKI)
+register_doc_instances("title_qid", "hansel_title_qid")
+register_doc_instances("alias_table", ALIAS_STAGE)
+register_doc_instances("mention_stats", "hansel_mention_stats")
+register_doc_instances(
+    "mem_audit", "hansel_mem_audit", "hansel_fewshot_mem_audit", "hansel_zeroshot_mem_audit"
 )

@@ -19,10 +19,10 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 
-from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.stage import StageContext
 from entbench.errors import UserError
 from entbench.filters.mentions import chinese_language
+from entbench.readers.mediawiki_xml import SiteInfo
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class WikiSite:
 def wiki_site(ctx: StageContext, wikipedia: str, *, site: str = "", language: str = "") -> WikiSite:
     """The site and language of the scan `wikipedia`, each overridden when given (non-empty); the
     site is '' when the dump names no `dbname` and none is given (`require_site`)."""
-    info = read_siteinfo(ctx.inputs[wikipedia].directory)
+    info = SiteInfo.from_json(ctx.inputs[wikipedia].side_file("siteinfo"))
     return WikiSite(site or info.dbname, language or info.language)
 
 

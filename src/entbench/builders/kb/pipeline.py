@@ -15,7 +15,7 @@ from entbench.builders.kb.stages.diff import EntityDiff
 from entbench.builders.kb.stages.filter import InternalFilter
 from entbench.builders.kb.stages.snaks import TopSnaks
 from entbench.builders.kb.stages.types import CoarseTypes, TypeClosure
-from entbench.engine.registry import register_stage, register_target
+from entbench.engine.registry import register_docs, register_stage, register_target
 
 for _stage in (InternalFilter(), EntityDiff(), TypeClosure(), CoarseTypes(), TopSnaks()):
     register_stage(_stage)
@@ -25,4 +25,12 @@ register_target(
     ("entity_diff", "coarse_types", "top_snaks"),
     "knowledge base: Wikimedia-internal filter, E_known/E_new, coarse types, TopSnaks "
     "(sources: wikidata_old, wikidata_new)",
+    card="kb",
 )
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("internal_filter", "internal_filter — Wikimedia-internal filter and site constraint")
+register_docs("entity_diff", "entity_diff — E_known and E_new")
+register_docs("type_closure", "type_closure — subclasses of the coarse-type roots")
+register_docs("coarse_types", "coarse_types — PER, LOC, ORG, EVENT, OTHER")
+register_docs("top_snaks", "top_snaks — fine types")

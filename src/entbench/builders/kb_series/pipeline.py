@@ -20,7 +20,14 @@ from entbench.builders.kb_series.stages.filter import SeriesFilter
 from entbench.builders.kb_series.stages.new import SeriesNew
 from entbench.builders.kb_series.stages.zeroshot import SeriesZeroshot
 from entbench.builders.wikidata.stages.scan import WikidataScan
-from entbench.engine.registry import on_sources, register_stage, register_target
+from entbench.engine.registry import (
+    AuditedTable,
+    on_sources,
+    register_doc_instances,
+    register_docs,
+    register_stage,
+    register_target,
+)
 
 
 def register_series(count: int) -> None:
@@ -45,4 +52,12 @@ register_target(
     ("series_new", "series_zeroshot"),
     "E_new of each consecutive pair of N Wikidata dumps in date order, with coarse types and a "
     "zero-shot pool, and every entity's first dump (sources: wikidata_0, wikidata_1, …)",
+    card="kb_series",
+    audited=(AuditedTable("series_new", "new_entities", "all", entities=("qid",)),),
 )
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("series_filter", "series_filter — the filter on every dump of a series")
+register_docs("series_new", "series_new — new entities per period")
+register_docs("series_zeroshot", "series_zeroshot — zero-shot pool per period")
+register_doc_instances("wikidata", numbered=r"wikidata_[0-9]+")  # this series' scans

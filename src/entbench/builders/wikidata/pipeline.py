@@ -10,9 +10,14 @@ The `kb` stages read `wikidata_old` and `wikidata_new`; every other target reads
 from __future__ import annotations
 
 from entbench.builders.wikidata.stages.scan import WikidataScan
-from entbench.engine.registry import register_stage, register_target
+from entbench.engine.registry import register_docs, register_stage, register_target
 
 for _source in ("wikidata", "wikidata_old", "wikidata_new"):
     register_stage(WikidataScan(_source))
 
-register_target("wikidata", ("wikidata",), "normalized tables of one Wikidata JSON dump (source: wikidata)")
+register_target(
+    "wikidata", ("wikidata",), "normalized tables of one Wikidata JSON dump (source: wikidata)", card="dumps"
+)
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("wikidata", "wikidata — the Wikidata dump scan", instances=("wikidata_old", "wikidata_new"))

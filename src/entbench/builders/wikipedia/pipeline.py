@@ -14,13 +14,22 @@ from __future__ import annotations
 
 from entbench.builders.wikipedia.stages.scan import WikipediaScan
 from entbench.builders.wikipedia.stages.title_qid import TitleQid
-from entbench.engine.registry import register_stage, register_target
+from entbench.engine.registry import register_docs, register_stage, register_target
 
 register_stage(WikipediaScan("wikipedia"))
 register_target(
-    "wikipedia", ("wikipedia",), "normalized pages and links of one Wikipedia XML dump (source: wikipedia)"
+    "wikipedia",
+    ("wikipedia",),
+    "normalized pages and links of one Wikipedia XML dump (source: wikipedia)",
+    card="dumps",
 )
 
 register_stage(TitleQid("title_qid", wikidata="wikidata"))
 register_stage(TitleQid("title_qid_kb", wikidata="wikidata_new"))
-register_target("title-qid", ("title_qid",), "Wikipedia titles -> QIDs (sources: wikipedia, wikidata)")
+register_target(
+    "title-qid", ("title_qid",), "Wikipedia titles -> QIDs (sources: wikipedia, wikidata)", card="title_qid"
+)
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("wikipedia", "wikipedia — plain text and links")
+register_docs("title_qid", "title_qid — titles to QIDs", instances=("title_qid_kb",))

@@ -31,7 +31,7 @@ from entbench.builders.wikireading.stages.instances import WikiReadingInstances
 from entbench.builders.wikireading.stages.splits import WikiReadingSplit
 from entbench.builders.wikireading.stages.stats import WikiReadingStats
 from entbench.builders.wikireading.stages.triples import WikiReadingTriples
-from entbench.engine.registry import register_stage, register_target
+from entbench.engine.registry import AuditedTable, Export, register_docs, register_stage, register_target
 
 register_stage(WikiReadingTriples())
 register_stage(WikiReadingInstances())
@@ -53,4 +53,22 @@ register_target(
     "wikireading",
     ("wikireading", "wikireading_stats", "wikireading_mem_audit_valid", "wikireading_mem_audit_test"),
     "WikiReading train/valid/test and property statistics (sources: wikidata, wikipedia)",
+    card="wikireading",
+    exports=(Export("wikireading", "wikireading-json"), Export("wikireading", "recycled")),
+    audited=(
+        AuditedTable("wikireading", "train", "train", ("document_id",), "wikipedia", ("qid",)),
+        AuditedTable("wikireading", "valid", "evaluation", ("document_id",), "wikipedia", ("qid",)),
+        AuditedTable("wikireading", "test", "evaluation", ("document_id",), "wikipedia", ("qid",)),
+    ),
+)
+
+# The sections of the stage reference (docs/stages.md) describing these stages.
+register_docs("wikireading_triples", "wikireading_triples — answer sets from statements")
+register_docs("wikireading_instances", "wikireading_instances — answer sets with their article")
+register_docs("wikireading", "wikireading — train, valid and test splits")
+register_docs("wikireading_stats", "wikireading_stats — per-property statistics")
+register_docs(
+    "mem_audit",
+    "mem_audit — memorisation audits",
+    instances=("wikireading_mem_audit_valid", "wikireading_mem_audit_test"),
 )

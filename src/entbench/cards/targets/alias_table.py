@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, fmt, integer_histogram, md_table, percent
+from entbench.cards.hub import HANSEL
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 
@@ -139,4 +140,4 @@ _CONTENT = Content(
     wikidata="the candidate QIDs, reached through Wikidata sitelinks",
 )
 for _target in ("alias-table", "alias-table-kb"):
-    register_card(_target, sections=(alias_section,), summary=_SUMMARY, content=_CONTENT)
+    register_card(_target, sections=(alias_section,), summary=_SUMMARY, content=_CONTENT, hub=HANSEL)

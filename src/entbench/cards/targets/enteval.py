@@ -12,6 +12,7 @@ from __future__ import annotations
 from entbench.builders.enteval.stages.tasks import TASK_DIR
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, md_table
+from entbench.cards.hub import ENTEVAL
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import stage_link
@@ -126,4 +127,5 @@ register_card(
         "CoNLL-YAGO, the rare-entity data, PreCo, ConceptNet, the ultra-fine entity typing crowd "
         "data, FEVER), each under its own terms",
     ),
+    hub=ENTEVAL,
 )

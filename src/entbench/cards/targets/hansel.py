@@ -12,6 +12,7 @@ from __future__ import annotations
 from entbench.builders.hansel.kb import wikipedia_host
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import int_bins, md_table
+from entbench.cards.hub import HANSEL
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import section_link
@@ -242,6 +243,7 @@ register_card(
         wikidata="E_new items with their QIDs, sitelink titles, labels, descriptions, aliases and "
         "coarse types"
     ),
+    hub=HANSEL,
 )
 register_card(
     "hansel-train",
@@ -256,4 +258,5 @@ register_card(
         wikipedia="the contexts, paragraphs of the wiki's articles, and the mentions, their link anchors",
         wikidata="the gold QIDs",
     ),
+    hub=HANSEL,
 )

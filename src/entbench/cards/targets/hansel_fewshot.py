@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import fmt, integer_histogram, md_table
+from entbench.cards.hub import HANSEL
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import stage_link
@@ -128,4 +129,5 @@ register_card(
         other="the contexts, passages of the raw `corpus` source (the bundled fixture's corpus is "
         "zhwiki text, CC BY-SA)",
     ),
+    hub=HANSEL,
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, fmt, integer_histogram, md_escape, md_table, percent
+from entbench.cards.hub import ENTEVAL
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 from entbench.cards.stage_docs import stage_link
@@ -147,4 +148,5 @@ register_card(
         "descriptions (their first words)",
         wikidata="the QIDs of the linked articles",
     ),
+    hub=ENTEVAL,
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from entbench.builders.wikireading.corpus import COVERAGE_POINTS, PAPER_FIGURES, coverage_curve
 from entbench.cards.build_view import BuildView
 from entbench.cards.charts import bar_chart, demote_headings, int_bins, md_table, top_items
+from entbench.cards.hub import WIKIREADING
 from entbench.cards.model import Block, Chart, Content, Section
 from entbench.cards.registry import register_card
 
@@ -114,4 +115,5 @@ register_card(
         wikipedia="the documents, the plain text of each item's Wikipedia article",
         wikidata="the questions (property labels) and answers (statement values rendered with their labels)",
     ),
+    hub=WIKIREADING,
 )

@@ -308,12 +308,12 @@ def test_cli_build_on_the_bundled_config(run_cli: Callable[..., Any]) -> None:
 @pytest.mark.parametrize(
     ("param", "message"),
     [
-        ("hansel.context=document", "context must be one of paragraph, sentence, window"),
-        ("hansel.validation_docs=-1", "validation_docs must be >= 0"),
-        ("hansel.converter=hanzi", "converter must be one of opencc, hanziconv, none"),
-        ("hansel_fewshot.min_known_candidates=0", "min_known_candidates must be >= 1"),
-        ("hansel_fewshot.max_p_unlinked=1.5", "max_p_unlinked must be within"),
-        ("hansel_zeroshot.size=-3", "size must be >= 0"),
+        ("hansel.context=document", "hansel.context: expected one of 'paragraph', 'sentence', 'window'"),
+        ("hansel.validation_docs=-1", "hansel.validation_docs: expected an integer >= 0, got '-1'"),
+        ("hansel.converter=hanzi", "hansel.converter: expected one of 'opencc', 'hanziconv', 'none'"),
+        ("hansel_fewshot.min_known_candidates=0", "min_known_candidates: expected an integer >= 1"),
+        ("hansel_fewshot.max_p_unlinked=1.5", "max_p_unlinked: expected a number <= 1.0, got '1.5'"),
+        ("hansel_zeroshot.size=-3", "hansel_zeroshot.size: expected an integer >= 0"),
     ],
 )
 def test_bad_parameters_are_user_errors(

@@ -15,9 +15,12 @@ or `hanziconv` as the Hansel paper did it). Candidates are ranked by
 P(e|m), ties by QID number. Candidates that are disambiguation pages are dropped (and counted)
 unless `drop_disambiguation = false`.
 
-Map tasks take one span of row groups of a scan shard's `pages` each with the links of the same
-page-id range (`engine.inputs.spans_reading`: about 8 MB of the columns they read), and route
-partial counts by mention; reducers sum them, so every candidate of a mention is in one shard.
+Titles are resolved by a repartition join (the stage's phase `by_title`,
+`builders.alias.stages.by_title`): the scan's anchors and titles are routed by title into
+partitions that each lie in one shard of `title_qid`, so each reducer reads one shard of it. The
+stage's map tasks then take one span of those resolved rows each, normalise the anchors and
+titles, and route partial counts by mention; reducers sum them, so every candidate of a mention is
+in one shard.
 Shards are sized from the scan (`num_shards` 0, the default). The companion stage `mention_stats`
 (`builders.alias.stages.mention_stats`) adds P(unlinked|m). `alias_table_kb`/`mention_stats_kb` are the same
 stages over `title_qid_kb` (Wikidata `wikidata_new`), for builds with a `kb`.
@@ -25,19 +28,18 @@ stages over `title_qid_kb` (Wikidata `wikidata_new`), for builds with a `kb`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import Meta
 
-from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
+from entbench.builders.alias.stages.by_title import AnchorsByTitle, ByTitleParams
 from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import Span, spans_reading
-from entbench.engine.shards import atomic_write_text
+from entbench.engine.inputs import Span, partitions_for, read_span, row_group_spans
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -46,16 +48,15 @@ from entbench.engine.stage import (
     ProgressFn,
     Stage,
     StageContext,
+    write_side_file,
 )
 from entbench.engine.stats import Stats
-from entbench.filters.mentions import CONVERTERS, SCHEMES, MentionNormalizer
+from entbench.filters.mentions import Converter, MentionNormalizer, Scheme
+from entbench.readers.mediawiki_xml import SiteInfo
 from entbench.schemas.alias import ALIAS_TABLE
 
-#: Written next to the shards: how mentions were normalised, so lookups normalise the same way.
-NORMALIZATION_FILE = "_normalization.json"  # a sidecar: `_` keeps Parquet readers off it
-#: What a map task reads of the scan's `pages` and `links` (its span is sized by their bytes).
-PAGE_COLUMNS = ("page_id", "title", "is_redirect", "ns")
-LINK_COLUMNS = ("page_id", "anchor", "target_normalized")
+#: The phase that resolves anchors and titles, partition by partition of `title_qid`.
+BY_TITLE = "by_title"
 #: What map tasks emit: the three components, before the reducer sums them.
 PARTIAL = pa.schema(
     [ALIAS_TABLE.field(n) for n in ("mention", "qid", "link_count", "title_flag", "redirect_flag")]
@@ -71,25 +72,55 @@ class AliasTableParams(Params):
         "mgenre": {"normalization": "mgenre"},
     }
 
-    preset: str = "hansel"
-    normalization: str = "hansel"
-    chinese: str = "auto"  # Traditional->Simplified: auto (when the wiki is zh), yes, no
-    converter: str = "opencc"  # or hanziconv (Hansel as published, its footnote 3)
-    title_weight: int = 1
-    redirect_weight: int = 1
-    drop_disambiguation: bool = True
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if self.normalization not in SCHEMES:
-            raise ValueError(f"normalization must be one of {', '.join(SCHEMES)}")
-        if self.chinese not in ("auto", "yes", "no"):
-            raise ValueError("chinese must be auto, yes or no")
-        if self.converter not in CONVERTERS:
-            raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}")
-        if self.title_weight < 0 or self.redirect_weight < 0:
-            raise ValueError("weights must be >= 0")
-        super().__post_init__()
+    preset: Annotated[
+        str,
+        Meta(description="`hansel` or `mgenre`: sets `normalization`"),
+    ] = "hansel"
+    normalization: Annotated[
+        Scheme,
+        Meta(
+            description=(
+                "`hansel`: Traditional → Simplified for Chinese (OpenCC), NFKC, whitespace collapsed,"
+                " case kept; `mgenre`: as mGENRE (NFKD, `•`/`．` → `·`)"
+            )
+        ),
+    ] = "hansel"
+    chinese: Annotated[
+        Literal["auto", "yes", "no"],
+        Meta(
+            description=(
+                "Traditional → Simplified conversion: `auto` (when the wiki is Chinese), `yes` or `no`"
+            )
+        ),
+    ] = "auto"
+    converter: Annotated[
+        Converter,
+        Meta(
+            description=(
+                "the Traditional → Simplified converter: `opencc` (phrases, then characters; the more"
+                " accurate), `hanziconv` (character by character, as the Hansel paper converted) or "
+                "`none`"
+            )
+        ),
+    ] = "opencc"
+    title_weight: Annotated[
+        int,
+        Meta(ge=0, description="count added for a page's own title"),
+    ] = 1
+    redirect_weight: Annotated[
+        int,
+        Meta(ge=0, description="count added for a redirect to the page"),
+    ] = 1
+    drop_disambiguation: Annotated[
+        bool,
+        Meta(description="drop candidates that are disambiguation pages"),
+    ] = True
+    num_shards: Annotated[
+        int,
+        Meta(
+            description="output shards; 0 = sized from the scan's Parquet, about one per 8 MB (~25 MB of XML)"
+        ),
+    ] = 0
 
 
 def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalizer:
@@ -100,116 +131,108 @@ def normalizer_for(params: Mapping[str, Any], language: str) -> MentionNormalize
     return MentionNormalizer(str(params.get("normalization", "hansel")), chinese=zh, converter=converter)
 
 
-class AliasTable(Stage):
+@dataclass(eq=False)
+class AliasTable(Stage[AliasTableParams]):
     """Build AT-base from a Wikipedia scan and its title -> QID resolution."""
 
-    version = 2  # 2: `_normalization.json` (sidecars start with `_`)
+    version = 2  # 2: the `normalization` side file (sidecars start with `_`)
     layer = "derived"
-    params_type = AliasTableParams
     default_num_shards = 0
     shard_key = "mention"
     description = "AT-base: P(e|m) from anchors, titles and redirects (Hansel §3.1)"
     progress_unit = "task"
     progress_items = "mentions"
+    side_files = ("normalization",)
 
-    def __init__(self, name: str, title_qid: str, wikipedia: str = "wikipedia") -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.title_qid = title_qid
-        self.inputs = (wikipedia, title_qid)
+    stage_name: str
+    title_qid: str
+    wikipedia: str = "wikipedia"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.title_qid)
+
+    def outputs(self, params: AliasTableParams) -> list[Output]:
         """One table, `alias_table`."""
         return [Output("alias_table", ALIAS_TABLE, ("mention", "qid"))]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: AliasTableParams) -> dict[str, pa.Schema]:
         """Map tasks emit the components only; the reducer adds count, P(e|m) and rank."""
         return {"alias_table": PARTIAL}
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: AliasTableParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """One task per span of row groups of the scan's `pages` (its page-id range), sized by the
-        page and link columns it reads."""
-        scan = ctx.inputs[self.wikipedia]
-        yield from spans_reading(
-            scan.files("pages"), PAGE_COLUMNS, (scan.files("links"), LINK_COLUMNS), key="page_id"
-        )
+    def phases(self, ctx: StageContext[AliasTableParams]) -> list[tuple[Stage, Params]]:
+        """Anchors and titles resolved by title partition (`by_title`): about as many partitions as
+        this stage has shards, a multiple of `title_qid`'s (`engine.inputs.partitions_for`)."""
+        partitions = partitions_for(len(ctx.inputs[self.title_qid].files("title_qid")), ctx.num_shards)
+        phase = AnchorsByTitle(f"{self.stage_name}.{BY_TITLE}", self.wikipedia, self.title_qid)
+        return [(phase, ByTitleParams(num_shards=partitions))]
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Count anchors, titles and redirects of one span of a scan shard per (normalised
-        mention, QID)."""
+    def map_tasks(self, ctx: StageContext[AliasTableParams]) -> Iterator[MapTask]:
+        """One task per span of row groups of the resolved links, then one per span of the
+        resolved titles (`by_title`)."""
+        resolved = ctx.phases[f"{self.stage_name}.{BY_TITLE}"]
+        for table in ("links", "names"):
+            for span in row_group_spans(resolved.files(table)):
+                yield MapTask(f"{table[0]}{span.task_id}", {**span.meta(), "table": table})
+
+    def map(
+        self, ctx: StageContext[AliasTableParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
+        """Normalise one span of resolved anchors (or titles) and count them per (mention, QID)."""
         params = ctx.params
-        assert isinstance(params, AliasTableParams)
-        wikipedia = ctx.inputs[self.wikipedia]
-        span = Span.from_meta(task.meta)
-        language = read_siteinfo(wikipedia.directory).language
+        language = SiteInfo.from_json(ctx.inputs[self.wikipedia].side_file("siteinfo")).language
         normalizer = normalizer_for(params.to_json(), language)
+        span = Span.from_meta(task.meta)
+        table = str(task.meta["table"])
+        rows = read_span(ctx.phases[f"{self.stage_name}.{BY_TITLE}"].files(table)[span.file], span.row_groups)
+        raw_column = "anchor" if table == "links" else "title"
+        raw = rows.column(raw_column).to_pylist()
+        distinct = sorted(set(raw))
+        normal = dict(zip(distinct, normalizer.many(distinct), strict=True))
         stats = Stats()
-        con = stage_connection(ctx, tasks=int(task.meta["tasks"]))
-        span_rows = {"lo": span.first, "hi": span.last}
-        try:
-            con.execute(
-                "CREATE TEMP TABLE span_links AS SELECT anchor, target_normalized FROM read_parquet($file) "
-                "WHERE page_id BETWEEN $lo AND $hi",
-                {"file": wikipedia.files("links")[span.file], **span_rows},
-            )
-            con.execute(
-                "CREATE TEMP TABLE span_pages AS SELECT title, is_redirect FROM read_parquet($file) "
-                "WHERE page_id BETWEEN $lo AND $hi AND ns = 0",
-                {"file": wikipedia.files("pages")[span.file], **span_rows},
-            )
-            # Only the titles this span names (DuckDB keeps them and streams `title_qid` past them).
-            con.execute(
-                "CREATE TEMP TABLE resolved AS SELECT title, qid, is_disambiguation "
-                "FROM read_parquet($files) WHERE qid IS NOT NULL AND title IN "
-                "(SELECT target_normalized FROM span_links UNION SELECT title FROM span_pages)",
-                {"files": ctx.inputs[self.title_qid].files("title_qid")},
-            )
-            links = con.execute(
-                "SELECT l.anchor, r.qid, count(*)::BIGINT, bool_or(r.is_disambiguation) "
-                "FROM span_links l JOIN resolved r ON r.title = l.target_normalized GROUP BY l.anchor, r.qid"
-            ).fetchall()
-            names = con.execute(
-                "SELECT p.title, r.qid, p.is_redirect, r.is_disambiguation "
-                "FROM span_pages p JOIN resolved r ON r.title = p.title"
-            ).fetchall()
-            unresolved_links = con.execute(
-                "SELECT count(*) FROM span_links l ANTI JOIN resolved r ON r.title = l.target_normalized"
-            ).fetchone()
-        finally:
-            con.close()
-        stats.add("links_unresolved", int(unresolved_links[0]) if unresolved_links else 0)
-        raw = sorted({row[0] for row in links} | {row[0] for row in names})
-        normal = dict(zip(raw, normalizer.many(raw), strict=True))
         counts: dict[tuple[str, str], list[int]] = {}
-        for anchor, qid, n, disambiguation in links:
-            if disambiguation and params.drop_disambiguation:
-                stats.add("dropped_links_to_disambiguation", int(n))
-                continue
-            mention = normal[anchor]
-            if not mention:
-                stats.add("dropped_links_empty_mention", int(n))
-                continue
-            counts.setdefault((mention, qid), [0, 0, 0])[0] += int(n)
-            stats.add("links_counted", int(n))
-        for title, qid, is_redirect, disambiguation in names:
-            kind = "redirects" if is_redirect else "titles"
-            if disambiguation and params.drop_disambiguation:
-                stats.add(f"dropped_{kind}_of_disambiguation", 1)
-                continue
-            mention = normal[title]
-            if not mention:
-                stats.add(f"dropped_{kind}_empty_mention", 1)
-                continue
-            counts.setdefault((mention, qid), [0, 0, 0])[2 if is_redirect else 1] = 1
-            stats.add(f"{kind}_counted", 1)
+        if table == "links":
+            for anchor, qid, n, disambiguation in zip(
+                raw,
+                rows.column("qid").to_pylist(),
+                rows.column("link_count").to_pylist(),
+                rows.column("is_disambiguation").to_pylist(),
+                strict=True,
+            ):
+                if disambiguation and params.drop_disambiguation:
+                    stats.add("dropped_links_to_disambiguation", int(n))
+                    continue
+                mention = normal[anchor]
+                if not mention:
+                    stats.add("dropped_links_empty_mention", int(n))
+                    continue
+                counts.setdefault((mention, qid), [0, 0, 0])[0] += int(n)
+                stats.add("links_counted", int(n))
+        else:
+            for title, qid, is_redirect, disambiguation in zip(
+                raw,
+                rows.column("qid").to_pylist(),
+                rows.column("is_redirect").to_pylist(),
+                rows.column("is_disambiguation").to_pylist(),
+                strict=True,
+            ):
+                kind = "redirects" if is_redirect else "titles"
+                if disambiguation and params.drop_disambiguation:
+                    stats.add(f"dropped_{kind}_of_disambiguation", 1)
+                    continue
+                mention = normal[title]
+                if not mention:
+                    stats.add(f"dropped_{kind}_empty_mention", 1)
+                    continue
+                counts.setdefault((mention, qid), [0, 0, 0])[2 if is_redirect else 1] = 1
+                stats.add(f"{kind}_counted", 1)
         if counts:
             keys = list(counts)
             values = [counts[k] for k in keys]
-            table = pa.Table.from_arrays(
+            partial = pa.Table.from_arrays(
                 [
                     pa.array([k[0] for k in keys], pa.string()),
                     pa.array([k[1] for k in keys], pa.string()),
@@ -219,16 +242,15 @@ class AliasTable(Stage):
                 ],
                 schema=PARTIAL,
             )
-            sink.emit_by_key("alias_table", table, "mention", ctx.num_shards)
+            sink.emit_by_key("alias_table", partial, "mention", ctx.num_shards)
         progress(1, len(counts))
         return stats
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[AliasTableParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Sum the components per (mention, QID); add count, P(e|m) and rank."""
         params = ctx.params
-        assert isinstance(params, AliasTableParams)
         stats = Stats()
         partial = tables["alias_table"]
         con = stage_connection(ctx, tasks=ctx.num_shards)
@@ -269,10 +291,12 @@ class AliasTable(Stage):
             stats.add("mentions", int(mentions))
         return {"alias_table": result.cast(ALIAS_TABLE)}, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
-        """Write `_normalization.json` (scheme, Chinese conversion, converter, wiki language) for lookups."""
-        language = read_siteinfo(ctx.inputs[self.wikipedia].directory).language
+    def finalize(self, ctx: StageContext[AliasTableParams], directory: Path, stats: Stats) -> dict[str, Any]:
+        """Write the `normalization` side file (scheme, Chinese conversion, converter, wiki language),
+        so lookups normalise as the keys were; report what the title resolution counted."""
+        language = SiteInfo.from_json(ctx.inputs[self.wikipedia].side_file("siteinfo")).language
         normalizer = normalizer_for(ctx.params.to_json(), language)
         doc = {**normalizer.to_json(), "language": language}
-        atomic_write_text(directory / NORMALIZATION_FILE, json.dumps(doc, sort_keys=True) + "\n")
-        return {"files": [NORMALIZATION_FILE]}
+        write_side_file(directory, "normalization", doc)
+        # What the title resolution counted (`links_unresolved`) is the stage's to report.
+        return {**ctx.phases[f"{self.stage_name}.{BY_TITLE}"].stats}

@@ -26,16 +26,17 @@ from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import ahocorasick_rs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from msgspec import Meta
 
 from entbench.builders.alias.matching import build_matcher, match, matching_text
 from entbench.builders.alias.stages.alias_table import normalizer_for
-from entbench.builders.wikipedia.stages.title_qid import read_siteinfo
 from entbench.engine.duck import stage_connection
 from entbench.engine.executors.base import on_release
 from entbench.engine.inputs import Span, iter_span, row_group_spans
@@ -50,6 +51,7 @@ from entbench.engine.stage import (
     StageContext,
 )
 from entbench.engine.stats import Stats
+from entbench.readers.mediawiki_xml import SiteInfo
 from entbench.schemas.alias import MENTION_STATS
 
 PARTIAL = pa.schema(
@@ -71,7 +73,15 @@ PAGE_BATCH = 256
 class MentionStatsParams(Params):
     """Only the shard count: matching follows the alias table's own normalisation parameters."""
 
-    num_shards: int = 0
+    num_shards: Annotated[
+        int,
+        Meta(
+            description=(
+                "output shards; 0 = sized from the scan's Parquet, about one per 8 MB (~25 MB of XML)"
+                " (matching follows the alias table's own parameters)"
+            )
+        ),
+    ] = 0
 
 
 class _Counter:
@@ -143,45 +153,46 @@ def _run_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values[starts], np.diff(np.r_[starts, len(values)]).astype(np.int64)
 
 
-class MentionStats(Stage):
+@dataclass(eq=False)
+class MentionStats(Stage[MentionStatsParams]):
     """Count linked and unlinked occurrences of every alias-table mention in article text."""
 
     version = 2  # 2: true leftmost-longest (pyahocorasick's iter_long missed some keys)
     layer = "derived"
-    params_type = MentionStatsParams
     default_num_shards = 0
     shard_key = "mention"
     description = "P(unlinked|m): exact longest-match occurrences of alias keys in article text"
     progress_unit = "task"
     progress_items = "pages"
 
-    def __init__(self, name: str, alias_table: str, wikipedia: str = "wikipedia") -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.alias_table = alias_table
-        self.inputs = (wikipedia, alias_table)
+    stage_name: str
+    alias_table: str
+    wikipedia: str = "wikipedia"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.alias_table)
+
+    def outputs(self, params: MentionStatsParams) -> list[Output]:
         """One table, `mention_stats`."""
         return [Output("mention_stats", MENTION_STATS, ("mention",))]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: MentionStatsParams) -> dict[str, pa.Schema]:
         """Map tasks emit counts only; the reducer adds P(unlinked|m)."""
         return {"mention_stats": PARTIAL}
 
-    def _scratch(self, ctx: StageContext) -> Path:
+    def _scratch(self, ctx: StageContext[MentionStatsParams]) -> Path:
         return Path(ctx.workdir) / "_scratch"
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: MentionStatsParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
-    def worker_memory_estimate(self, ctx: StageContext) -> int | None:
+    def worker_memory_estimate(self, ctx: StageContext[MentionStatsParams]) -> int | None:
         """The automaton and the mentions each worker loads: ~`WORKER_BYTES_PER_MENTION` a mention."""
         mentions = ctx.inputs[self.alias_table].stats.get("mentions")
         return int(mentions) * WORKER_BYTES_PER_MENTION if mentions else None
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[MentionStatsParams]) -> Iterator[MapTask]:
         """List the alias keys once, then one task per span of row groups of the scan's `pages`."""
         scratch = self._scratch(ctx)
         if not (scratch / MENTIONS_FILE).exists():
@@ -191,7 +202,7 @@ class MentionStats(Stage):
         for span in row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id"):
             yield MapTask(span.task_id, span.meta())
 
-    def _save_mentions(self, ctx: StageContext, scratch: Path) -> None:
+    def _save_mentions(self, ctx: StageContext[MentionStatsParams], scratch: Path) -> None:
         """Write the sorted mentions (the automaton's keys, `_matcher`) to the scratch directory."""
         scratch.mkdir(parents=True, exist_ok=True)
         mentions = _all_mentions(ctx, ctx.inputs[self.alias_table].files("alias_table"), tasks=1)
@@ -200,12 +211,14 @@ class MentionStats(Stage):
             writer.write_table(pa.table({"mention": mentions}))
         os.replace(tmp, scratch / MENTIONS_FILE)
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[MentionStatsParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Match every key in the articles of one span of a scan shard; route counts by mention."""
         wikipedia = ctx.inputs[self.wikipedia]
         span = Span.from_meta(task.meta)
         automaton, mentions = _matcher(self._scratch(ctx))
-        language = read_siteinfo(wikipedia.directory).language
+        language = SiteInfo.from_json(wikipedia.side_file("siteinfo")).language
         normalizer = normalizer_for(ctx.inputs[self.alias_table].params, language)
         links = pq.read_table(
             wikipedia.files("links")[span.file],
@@ -243,7 +256,7 @@ class MentionStats(Stage):
         return stats
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[MentionStatsParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Sum counts per mention, list every alias key of the shard, add P(unlinked|m)."""
         stats = Stats()

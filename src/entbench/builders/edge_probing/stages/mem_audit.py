@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from msgspec import Meta
 
 from entbench.builders.edge_probing.decisions import decision_table
 from entbench.builders.edge_probing.draws import Replay, item_sql, write_draws
@@ -47,7 +48,6 @@ from entbench.errors import UserError
 from entbench.filters.memorization import (
     DEFAULT_SEED,
     HEURISTICS,
-    MODES,
     Item,
     StrictIndex,
     audit_with_index,
@@ -57,7 +57,7 @@ from entbench.filters.memorization import (
     mem_uniform,
     percent,
 )
-from entbench.filters.memorization_index import checked
+from entbench.filters.memorization_index import Mode, checked
 from entbench.filters.memorization_reasons import UNSEEN_LABEL
 from entbench.gc_pause import gc_paused
 from entbench.schemas import edge_probing as schema
@@ -95,15 +95,18 @@ class MemAuditParams(Params):
     entities or answer sets) or eptest (EPtest's code, the paper's Table 2; the default of `entbench
     filter mem`); `seed`: the heuristics' random seed (EPtest: `random.seed(30)`)."""
 
-    mode: str = "strict"
-    seed: int = DEFAULT_SEED
+    mode: Annotated[
+        Mode,
+        Meta(description="`strict` or `eptest` (`entbench filter mem` defaults to `eptest`)"),
+    ] = "strict"
+    seed: Annotated[
+        int,
+        Meta(description="the heuristics' seed (the paper's code seeds 30)"),
+    ] = DEFAULT_SEED
 
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
 
-
-class MemAuditStage(Stage):
+@dataclass(eq=False)
+class MemAuditStage(Stage[MemAuditParams]):
     """Audit a built benchmark's evaluation split for train memorisation (Mem-Exact/Freq/Uniform).
 
     Construct one per audited pair and register it, e.g. in a Hansel builder::
@@ -127,53 +130,37 @@ class MemAuditStage(Stage):
     train never has) get a decision row with `in_test` false; the heuristic columns of both are
     null, their reasons `span_or_label_null` and `label_unseen_in_train`.
 
-    The constructor arguments enter the fingerprint through `fingerprint_extra`, so changing
-    which tables or columns a registered audit reads rebuilds it.
+    The fields are the instance's identity (`Stage.identity`), so changing which tables or columns
+    a registered audit reads rebuilds it.
     """
 
     # 2: a reason on every decision, kept ones too; 3: `_report.json`; 4: `dropped_label_unseen_in_train`
     # counts rows (it counted labels: a multi-answer row once per unseen answer)
     version = 4
     layer = "benchmarks"
-    params_type = MemAuditParams
     default_num_shards = 0
     description = "Train/test memorisation audit (Mem-Exact, Mem-Freq, Mem-Uniform)"
     progress_unit = "task"
     progress_items = "items"
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        train: tuple[str, str],
-        evaluation: tuple[str, str],
-        span_columns: Sequence[str],
-        label_column: str,
-        id_fields: Sequence[pa.Field],
-    ) -> None:
-        super().__init__(name)
-        if len(span_columns) not in (1, 2):
-            raise ValueError(f"{name}: one or two span columns, got {list(span_columns)}")
-        if not id_fields:
-            raise ValueError(f"{name}: id_fields must name the evaluation table's identifying columns")
-        self.train = train
-        self.evaluation = evaluation
-        self.span_columns = tuple(span_columns)
-        self.label_column = label_column
-        self.id_fields = tuple(id_fields)
-        self.inputs = tuple(dict.fromkeys((train[0], evaluation[0])))
+    stage_name: str
+    _: KW_ONLY
+    train: tuple[str, str]
+    evaluation: tuple[str, str]
+    span_columns: tuple[str, ...]
+    label_column: str
+    id_fields: tuple[pa.Field, ...]
 
-    def fingerprint_extra(self) -> dict[str, Any]:
-        """The tables and columns this instance audits."""
-        return {
-            "train": list(self.train),
-            "evaluation": list(self.evaluation),
-            "span_columns": list(self.span_columns),
-            "label_column": self.label_column,
-            "id_fields": [f"{f.name}:{f.type}" for f in self.id_fields],
-        }
+    def __post_init__(self) -> None:
+        if len(self.span_columns) not in (1, 2):
+            raise ValueError(f"{self.stage_name}: one or two span columns, got {list(self.span_columns)}")
+        if not self.id_fields:
+            raise ValueError(
+                f"{self.stage_name}: id_fields must name the evaluation table's identifying columns"
+            )
+        self.inputs = tuple(dict.fromkeys((self.train[0], self.evaluation[0])))
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: MemAuditParams) -> list[Output]:
         """One table, `decisions`, keyed by the evaluation order (and EPtest's duplicate copies)."""
         return [Output("decisions", schema.mem_decisions_schema(self.id_fields), ("eval_index", "copy"))]
 
@@ -181,16 +168,15 @@ class MemAuditStage(Stage):
         """(span columns, label column) of the train or the evaluation table."""
         return self.span_columns, self.label_column
 
-    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+    def resolve_num_shards(self, params: MemAuditParams, sources: Mapping[str, SourceInfo]) -> int:
         """One shard in `eptest` mode; else sized from the two tables (`shard_inputs`)."""
-        assert isinstance(params, MemAuditParams)
         return 1 if params.mode == "eptest" else 0
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: MemAuditParams) -> tuple[tuple[str, str], ...]:
         """The train and evaluation tables."""
         return (self.train, self.evaluation)
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: MemAuditParams) -> dict[str, pa.Schema]:
         """`decisions` (eptest mode's one task), train items and evaluation rows (strict mode)."""
         return {
             "decisions": schema.mem_decisions_schema(self.id_fields),
@@ -198,11 +184,10 @@ class MemAuditStage(Stage):
             EVAL: pa.schema([*EVAL_ROWS, *self.id_fields]),
         }
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[MemAuditParams]) -> Iterator[MapTask]:
         """`eptest`: one task. `strict`: the ordered pass (`draws`), then one task per span of row
         groups of each table (an evaluation span knows the `eval_index` of its first row)."""
         params = ctx.params
-        assert isinstance(params, MemAuditParams)
         check_mode(params.mode)
         if params.mode == "eptest":
             yield MapTask("all")
@@ -227,7 +212,9 @@ class MemAuditStage(Stage):
                 {**span.meta(), "side": EVAL, "base": offsets[span.file][span.row_groups[0]]},
             )
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[MemAuditParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """`eptest`: the whole audit. `strict`: route a span's items by span key."""
         if task.task_id == "all":
             tables, stats = self._audit_whole(ctx)
@@ -258,11 +245,10 @@ class MemAuditStage(Stage):
         return stats
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[MemAuditParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """`strict`: index the shard's train keys, decide its evaluation rows with their draws."""
         params = ctx.params
-        assert isinstance(params, MemAuditParams)
         if params.mode == "eptest":
             return {}, Stats()  # the one task's decisions, as mapped
         stats = Stats()
@@ -322,7 +308,9 @@ class MemAuditStage(Stage):
             stats.add(f"removed_{heuristic}", sum(1 for d in decisions[heuristic] if d.solved))
         return {"decisions": table}, stats
 
-    def _count_train(self, ctx: StageContext, file: int, tasks: int, stats: Stats) -> pa.Table:
+    def _count_train(
+        self, ctx: StageContext[MemAuditParams], file: int, tasks: int, stats: Stats
+    ) -> pa.Table:
         """One train shard's items counted by (span texts, sorted labels), keyed for routing.
 
         Which rows are items is `draws.item_sql`'s rule, the one `_read` applies row by row."""
@@ -342,10 +330,9 @@ class MemAuditStage(Stage):
             stats.add("train_rows_null", int(null_rows))
         return counted.cast(TRAIN_ROWS)
 
-    def _audit_whole(self, ctx: StageContext) -> tuple[dict[str, pa.Table], Stats]:
+    def _audit_whole(self, ctx: StageContext[MemAuditParams]) -> tuple[dict[str, pa.Table], Stats]:
         """Index train, read the evaluation split, run the heuristics, emit a decision per row."""
         params = ctx.params
-        assert isinstance(params, MemAuditParams)
         stats = Stats()
         mode = check_mode(params.mode)
         train_items = (
@@ -387,7 +374,7 @@ class MemAuditStage(Stage):
             stats.add(f"removed_{heuristic}", result.removed(heuristic))
         return {"decisions": table}, stats
 
-    def _check_columns(self, ctx: StageContext) -> None:
+    def _check_columns(self, ctx: StageContext[MemAuditParams]) -> None:
         """UserError naming the first table that lacks a column the audit reads."""
         for split, (stage, table) in (("train", self.train), ("eval", self.evaluation)):
             spans, label = self.columns(split)
@@ -400,7 +387,7 @@ class MemAuditStage(Stage):
 
     def _rows(
         self,
-        ctx: StageContext,
+        ctx: StageContext[MemAuditParams],
         ref: tuple[str, str],
         id_columns: Sequence[str],
         stats: Stats,
@@ -434,10 +421,9 @@ class MemAuditStage(Stage):
                 item = Item(tuple(str(s) for s in spans), tuple(str(lb) for lb in labels)) if ok else None
                 yield {c: data[c][r] for c in id_columns}, item
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[MemAuditParams], directory: Path, stats: Stats) -> dict[str, Any]:
         """Write `_report.json` (the `filter mem` report) and add the three percentages to the stats."""
         params = ctx.params
-        assert isinstance(params, MemAuditParams)
         n_test = stats.get("test_items", 0)
         report: dict[str, Any] = {"n_test": n_test}
         for heuristic in HEURISTICS:

@@ -8,9 +8,10 @@ kind and label before balancing, `dropped_both_pronouns`, `dropped_no_vector`, a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Annotated, ClassVar
 
 import numpy as np
+from msgspec import Meta
 
 from entbench.builders.enteval import cap
 from entbench.builders.enteval.stages.common import TaskOutput, TaskStage, parse
@@ -28,21 +29,38 @@ class CapParams(TaskParams):
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("train", "dev", "test", "vectors")
 
-    train: str = ""
-    dev: str = ""
-    test: str = ""
-    vectors: str = ""
-    bins: int = 10
-    max_per_split: int = 4000
-    seed: int = 1111
-    lowercase: bool = True
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.bins < 1:
-            raise ValueError("bins must be >= 1")
-        if self.max_per_split < 0:
-            raise ValueError("max_per_split must be >= 0 (0 = no cap)")
+    train: Annotated[
+        str,
+        Meta(description="PreCo JSON-lines files"),
+    ] = ""
+    dev: Annotated[
+        str,
+        Meta(description="PreCo JSON-lines files"),
+    ] = ""
+    test: Annotated[
+        str,
+        Meta(description="PreCo JSON-lines files"),
+    ] = ""
+    vectors: Annotated[
+        str,
+        Meta(description="word vectors (GloVe text format)"),
+    ] = ""
+    bins: Annotated[
+        int,
+        Meta(ge=1, description="cosine bins over [-1, 1]"),
+    ] = 10
+    max_per_split: Annotated[
+        int,
+        Meta(ge=0, description="pairs kept per split and kind (0 = every balanced pair)"),
+    ] = 4000
+    seed: Annotated[
+        int,
+        Meta(description="sampling seed"),
+    ] = 1111
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase text"),
+    ] = True
 
 
 def read_vectors(source: SourceLines, wanted: set[str]) -> dict[str, np.ndarray]:
@@ -53,19 +71,17 @@ def read_vectors(source: SourceLines, wanted: set[str]) -> dict[str, np.ndarray]
         raise source.error(exc) from exc
 
 
-class CapStage(TaskStage):
+class CapStage(TaskStage[CapParams]):
     """Coreference arc prediction, "same" and "next" (`enteval.cap`)."""
 
     name = "enteval_cap"
     version = 1
-    params_type = CapParams
     description = "EntEval CAP: PreCo same/next-sentence arcs balanced by GloVe name cosine"
     task = "cap"
     files = tuple(cap.FILES.values())
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[CapParams], p: CapParams, stats: Stats) -> TaskOutput:
         """Pairs per split, their cosines, balanced per bin and kind, written as blocks."""
-        p = cast(CapParams, params)
         pair_stats = cap.PairStats()
         pairs: dict[str, list[cap.MentionPair]] = {}
         for split in cap.SPLITS:

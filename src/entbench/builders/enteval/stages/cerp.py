@@ -14,11 +14,13 @@ each rule (`rule1_negatives`, `rule2_negatives`, `rule3_positives`) and where a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
+from msgspec import Meta
 
 from entbench.builders.enteval import cerp, cerp_entities
+from entbench.builders.enteval.cerp_entities import ConceptRule
 from entbench.builders.enteval.sampling import stable_hash
 from entbench.builders.enteval.stages.cap import read_vectors
 from entbench.builders.enteval.stages.common import TaskOutput, TaskStage, parse
@@ -40,24 +42,56 @@ class CerpParams(TaskParams):
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source", "vectors")
     EXTRA_PATH_FIELDS: ClassVar[tuple[str, ...]] = ("ner_model",)
 
-    source: str = ""
-    vectors: str = ""
-    exclude_relations: tuple[str, ...] = ("/r/RelatedTo", "/r/Synonym", "/r/TranslationOf")
-    exclude_phrases: tuple[str, ...] = ("likely to find",)
-    ner_model: str | None = None
-    ner_excluded_types: tuple[str, ...] = cerp_entities.NUMERIC_TYPES
-    ner_concepts: str = "any"
-    neighbours: int = 5
-    per_class: int = 6000
-    seed: int = 1111
-    lowercase: bool = True
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.neighbours < 1 or self.per_class < 1:
-            raise ValueError("neighbours and per_class must be >= 1")
-        if self.ner_concepts not in cerp_entities.CONCEPT_RULES:
-            raise ValueError(f"ner_concepts must be one of {', '.join(cerp_entities.CONCEPT_RULES)}")
+    source: Annotated[
+        str,
+        Meta(description="ConceptNet assertions (5-column CSV)"),
+    ] = ""
+    vectors: Annotated[
+        str,
+        Meta(description="word vectors (GloVe text format)"),
+    ] = ""
+    exclude_relations: Annotated[
+        tuple[str, ...],
+        Meta(description="relations left out"),
+    ] = ("/r/RelatedTo", "/r/Synonym", "/r/TranslationOf")
+    exclude_phrases: Annotated[
+        tuple[str, ...],
+        Meta(description="surface phrases left out"),
+    ] = ("likely to find",)
+    ner_model: Annotated[
+        str | None,
+        Meta(
+            description=(
+                "a spaCy pipeline with an entity recogniser (a pipeline directory, or an installed "
+                "package name such as `en_core_web_sm`) for the paper's entity filters; none skips "
+                "them"
+            )
+        ),
+    ] = None
+    ner_excluded_types: Annotated[
+        tuple[str, ...],
+        Meta(description="entity types that drop a statement"),
+    ] = cerp_entities.NUMERIC_TYPES
+    ner_concepts: Annotated[
+        ConceptRule,
+        Meta(description="how many concepts must be entity mentions: `any` (one) or `both`"),
+    ] = "any"
+    neighbours: Annotated[
+        int,
+        Meta(ge=1, description="most similar surfaces rule 1 chooses from"),
+    ] = 5
+    per_class: Annotated[
+        int,
+        Meta(ge=1, description="instances per class"),
+    ] = 6000
+    seed: Annotated[
+        int,
+        Meta(description="sampling seed"),
+    ] = 1111
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase text"),
+    ] = True
 
     def to_json(self) -> dict[str, Any]:
         """The task files' identities, and the NER pipeline's by its files (not by where it is)."""
@@ -69,19 +103,17 @@ class CerpParams(TaskParams):
         return data
 
 
-class CerpStage(TaskStage):
+class CerpStage(TaskStage[CerpParams]):
     """Contextualized entity relationship prediction (`enteval.cerp`)."""
 
     name = "enteval_cerp"
     version = 2  # 2: the entity filters (ner_model)
-    params_type = CerpParams
     description = "EntEval CERP: ConceptNet statements, negatives by the paper's three rules"
     task = "cerp"
     files = tuple(cerp.FILES.values())
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[CerpParams], p: CerpParams, stats: Stats) -> TaskOutput:
         """Statements -> rule 1/2/3 instances -> per-class sample -> thirds."""
-        p = cast(CerpParams, params)
         parse_stats = cerp.ParseStats()
         statements: list[cerp.Statement] = parse(
             self.read(p, "source"), cerp.parse_assertions, p.exclude_relations, p.exclude_phrases, parse_stats

@@ -10,22 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
+from typing_extensions import TypeVar
 
 from entbench.builders.enteval.errors import SourceError
 from entbench.builders.enteval.stages.sources import SourceLines, TaskParams
 from entbench.builders.enteval.titles import SCORERS, Match, TitleMatcher, TitleTarget, title_key
 from entbench.builders.enteval.tsv import clean
 from entbench.engine.duck import stage_connection
-from entbench.engine.stage import Output, Params, SourceInfo, Stage, StageContext
+from entbench.engine.stage import Output, SourceInfo, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import enteval as schema
 
+#: A task stage's parameters type.
+TP = TypeVar("TP", bound=TaskParams, default=Any)
+
 #: title_qid statuses whose `page_id` is the article a title leads to.
 RESOLVED = ("sitelink", "redirect", "no_sitelink")
-UNMATCHED_POLICIES = ("drop", "name")
+#: What a task does with a name no article matches: drop its group or pair, or use the name itself.
+Unmatched = Literal["drop", "name"]
 
 
 @dataclass
@@ -36,17 +41,14 @@ class TaskOutput:
     matches: list[Match] = field(default_factory=list)
 
 
-def check_matching(min_score: float, scorer: str, unmatched: str) -> None:
-    """Validate the matching parameters shared by ESR, ERT and NED."""
-    if not 0.0 <= min_score <= 100.0:
-        raise ValueError("min_score must be within [0, 100]")
+def check_scorer(scorer: str) -> None:
+    """Check the title-matching scorer of ESR, ERT and NED against `SCORERS` (the other matching
+    parameters' bounds and choices are declared by their types)."""
     if scorer not in SCORERS:
         raise ValueError(f"scorer must be one of {', '.join(SCORERS)}")
-    if unmatched not in UNMATCHED_POLICIES:
-        raise ValueError(f"unmatched must be one of {', '.join(UNMATCHED_POLICIES)}")
 
 
-class TaskStage(Stage):
+class TaskStage(Stage[TP]):
     """One EntEval task: a one-shard stage whose work is `build`. Skipped when not configured."""
 
     layer = "benchmarks"
@@ -59,20 +61,20 @@ class TaskStage(Stage):
     files: ClassVar[tuple[str, ...]] = ()
     writes_matches: ClassVar[bool] = False
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: TP) -> list[Output]:
         """`lines`, and `matches` for tasks that match names to articles."""
         outputs = [Output("lines", schema.TASK_LINES, ("file", "line"))]
         if self.writes_matches:
             outputs.append(Output("matches", schema.MATCHES, ("name",)))
         return outputs
 
-    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+    def resolve_num_shards(self, params: TP, sources: Mapping[str, SourceInfo]) -> int:
         """Always one shard: task files are small and written whole."""
         return 1
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+    def shard(self, ctx: StageContext[TP], shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """Build the task, or count it as skipped when its sources are not named."""
-        params = cast(TaskParams, ctx.params)
+        params = ctx.params
         stats = Stats()
         if not params.configured:
             stats.add("skipped_no_source")
@@ -89,7 +91,7 @@ class TaskStage(Stage):
                 stats.add(f"names_{match.method}")
         return tables, stats
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[TP], params: TP, stats: Stats) -> TaskOutput:
         """Read the task's sources and return its file lines."""
         raise NotImplementedError
 

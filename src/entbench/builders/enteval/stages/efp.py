@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Annotated, ClassVar
+
+from msgspec import Meta
 
 from entbench.builders.enteval import efp
 from entbench.builders.enteval.errors import SourceError
@@ -38,11 +40,26 @@ class EfpParams(TaskParams):
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source",)
 
-    source: tuple[str, ...] = ()
-    sizes: tuple[int, ...] = (10000, 2000, 2000)
-    seed: int = 1111
-    lowercase: bool = True
-    ignore_case: bool = False
+    source: Annotated[
+        tuple[str, ...],
+        Meta(description="FEVER jsonl file(s): a path or a list of paths"),
+    ] = ()
+    sizes: Annotated[
+        tuple[int, ...],
+        Meta(description="train, dev, test sizes"),
+    ] = (10000, 2000, 2000)
+    seed: Annotated[
+        int,
+        Meta(description="mention choice and sampling seed"),
+    ] = 1111
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase claims"),
+    ] = True
+    ignore_case: Annotated[
+        bool,
+        Meta(description="also find a page whose text differs from the claim's only in case"),
+    ] = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -50,19 +67,17 @@ class EfpParams(TaskParams):
             raise ValueError("sizes must be three sizes (train, dev, test)")
 
 
-class EfpStage(TaskStage):
+class EfpStage(TaskStage[EfpParams]):
     """Entity factuality prediction: FEVER claims with one evidence page as the mention (`enteval.efp`)."""
 
     name = "enteval_efp"
     version = 1
-    params_type = EfpParams
     description = "EntEval EFP: FEVER claims without NOT ENOUGH INFO, an evidence page as the mention"
     task = "efp"
     files = tuple(efp.FILES.values())
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[EfpParams], p: EfpParams, stats: Stats) -> TaskOutput:
         """Claims -> mention -> unique lines -> seeded splits."""
-        p = cast(EfpParams, params)
         tokenizer = Tokenizer.shared()
         labels: dict[tuple[str, int, int], set[str]] = {}
         copies: dict[tuple[str, int, int], int] = {}

@@ -9,10 +9,19 @@ with too few tuples left are listed in the stats (`relations_too_small`). Sampli
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Annotated, ClassVar
+
+from msgspec import Meta
 
 from entbench.builders.enteval import ert
-from entbench.builders.enteval.stages.common import Describer, TaskOutput, TaskStage, check_matching, parse
+from entbench.builders.enteval.stages.common import (
+    Describer,
+    TaskOutput,
+    TaskStage,
+    Unmatched,
+    check_scorer,
+    parse,
+)
 from entbench.builders.enteval.stages.sources import TaskParams
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
@@ -25,36 +34,55 @@ class ErtParams(TaskParams):
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source",)
 
-    source: str = ""
-    per_split: tuple[int, ...] = (5, 10, 10)
-    seed: int = 1111
-    lowercase: bool = True
-    min_score: float = 90.0
-    scorer: str = "ratio"
-    unmatched: str = "drop"
+    source: Annotated[
+        str,
+        Meta(description="the tuples file"),
+    ] = ""
+    per_split: Annotated[
+        tuple[int, ...],
+        Meta(description="tuples per relation in train, dev, test"),
+    ] = (5, 10, 10)
+    seed: Annotated[
+        int,
+        Meta(description="sampling seed (the EntEval loaders' own)"),
+    ] = 1111
+    lowercase: Annotated[
+        bool,
+        Meta(description="as for ESR"),
+    ] = True
+    min_score: Annotated[
+        float,
+        Meta(ge=0, le=100, description="as for ESR"),
+    ] = 90.0
+    scorer: Annotated[
+        str,
+        Meta(description="as for ESR"),
+    ] = "ratio"
+    unmatched: Annotated[
+        Unmatched,
+        Meta(description="as for ESR"),
+    ] = "drop"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if len(self.per_split) != 3 or min(self.per_split) < 1:
             raise ValueError("per_split must be three positive counts (train, dev, test)")
-        check_matching(self.min_score, self.scorer, self.unmatched)
+        check_scorer(self.scorer)
 
 
-class ErtStage(TaskStage):
+class ErtStage(TaskStage[ErtParams]):
     """Entity relationship typing (`enteval.ert`)."""
 
     name = "enteval_ert"
     version = 1
-    params_type = ErtParams
     inputs = ("wikient_descriptions", "title_qid")
     description = "EntEval ERT: relation tuples sampled 5/10/10 per relation, with descriptions"
     task = "ert"
     files = tuple(ert.FILES.values())
     writes_matches = True
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[ErtParams], p: ErtParams, stats: Stats) -> TaskOutput:
         """Match names, keep described tuples, sample per relation, write the three splits."""
-        p = cast(ErtParams, params)
         tuples: list[ert.RelationTuple] = parse(self.read(p, "source"), ert.parse_tuples)
         describer = Describer(
             ctx,

@@ -9,10 +9,19 @@ left out (`unmatched = "name"` writes the name itself as its description instead
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Annotated, ClassVar, cast
+
+from msgspec import Meta
 
 from entbench.builders.enteval import esr
-from entbench.builders.enteval.stages.common import Describer, TaskOutput, TaskStage, check_matching, parse
+from entbench.builders.enteval.stages.common import (
+    Describer,
+    TaskOutput,
+    TaskStage,
+    Unmatched,
+    check_scorer,
+    parse,
+)
 from entbench.builders.enteval.stages.sources import TaskParams
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
@@ -25,15 +34,30 @@ class KoreParams(TaskParams):
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source",)
 
-    source: str = ""
-    lowercase: bool = True
-    min_score: float = 90.0
-    scorer: str = "ratio"
-    unmatched: str = "drop"
+    source: Annotated[
+        str,
+        Meta(description="the task files"),
+    ] = ""
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase descriptions"),
+    ] = True
+    min_score: Annotated[
+        float,
+        Meta(ge=0, le=100, description="least fuzzy score of a title match"),
+    ] = 90.0
+    scorer: Annotated[
+        str,
+        Meta(description="the fuzzy scorer (rapidfuzz)"),
+    ] = "ratio"
+    unmatched: Annotated[
+        Unmatched,
+        Meta(description="`drop` the group or pair of an unmatched name, or use the `name` itself"),
+    ] = "drop"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_matching(self.min_score, self.scorer, self.unmatched)
+        check_scorer(self.scorer)
 
 
 @dataclass(frozen=True)
@@ -43,36 +67,55 @@ class WikiSrsParams(TaskParams):
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("relatedness", "similarity")
 
-    relatedness: str = ""
-    similarity: str = ""
-    columns: tuple[str, ...] = ("Term1", "Term2", "Mean")
-    lowercase: bool = True
-    min_score: float = 90.0
-    scorer: str = "ratio"
-    unmatched: str = "drop"
+    relatedness: Annotated[
+        str,
+        Meta(description="the task files"),
+    ] = ""
+    similarity: Annotated[
+        str,
+        Meta(description="the task files"),
+    ] = ""
+    columns: Annotated[
+        tuple[str, ...],
+        Meta(description="header names of the two entity columns and the score"),
+    ] = ("Term1", "Term2", "Mean")
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase descriptions"),
+    ] = True
+    min_score: Annotated[
+        float,
+        Meta(ge=0, le=100, description="least fuzzy score of a title match"),
+    ] = 90.0
+    scorer: Annotated[
+        str,
+        Meta(description="the fuzzy scorer (rapidfuzz)"),
+    ] = "ratio"
+    unmatched: Annotated[
+        Unmatched,
+        Meta(description="`drop` the group or pair of an unmatched name, or use the `name` itself"),
+    ] = "drop"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if len(self.columns) != 3:
             raise ValueError("columns must name the two entity columns and the score column")
-        check_matching(self.min_score, self.scorer, self.unmatched)
+        check_scorer(self.scorer)
 
 
-class KoreStage(TaskStage):
+class KoreStage(TaskStage[KoreParams]):
     """KORE: ranked relatedness lists, scores n-1..0 (`enteval.esr`)."""
 
     name = "enteval_kore"
     version = 1
-    params_type = KoreParams
     inputs = ("wikient_descriptions", "title_qid")
     description = "EntEval ESR: KORE with Wikipedia descriptions"
     task = "kore"
     files = (esr.KORE_FILE,)
     writes_matches = True
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[KoreParams], p: KoreParams, stats: Stats) -> TaskOutput:
         """Match every seed and candidate, then write the groups whose names all have descriptions."""
-        p = cast(KoreParams, params)
         groups: list[esr.KoreGroup] = parse(self.read(p, "source"), esr.parse_kore)
         names = [n for g in groups for n in (g.seed, *g.candidates)]
         describer = Describer(
@@ -85,21 +128,19 @@ class KoreStage(TaskStage):
         return TaskOutput({esr.KORE_FILE: lines}, list(describer.matches.values()))
 
 
-class WikiSrsStage(TaskStage):
+class WikiSrsStage(TaskStage[WikiSrsParams]):
     """WikiSRS relatedness and similarity pairs (`enteval.esr`)."""
 
     name = "enteval_wikisrs"
     version = 1
-    params_type = WikiSrsParams
     inputs = ("wikient_descriptions", "title_qid")
     description = "EntEval ESR: WikiSRS relatedness and similarity with Wikipedia descriptions"
     task = "wikisrs"
     files = tuple(esr.WIKISRS_FILES.values())
     writes_matches = True
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[WikiSrsParams], p: WikiSrsParams, stats: Stats) -> TaskOutput:
         """Match both files' names at once, then write each file's pairs in source order."""
-        p = cast(WikiSrsParams, params)
         pairs = {
             kind: cast(list[esr.ScoredPair], parse(self.read(p, kind), esr.parse_wikisrs, p.columns))
             for kind in esr.WIKISRS_FILES

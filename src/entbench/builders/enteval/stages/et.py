@@ -10,7 +10,9 @@ Counts: examples read and lines written per split (`examples_read_<split>`,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Annotated, ClassVar
+
+from msgspec import Meta
 
 from entbench.builders.enteval import et
 from entbench.builders.enteval.errors import SourceError
@@ -28,24 +30,31 @@ class EtParams(TaskParams):
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source", "types")
     DIRECTORY_FILES: ClassVar[dict[str, tuple[str, ...]]] = {"source": tuple(et.SPLITS.values())}
 
-    source: str = ""
-    types: str = ""
-    lowercase: bool = True
+    source: Annotated[
+        str,
+        Meta(description="the `crowd/` directory"),
+    ] = ""
+    types: Annotated[
+        str,
+        Meta(description="the types file (`ontology/types.txt`)"),
+    ] = ""
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase sentences (types are kept as given)"),
+    ] = True
 
 
-class EtStage(TaskStage):
+class EtStage(TaskStage[EtParams]):
     """Entity typing: every crowd example with its types (`enteval.et`)."""
 
     name = "enteval_et"
     version = 1
-    params_type = EtParams
     description = "EntEval ET: ultra-fine entity typing crowd data, standard splits, labels.txt"
     task = "et"
     files = (*et.FILES.values(), et.LABELS_FILE)
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[EtParams], p: EtParams, stats: Stats) -> TaskOutput:
         """Read the types, then each split, checking every type is listed."""
-        p = cast(EtParams, params)
         types: list[str] = parse(self.read(p, "types"), et.parse_types)
         known = set(types)
         stats.add("labels", len(types))

@@ -21,17 +21,17 @@ The prior-only accuracy (§3.7: 58.2%) is counted per split (`prior_only_correct
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Annotated, Any, ClassVar
+
+from msgspec import Meta
 
 from entbench.builders.alias.lookup import AliasTables, lookup
-from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.builders.enteval import ned
 from entbench.builders.enteval.errors import SourceError
-from entbench.builders.enteval.stages.common import Describer, TaskOutput, TaskStage, check_matching, parse
+from entbench.builders.enteval.stages.common import Describer, TaskOutput, TaskStage, check_scorer, parse
 from entbench.builders.enteval.stages.sources import SourceLines, TaskParams
 from entbench.builders.enteval.tsv import clean
 from entbench.engine.duck import stage_connection
@@ -49,35 +49,54 @@ class NedParams(TaskParams):
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source",)
     OPTIONAL_SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("candidate_dictionary",)
 
-    source: str = ""
-    candidate_dictionary: str = ""
-    max_candidates: int = 30
-    lowercase: bool = True
-    min_score: float = 100.0
-    scorer: str = "ratio"
+    source: Annotated[
+        str,
+        Meta(description="the AIDA CoNLL-YAGO tsv"),
+    ] = ""
+    candidate_dictionary: Annotated[
+        str,
+        Meta(
+            description=(
+                "a `mention<TAB>entity<TAB>count` file (e.g. CrossWikis in that form) to take "
+                "candidates from instead of the alias table"
+            )
+        ),
+    ] = ""
+    max_candidates: Annotated[
+        int,
+        Meta(ge=1, description="candidates per mention, gold included"),
+    ] = 30
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase sentences and descriptions"),
+    ] = True
+    min_score: Annotated[
+        float,
+        Meta(ge=0, le=100, description="gold title matching: 100 = exact, redirect or case-insensitive only"),
+    ] = 100.0
+    scorer: Annotated[
+        str,
+        Meta(description="the fuzzy scorer"),
+    ] = "ratio"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.max_candidates < 1:
-            raise ValueError("max_candidates must be >= 1")
-        check_matching(self.min_score, self.scorer, "drop")
+        check_scorer(self.scorer)
 
 
-class NedStage(TaskStage):
+class NedStage(TaskStage[NedParams]):
     """CoNLL-YAGO candidate lists, gold first (`enteval.ned`)."""
 
     name = "enteval_conll_yago"
     version = 2  # 2: prior-only accuracy counted; candidates from a dictionary
-    params_type = NedParams
     inputs = ("wikient_descriptions", "title_qid", "alias_table")
     description = "EntEval NED: CoNLL-YAGO with top-30 alias-table (or dictionary) candidates, gold first"
     task = "conll_yago"
     files = tuple(ned.FILES.values())
     writes_matches = True
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[NedParams], p: NedParams, stats: Stats) -> TaskOutput:
         """Parse AIDA, match golds, look candidates up, write one line per linked mention."""
-        p = cast(NedParams, params)
         mentions: list[ned.AidaMention] = parse(self.read(p, "source"), ned.parse_aida)
         linked = [m for m in mentions if m.gold is not None]
         stats.add("mentions_read", len(mentions))
@@ -117,7 +136,7 @@ class NedStage(TaskStage):
                 stats.add(f"prior_only_{verdict}_{mention.split}")
         return output
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[NedParams], directory: Path, stats: Stats) -> dict[str, Any]:
         """The prior-only accuracy, overall and per split, as shares of the mentions written."""
         if "skipped_no_source" in stats:
             return {}
@@ -191,8 +210,7 @@ def _dictionary_candidates(
 def _alias_tables(ctx: StageContext) -> AliasTables:
     """The upstream alias table and the normaliser it was built with."""
     upstream = ctx.inputs["alias_table"]
-    norm = json.loads((Path(upstream.directory) / NORMALIZATION_FILE).read_text(encoding="utf-8"))
-    normalizer = MentionNormalizer.from_json(norm)
+    normalizer = MentionNormalizer.from_json(upstream.side_file("normalization"))
     return AliasTables(tuple(upstream.files("alias_table")), (), normalizer)
 
 

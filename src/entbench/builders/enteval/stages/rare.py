@@ -9,7 +9,9 @@ lowercased when asked, and cut to the loader's window around the blank (`enteval
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Annotated, ClassVar
+
+from msgspec import Meta
 
 from entbench.builders.enteval import rare
 from entbench.builders.enteval.sampling import proportional, seeded_order
@@ -27,33 +29,44 @@ class RareParams(TaskParams):
 
     SOURCE_FIELDS: ClassVar[tuple[str, ...]] = ("source",)
 
-    source: str = ""
-    splits: tuple[int, ...] = (10000, 4000, 4000)
-    window: int = rare.WINDOW
-    seed: int = 1111
-    lowercase: bool = True
+    source: Annotated[
+        str,
+        Meta(description="the instances"),
+    ] = ""
+    splits: Annotated[
+        tuple[int, ...],
+        Meta(description="train, valid, test sizes"),
+    ] = (10000, 4000, 4000)
+    window: Annotated[
+        int,
+        Meta(ge=1, description="words kept before the blank"),
+    ] = rare.WINDOW
+    seed: Annotated[
+        int,
+        Meta(description="order seed"),
+    ] = 1111
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase text"),
+    ] = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if len(self.splits) != 3 or min(self.splits) < 0:
             raise ValueError("splits must be three sizes (train, valid, test)")
-        if self.window < 1:
-            raise ValueError("window must be >= 1")
 
 
-class RareStage(TaskStage):
+class RareStage(TaskStage[RareParams]):
     """Rare entity prediction: four candidates, a 150-word window (`enteval.rare`)."""
 
     name = "enteval_rare"
     version = 1
-    params_type = RareParams
     description = "EntEval Rare: four-candidate rare-entity blanks, 10k/4k/4k"
     task = "rare"
     files = tuple(rare.FILES.values())
 
-    def build(self, ctx: StageContext, params: TaskParams, stats: Stats) -> TaskOutput:
+    def build(self, ctx: StageContext[RareParams], p: RareParams, stats: Stats) -> TaskOutput:
         """Keep four-candidate instances, split them (seeded), write the blocks."""
-        p = cast(RareParams, params)
         instances: list[rare.RareInstance] = parse(self.read(p, "source"), rare.parse_rare)
         stats.add("instances_read", len(instances))
         four = [i for i in instances if len(i.candidates) == rare.CANDIDATES]

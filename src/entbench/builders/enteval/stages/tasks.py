@@ -18,6 +18,7 @@ that directory.
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ TASK_DIR = "_enteval"  # `_`: Parquet readers of the stage directory skip the ta
 SKIPPED = "skipped_no_source"
 
 
+@dataclass(eq=False)
 class EntEvalTasks(Stage):
     """Collects the task stages: which were built, and their files in the loaders' layout."""
 
@@ -47,10 +49,14 @@ class EntEvalTasks(Stage):
     progress_unit = "shard"
     progress_items = "tasks"
 
-    def __init__(self, tasks: tuple[TaskStage, ...]) -> None:
-        super().__init__()
-        self.tasks = tasks
-        self.inputs = tuple(t.stage_name for t in tasks)
+    #: The task stages whose files this one gathers (their names are its identity).
+    tasks: tuple[TaskStage, ...]
+    _: KW_ONLY
+    stage_name: str = ""
+
+    def __post_init__(self) -> None:
+        self.stage_name = self.stage_name or self.name
+        self.inputs = tuple(t.stage_name for t in self.tasks)
 
     def outputs(self, params: Params) -> list[Output]:
         """One table, `tasks`."""

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Annotated, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from msgspec import Meta
 
 from entbench.builders.enteval.tokens import Tokenizer
 from entbench.builders.enteval.wikient import LinkSpan, place_links
@@ -64,23 +65,38 @@ class DescriptionsParams(Params):
     """`description_tokens`: how many word tokens of an article make its description (EntEval
     §4.3: "the first 100 word tokens at most")."""
 
-    description_tokens: int = 100
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if self.description_tokens < 1:
-            raise ValueError("description_tokens must be >= 1")
-        super().__post_init__()
+    description_tokens: Annotated[
+        int,
+        Meta(ge=1, description="word tokens per description"),
+    ] = 100
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 64 MB of the scan's `pages`"),
+    ] = 0
 
 
 @dataclass(frozen=True)
 class WikiEntParams(Params):
     """See the module docstring."""
 
-    lowercase: bool = True
-    drop_disambiguation_targets: bool = False
-    require_qid: bool = False
-    num_shards: int = 0
+    lowercase: Annotated[
+        bool,
+        Meta(description='lowercase sentences and descriptions ("We lowercased all training data", §5.1)'),
+    ] = True
+    drop_disambiguation_targets: Annotated[
+        bool,
+        Meta(description="drop links to disambiguation pages"),
+    ] = False
+    require_qid: Annotated[
+        bool,
+        Meta(description="drop links to articles without a Wikidata item (else `target_qid` is null)"),
+    ] = False
+    num_shards: Annotated[
+        int,
+        Meta(
+            description="output shards; 0 = sized from the scan's Parquet, about one per 8 MB (~25 MB of XML)"
+        ),
+    ] = 0
 
 
 def route_by_page(table: pa.Table, column: str, num_shards: int) -> dict[int, pa.Table]:
@@ -91,13 +107,12 @@ def route_by_page(table: pa.Table, column: str, num_shards: int) -> dict[int, pa
     return {int(k): table.filter(pa.array(ids == k)) for k in np.unique(ids)}
 
 
-class WikiEntDescriptions(Stage):
+class WikiEntDescriptions(Stage[DescriptionsParams]):
     """Article descriptions: the first N word tokens of every article's text."""
 
     name = "wikient_descriptions"
     version = 1
     layer = "derived"
-    params_type = DescriptionsParams
     inputs = ("wikipedia",)
     default_num_shards = 0
     #: A description is its article's first 100 words: shards of the scan's 64 MB.
@@ -107,22 +122,24 @@ class WikiEntDescriptions(Stage):
     progress_unit = "task"
     progress_items = "articles"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: DescriptionsParams) -> list[Output]:
         """One table, `descriptions`."""
         return [Output("descriptions", schema.DESCRIPTIONS, ("page_id",))]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: DescriptionsParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages."""
         return (("wikipedia", "pages"),)
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[DescriptionsParams]) -> Iterator[MapTask]:
         """One task per span of row groups of the scan's `pages` (`engine.inputs`)."""
         for span in row_group_spans(ctx.inputs["wikipedia"].files("pages"), key="page_id"):
             yield MapTask(span.task_id, span.meta())
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[DescriptionsParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Describe the articles of one span of a scan shard."""
-        params = cast(DescriptionsParams, ctx.params)
+        params = ctx.params
         stats = Stats()
         span = Span.from_meta(task.meta)
         pages = read_span(
@@ -157,7 +174,7 @@ class WikiEntDescriptions(Stage):
         return stats
 
 
-class WikiEnt(Stage):
+class WikiEnt(Stage[WikiEntParams]):
     """WikiEnt instances: hyperlinked sentences joined with the linked article's description."""
 
     name = "wikient"
@@ -165,7 +182,6 @@ class WikiEnt(Stage):
     # cut after an abbreviation's full stop ("No. 1", `readers.tokenizer`)
     version = 3
     layer = "benchmarks"
-    params_type = WikiEntParams
     inputs = ("wikipedia", "title_qid", "wikient_descriptions")
     default_num_shards = 0
     shard_key = "target_page_id"
@@ -181,19 +197,19 @@ class WikiEnt(Stage):
             f"{counted(stats, 'dropped_target_not_in_dump'):,} to a page without text)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: WikiEntParams) -> list[Output]:
         """One table, `wikient`, unique by (page_id, link_ordinal)."""
         return [Output("wikient", schema.WIKIENT, ("page_id", "link_ordinal"))]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: WikiEntParams) -> dict[str, pa.Schema]:
         """Instances without their description, and the descriptions, meet in the reducers."""
         return {"_instances": _INSTANCE_ROWS, "_descriptions": _DESCRIPTION_ROWS}
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: WikiEntParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return (("wikipedia", "pages"), ("wikipedia", "links"))
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[WikiEntParams]) -> Iterator[MapTask]:
         """One task per span of the scan's `pages` (contexts: those pages' links), then one per
         span of the descriptions."""
         pages = row_group_spans(ctx.inputs["wikipedia"].files("pages"), key="page_id")
@@ -204,7 +220,9 @@ class WikiEnt(Stage):
         for span in descriptions:
             yield MapTask(f"d{span.task_id}", {**span.meta(), "side": "descriptions", "tasks": tasks})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[WikiEntParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Place one span's links in sentences, or route one span of descriptions."""
         span = Span.from_meta(task.meta)
         if task.meta["side"] == "descriptions":
@@ -225,10 +243,10 @@ class WikiEnt(Stage):
         return stats
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[WikiEntParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Attach each instance's description (lowercased if asked)."""
-        params = cast(WikiEntParams, ctx.params)
+        params = ctx.params
         stats = Stats()
         descriptions = dict(
             zip(
@@ -305,9 +323,9 @@ def link_drop_reason(link: Mapping[str, Any], params: WikiEntParams) -> str | No
     return None
 
 
-def _contexts(ctx: StageContext, span: Span, tasks: int, stats: Stats) -> pa.Table:
+def _contexts(ctx: StageContext[WikiEntParams], span: Span, tasks: int, stats: Stats) -> pa.Table:
     """The instances (without descriptions) of a span's pages, from their resolvable links."""
-    params = cast(WikiEntParams, ctx.params)
+    params = ctx.params
     links = _resolved_links(ctx, span, tasks)
     stats.add("links_read", links.num_rows)
     kept: dict[int, list[dict[str, Any]]] = {}

@@ -19,12 +19,13 @@ audit's own `mem_exact_pct` leaves them out):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
+from entbench.builders.edge_probing.stages.mem_audit import MemAuditParams, MemAuditStage
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
 from entbench.filters.memorization_reasons import PAIR_IN_TRAIN
@@ -33,12 +34,16 @@ from entbench.filters.memorization_reasons import PAIR_IN_TRAIN
 TRAIN_COLUMNS = ("mention", "gold_id")
 
 
+@dataclass(eq=False, init=False)
 class HanselLeakageAudit(MemAuditStage):
     """`MemAuditStage` plus the share of evaluation rows whose (mention, gold) pair is in train.
 
     The evaluation table's pair may live in other columns than train's (`mention`, `gold_id`): the
     few-shot candidates' (mention, at1), the zero-shot pool's (title, qid).
     """
+
+    #: Train's (mention, entity) columns.
+    train_columns: tuple[str, str] = TRAIN_COLUMNS
 
     def __init__(
         self,
@@ -57,13 +62,9 @@ class HanselLeakageAudit(MemAuditStage):
             evaluation=evaluation,
             span_columns=(span,),
             label_column=label,
-            id_fields=id_fields,
+            id_fields=tuple(id_fields),
         )
         self.train_columns = train_columns
-
-    def fingerprint_extra(self) -> dict[str, Any]:
-        """The audited tables and columns, train's included."""
-        return {**super().fingerprint_extra(), "train_columns": list(self.train_columns)}
 
     def columns(self, split: str) -> tuple[tuple[str, ...], str]:
         """Train's (mention, entity) columns are `train_columns`; the evaluation table's its own."""
@@ -71,7 +72,7 @@ class HanselLeakageAudit(MemAuditStage):
             return (self.train_columns[0],), self.train_columns[1]
         return super().columns(split)
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[MemAuditParams], directory: Path, stats: Stats) -> dict[str, Any]:
         """The audit's report and percentages, and the leakage share over all audited rows."""
         extra = super().finalize(ctx, directory, stats)
         rows = stats.get("eval_rows", 0) - stats.get("eval_rows_null", 0)

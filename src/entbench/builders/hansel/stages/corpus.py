@@ -23,14 +23,14 @@ import math
 import os
 import pickle
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import KW_ONLY, dataclass
+from typing import Annotated
 
 import ahocorasick
 import pyarrow as pa
+from msgspec import Meta
 
 from entbench.builders.alias.matching import build_automaton, find_occurrences
-from entbench.builders.alias.stages.alias_table import NORMALIZATION_FILE
 from entbench.builders.hansel.context import to_simplified
 from entbench.engine.duck import stage_connection
 from entbench.engine.stage import (
@@ -42,6 +42,7 @@ from entbench.engine.stage import (
     SourceInfo,
     Stage,
     StageContext,
+    UpstreamOutput,
 )
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
@@ -67,19 +68,25 @@ CORPUS_EXPANSION = {"none": 1, "gzip": 3, "bz2": 4}
 class HanselCorpusParams(Params):
     """Only the shard count: matching follows the alias table's own normalisation."""
 
-    num_shards: int = 0
+    num_shards: Annotated[
+        int,
+        Meta(
+            description=(
+                "output shards; 0 = about one per 64 MB of corpus text (matching follows the alias "
+                "table's normalisation)"
+            )
+        ),
+    ] = 0
 
 
-def alias_normalizer(directory: str) -> MentionNormalizer:
-    """The normaliser an alias table's keys were built with (its `_normalization.json`)."""
-    doc = json.loads((Path(directory) / NORMALIZATION_FILE).read_text(encoding="utf-8"))
-    return MentionNormalizer.from_json(doc)
+def alias_normalizer(alias_table: UpstreamOutput) -> MentionNormalizer:
+    """The normaliser an alias table's keys were built with (its `normalization` side file)."""
+    return MentionNormalizer.from_json(alias_table.side_file("normalization"))
 
 
-def alias_language(directory: str) -> str:
-    """The language of the wiki an alias table was built from (its `_normalization.json`)."""
-    doc = json.loads((Path(directory) / NORMALIZATION_FILE).read_text(encoding="utf-8"))
-    return str(doc.get("language", ""))
+def alias_language(alias_table: UpstreamOutput) -> str:
+    """The language of the wiki an alias table was built from (its `normalization` side file)."""
+    return str(alias_table.side_file("normalization").get("language", ""))
 
 
 def text_converter(normalizer: MentionNormalizer) -> str:
@@ -106,12 +113,12 @@ def parse_line(raw: bytes, path: str, offset: int, line: int) -> tuple[str, str]
     return str(ident), text
 
 
-class HanselCorpus(Stage):
+@dataclass(eq=False)
+class HanselCorpus(Stage[HanselCorpusParams]):
     """The few-shot corpus and the alias-table matches in it (Hansel appendix A)."""
 
     version = 2  # 2: texts converted only when the alias table's keys are Chinese
     layer = "derived"
-    params_type = HanselCorpusParams
     default_num_shards = 0
     shard_key = "doc_id"
     description = "raw corpus texts (Simplified) and exact longest alias-table matches (Hansel app. A)"
@@ -120,24 +127,23 @@ class HanselCorpus(Stage):
     progress_unit = "B"
     progress_items = "texts"
 
-    def __init__(self, name: str, *, alias_table: str, source: str = "corpus") -> None:
-        super().__init__(name)
-        self.alias_table = alias_table
-        self.inputs = (alias_table,)
-        self.sources = (source,)
+    stage_name: str
+    _: KW_ONLY
+    alias_table: str
+    source: str = "corpus"
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which alias table this instance matches."""
-        return {"alias_table": self.alias_table}
+    def __post_init__(self) -> None:
+        self.inputs = (self.alias_table,)
+        self.sources = (self.source,)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: HanselCorpusParams) -> list[Output]:
         """`docs` and `matches`."""
         return [
             Output("docs", schema.CORPUS_DOCS, ("doc_id",)),
             Output("matches", schema.CORPUS_MATCHES, ("key", "doc_id", "start")),
         ]
 
-    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+    def resolve_num_shards(self, params: HanselCorpusParams, sources: Mapping[str, SourceInfo]) -> int:
         """`num_shards` if given, else about one shard per 64 MB of corpus text."""
         requested = getattr(params, "num_shards", 0)
         if requested:
@@ -146,7 +152,7 @@ class HanselCorpus(Stage):
         expansion = CORPUS_EXPANSION[detect_compression(src.path)]
         return max(1, math.ceil(src.size * expansion / CORPUS_SHARD_BYTES))
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[HanselCorpusParams]) -> Iterator[MapTask]:
         """Build the automaton once, then blocks of whole lines of the decompressed corpus."""
         scratch = ctx.scratch
         if not (scratch / AUTOMATON_FILE).exists():
@@ -170,14 +176,16 @@ class HanselCorpus(Stage):
         finally:
             stream.close()
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[HanselCorpusParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Convert and match the texts of one block."""
         assert task.payload is not None
         src = ctx.sources[self.sources[0]]
         scratch = ctx.scratch
         automaton = ahocorasick.load(str(scratch / AUTOMATON_FILE), pickle.loads)
         keys = pa.ipc.open_file(pa.memory_map(str(scratch / KEYS_FILE))).read_all().column(0).to_pylist()
-        normalizer = alias_normalizer(ctx.inputs[self.alias_table].directory)
+        normalizer = alias_normalizer(ctx.inputs[self.alias_table])
         stats = Stats()
         docs: list[tuple[str, int, str]] = []
         matches: list[tuple[str, str, int, int]] = []
@@ -210,12 +218,12 @@ class HanselCorpus(Stage):
         progress(len(task.payload), len(docs))
         return stats
 
-    def progress_total(self, ctx: StageContext) -> int | None:
+    def progress_total(self, ctx: StageContext[HanselCorpusParams]) -> int | None:
         """Progress is measured in decompressed bytes; their total is not known in advance."""
         return None
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[HanselCorpusParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Refuse a corpus whose ids repeat (a record must be findable by its id)."""
         docs = tables["docs"]

@@ -26,13 +26,14 @@ Stats: `phrases_matched`, `occurrences_matched`; per rule `phrases_dropped_<reas
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import KW_ONLY, dataclass
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from msgspec import Meta
 
-from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
+from entbench.builders.hansel.context import ContextMode, context_bounds, to_simplified
 from entbench.builders.hansel.fewshot import (
     AMBIGUOUS,
     AMBIGUOUS_CANDIDATES,
@@ -55,82 +56,78 @@ from entbench.schemas.base import column_suffix
 class HanselFewshotParams(Params):
     """Rules (appendix A defaults), sampling (`size` phrases, `seed`) and what records show."""
 
-    size: int = 5000
-    seed: int = 0
-    min_chars: int = Rules.min_chars
-    max_p_unlinked: float = Rules.max_p_unlinked
-    min_known_candidates: int = Rules.min_known_candidates
-    ambiguous_candidates: int = AMBIGUOUS_CANDIDATES
-    max_candidates: int = 10
-    context: str = "paragraph"
-    window: int = 100
-    paragraph_sep: str = "\n"
-    language: str = ""
-
-    def __post_init__(self) -> None:
-        if self.context not in CONTEXT_MODES:
-            raise ValueError(f"context must be one of {', '.join(CONTEXT_MODES)}, got {self.context!r}")
-        for name in (
-            "size",
-            "min_chars",
-            "min_known_candidates",
-            "ambiguous_candidates",
-            "max_candidates",
-            "window",
-        ):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0")
-        if self.min_known_candidates < 1:
-            raise ValueError("min_known_candidates must be >= 1 (AT@1 is an E_known candidate)")
-        if not 0.0 <= self.max_p_unlinked <= 1.0:
-            raise ValueError("max_p_unlinked must be within [0, 1]")
-        if not self.paragraph_sep:
-            raise ValueError("paragraph_sep must not be empty")
+    size: Annotated[
+        int,
+        Meta(ge=0, description="phrases to draw"),
+    ] = 5000
+    seed: Annotated[
+        int,
+        Meta(description="the sampling seed"),
+    ] = 0
+    min_chars: Annotated[
+        int,
+        Meta(ge=0, description="shortest phrase kept (no single characters)"),
+    ] = Rules.min_chars
+    max_p_unlinked: Annotated[
+        float,
+        Meta(ge=0, le=1, description="phrases more often unlinked than this are dropped"),
+    ] = Rules.max_p_unlinked
+    min_known_candidates: Annotated[
+        int,
+        Meta(ge=1, description="fewest E_known candidates a phrase needs"),
+    ] = Rules.min_known_candidates
+    ambiguous_candidates: Annotated[
+        int,
+        Meta(ge=0, description="candidates that make a phrase ambiguous"),
+    ] = AMBIGUOUS_CANDIDATES
+    max_candidates: Annotated[
+        int,
+        Meta(ge=0, description="candidates shown per record (0 = all)"),
+    ] = 10
+    context: Annotated[
+        ContextMode,
+        Meta(description="`paragraph`, `sentence` or `window`"),
+    ] = "paragraph"
+    window: Annotated[
+        int,
+        Meta(ge=0, description="`window`: code points on each side"),
+    ] = 100
+    paragraph_sep: Annotated[
+        str,
+        Meta(min_length=1, description="what separates paragraphs in a corpus text"),
+    ] = "\n"
+    language: Annotated[
+        str,
+        Meta(description="language of candidate labels and descriptions; empty: the alias table's wiki's"),
+    ] = ""
 
     def rules(self) -> Rules:
         """The filter thresholds."""
         return Rules(self.min_chars, self.max_p_unlinked, self.min_known_candidates)
 
 
-class HanselFewshot(Stage):
+@dataclass(eq=False)
+class HanselFewshot(Stage[HanselFewshotParams]):
     """Sampled few-shot candidates with alias-table candidates for annotators."""
 
     # 2: candidates carry their title, first paragraph and URL (hansel_kb); 3: the wiki's language
     # for labels and sentences, conversion only when the alias table's keys are Chinese
     version = 3
     layer = "benchmarks"
-    params_type = HanselFewshotParams
     default_num_shards = 1
     description = "Hansel few-shot candidates: alias matches, appendix A rules and sampling"
     progress_items = "candidates"
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        corpus: str,
-        alias_table: str,
-        mention_stats: str,
-        entity_texts: str,
-        kb: str = "entity_diff",
-    ) -> None:
-        super().__init__(name)
-        self.corpus = corpus
-        self.alias_table = alias_table
-        self.mention_stats = mention_stats
-        self.entity_texts = entity_texts
-        self.kb = kb
-        self.inputs = (corpus, alias_table, mention_stats, kb, entity_texts)
+    stage_name: str
+    _: KW_ONLY
+    corpus: str
+    alias_table: str
+    mention_stats: str
+    entity_texts: str
+    kb: str = "entity_diff"
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {
-            "corpus": self.corpus,
-            "alias_table": self.alias_table,
-            "mention_stats": self.mention_stats,
-            "kb": self.kb,
-            "entity_texts": self.entity_texts,
-        }
+    def __post_init__(self) -> None:
+        self.inputs = (self.corpus, self.alias_table, self.mention_stats, self.kb, self.entity_texts)
 
     def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
         """How many corpus phrases matched the alias table, and how many had candidates enough."""
@@ -142,19 +139,18 @@ class HanselFewshot(Stage):
             f"{params.get('size', '?')} asked"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: HanselFewshotParams) -> list[Output]:
         """One table, `fewshot_candidates`."""
         return [Output("fewshot_candidates", schema.FEWSHOT, ("example_index",))]
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+    def shard(self, ctx: StageContext[HanselFewshotParams], shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """Filter, sample and assemble the records (one global task: the draws are global)."""
         params = ctx.params
-        assert isinstance(params, HanselFewshotParams)
         stats = Stats()
         # the corpus texts were converted as the alias table's keys were: contexts keep to it
-        table_dir = ctx.inputs[self.alias_table].directory
-        converter = text_converter(alias_normalizer(table_dir))
-        language = params.language or alias_language(table_dir)
+        alias_table = ctx.inputs[self.alias_table]
+        converter = text_converter(alias_normalizer(alias_table))
+        language = params.language or alias_language(alias_table)
         kb_files = ctx.inputs[self.kb].files("kb_entities")
         kb_columns = pq.read_schema(kb_files[0]).names
         suffix = column_suffix(language)

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
+from typing import Annotated
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from msgspec import Meta
 
 from entbench.builders.hansel.context import to_simplified
 from entbench.builders.hansel.kb import article_url, first_paragraph, text_status, wikipedia_host
@@ -37,7 +39,7 @@ from entbench.engine.inputs import Span, read_span, row_group_spans
 from entbench.engine.stage import BucketSink, MapTask, Output, Params, ProgressFn, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
-from entbench.filters.mentions import CONVERTERS
+from entbench.filters.mentions import Converter
 from entbench.schemas import hansel as schema
 from entbench.schemas.base import column_suffix
 from entbench.typesys.qids import sql_string
@@ -76,25 +78,47 @@ class HanselKbParams(Params):
     Traditional -> Simplified for titles and texts of a Chinese wiki (`opencc`, `hanziconv` as the
     Hansel paper converted, or `none`)."""
 
-    site: str = ""
-    language: str = ""
-    converter: str = "opencc"
-    num_shards: int = 0
+    site: Annotated[
+        str,
+        Meta(
+            description=(
+                "the Wikipedia whose titles, pages and URLs are used; empty: the scanned wiki's "
+                "`<dbname>` (the kb's `internal_filter.site` must admit it)"
+            )
+        ),
+    ] = ""
+    language: Annotated[
+        str,
+        Meta(description="language of labels, descriptions and aliases; empty: the wiki's"),
+    ] = ""
+    converter: Annotated[
+        Converter,
+        Meta(
+            description=(
+                "converter of a Chinese wiki's titles and texts to Simplified: `opencc`, `hanziconv` "
+                "(Hansel as published) or `none`; on any other wiki nothing is converted"
+            )
+        ),
+    ] = "opencc"
+    num_shards: Annotated[
+        int,
+        Meta(
+            description="output shards; 0 = about one per 32 MB of the scan's `pages` and the KB's entities"
+        ),
+    ] = 0
 
     def __post_init__(self) -> None:
         if self.site:
             wikipedia_host(self.site)
-        if self.converter not in CONVERTERS:
-            raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}, got {self.converter!r}")
         super().__post_init__()
 
 
-class HanselKb(Stage):
+@dataclass(eq=False)
+class HanselKb(Stage[HanselKbParams]):
     """E_known ∪ E_new with the title, first paragraph and link a linker and its annotators read."""
 
     version = 2  # 2: site and language from the wiki's <siteinfo>; conversion on a Chinese wiki only
     layer = "benchmarks"
-    params_type = HanselKbParams
     default_num_shards = 0
     shard_key = "id"
     shard_input_bytes = 32 << 20
@@ -102,52 +126,36 @@ class HanselKb(Stage):
     progress_unit = "task"
     progress_items = "entities"
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        wikipedia: str,
-        kb: str = "entity_diff",
-        types: str = "coarse_types",
-        old: str = "wikidata_old",
-        new: str = "wikidata_new",
-        kb_filter: str = "internal_filter",
-    ) -> None:
-        super().__init__(name)
-        self.wikipedia, self.kb, self.types, self.old, self.new = wikipedia, kb, types, old, new
-        self.kb_filter = kb_filter
-        self.inputs = (wikipedia, kb, types, old, new, kb_filter)
+    stage_name: str
+    _: KW_ONLY
+    wikipedia: str
+    kb: str = "entity_diff"
+    types: str = "coarse_types"
+    old: str = "wikidata_old"
+    new: str = "wikidata_new"
+    kb_filter: str = "internal_filter"
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {
-            "wikipedia": self.wikipedia,
-            "kb": self.kb,
-            "types": self.types,
-            "old": self.old,
-            "new": self.new,
-            "kb_filter": self.kb_filter,
-        }
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.kb, self.types, self.old, self.new, self.kb_filter)
 
-    def site(self, ctx: StageContext) -> WikiSite:
+    def site(self, ctx: StageContext[HanselKbParams]) -> WikiSite:
         """The site and language of titles and labels: the parameters, else the wiki's."""
         params = ctx.params
-        assert isinstance(params, HanselKbParams)
         return wiki_site(ctx, self.wikipedia, site=params.site, language=params.language)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: HanselKbParams) -> list[Output]:
         """One table, `kb`."""
         return [Output("kb", schema.KB, ("id",))]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: HanselKbParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages (the texts) and the KB's entities."""
         return ((self.wikipedia, "pages"), (self.kb, "kb_entities"))
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: HanselKbParams) -> dict[str, pa.Schema]:
         """The KB side and the paragraph side of each entity."""
         return {ENTITIES: _ENTITY_ROWS, PAGES: _PAGE_ROWS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[HanselKbParams]) -> Iterator[MapTask]:
         """Write the KB's sitelink titles once, then one task for the KB side and one per span of
         the scan's `pages`."""
         site = require_site(ctx, self.site(ctx))
@@ -171,7 +179,7 @@ class HanselKb(Stage):
         for span in spans:
             yield MapTask(f"pages{span.task_id}", {**span.meta(), "side": PAGES, "tasks": len(spans)})
 
-    def _write_titles(self, ctx: StageContext) -> None:
+    def _write_titles(self, ctx: StageContext[HanselKbParams]) -> None:
         site = self.site(ctx).site
         tmp = ctx.scratch / f".{TITLES_FILE}.tmp-{os.getpid()}"
         with stage_connection(ctx, tasks=1, ordered=False) as con:
@@ -192,13 +200,17 @@ class HanselKb(Stage):
                     writer.write_batch(batch)
         os.replace(tmp, ctx.scratch / TITLES_FILE)
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[HanselKbParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """The KB side of every entity, or the first paragraphs of one span of pages."""
         if task.meta["side"] == ENTITIES:
             return self._map_entities(ctx, sink, progress)
         return self._map_pages(ctx, Span.from_meta(task.meta), int(task.meta["tasks"]), sink, progress)
 
-    def _map_entities(self, ctx: StageContext, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def _map_entities(
+        self, ctx: StageContext[HanselKbParams], sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         language = self.site(ctx).language
         kb = ctx.inputs[self.kb]
         names = set(pq.read_schema(kb.files("kb_entities")[0]).names)
@@ -252,10 +264,14 @@ class HanselKb(Stage):
         return Stats()
 
     def _map_pages(
-        self, ctx: StageContext, span: Span, tasks: int, sink: BucketSink, progress: ProgressFn
+        self,
+        ctx: StageContext[HanselKbParams],
+        span: Span,
+        tasks: int,
+        sink: BucketSink,
+        progress: ProgressFn,
     ) -> Stats:
         params = ctx.params
-        assert isinstance(params, HanselKbParams)
         converter = self.site(ctx).converter(params.converter)
         stats = Stats()
         path = ctx.inputs[self.wikipedia].files("pages")[span.file]
@@ -298,11 +314,10 @@ class HanselKb(Stage):
         return stats
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[HanselKbParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Join the shard's entities with the first paragraphs of their pages."""
         params = ctx.params
-        assert isinstance(params, HanselKbParams)
         site = self.site(ctx)
         converter = site.converter(params.converter)
         stats = Stats()

@@ -1,13 +1,13 @@
 """Stage `hansel_links`: zhwiki articles as Hansel documents, their links as mentions or drops (spec §5).
 
 Reads a Wikipedia scan of zhwiki (`pages`, `links`), its title -> QID resolution over the kb's new
-Wikidata dump, and the kb's E_known/E_new (`entity_diff.kb_entities`). The titles are joined with
-the kb once per build (in the stage's scratch directory); then one map task per span of row groups
-of a scan shard's `pages` (`engine.inputs.spans_reading`: about 8 MB of the page and link columns
-it reads, so memory does not grow with the dump) joins those pages and their links (the same
-page-id range of the shard's `links`) with the rows of that table they name, in DuckDB; the
-decisions are `hansel.resolution`'s. Rows are routed by `page_id` (as the scan routes them) into
-shards sized from the scan (`num_shards` 0, the default).
+Wikidata dump, and the kb's E_known/E_new (`entity_diff.kb_entities`). Two repartition joins, the
+stage's phases (`builders.hansel.stages.link_phases`), put every article and every link beside
+what its title resolves to: by QID against `kb_entities`, then by title against `title_qid`, each
+reducer reading one shard of the table it joins with, so no task reads a whole table and the work
+grows with the dump, not with its square. The stage's map tasks route those rows by `page_id` (as
+the scan routes pages) into shards sized from the scan (`num_shards` 0, the default), and each
+reducer decides its documents and their links (`hansel.resolution`).
 
 Tables: `documents` (every article with its status and number of mentions) and `links` (every
 link of a kept document with what it resolved to and its status). Stats count documents and
@@ -18,18 +18,27 @@ links by status (`documents_<status>`, `links_<status>`), links of dropped docum
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import KW_ONLY, dataclass
+from pathlib import Path
+from typing import Annotated, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow.compute as pc
+from msgspec import Meta
 
 from entbench.builders.hansel.resolution import document_status, link_status
-from entbench.engine.duck import stage_connection
-from entbench.engine.inputs import Span, spans_reading
+from entbench.builders.hansel.stages.link_phases import (
+    BY_QID,
+    BY_TITLE,
+    ArticlesByTitle,
+    PartitionParams,
+    TitlesInKb,
+)
+from entbench.builders.hansel.stages.link_phases import DOCUMENTS as RESOLVED_DOCUMENTS
+from entbench.builders.hansel.stages.link_phases import LINKS as RESOLVED_LINKS
+from entbench.engine.inputs import Span, partitions_for, read_span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -43,13 +52,7 @@ from entbench.engine.stage import (
 from entbench.engine.stats import Stats, counted
 from entbench.schemas import hansel as schema
 
-#: What a map task reads of the scan's `pages` and `links` (its span is sized by their bytes).
-PAGE_COLUMNS = ("page_id", "title", "ns", "is_redirect", "is_disambiguation")
-LINK_COLUMNS = ("page_id", "ordinal", "target_normalized", "anchor", "start", "end")
-#: Every title with its QID's kb flags, joined once per build in the stage's scratch directory.
-TITLES_FILE = "titles_kb.parquet"
-TITLE_BATCH_ROWS = 1 << 17
-#: Links decided and emitted at a time.
+#: Links decided at a time (as Python tuples a link takes ~17x its bytes).
 LINK_BATCH_ROWS = 1 << 16
 
 
@@ -57,7 +60,12 @@ LINK_BATCH_ROWS = 1 << 16
 class HanselLinksParams(Params):
     """Only the shard count: what counts as a document or a mention is spec §5's."""
 
-    num_shards: int = 0
+    num_shards: Annotated[
+        int,
+        Meta(
+            description="output shards; 0 = sized from the scan's Parquet, about one per 8 MB (~25 MB of XML)"
+        ),
+    ] = 0
 
 
 def page_shards(table: pa.Table, num_shards: int) -> np.ndarray:
@@ -65,37 +73,26 @@ def page_shards(table: pa.Table, num_shards: int) -> np.ndarray:
     return shards_of([str(p) for p in table.column("page_id").to_pylist()], num_shards)
 
 
-def split_by_page(table: pa.Table, num_shards: int) -> dict[int, pa.Table]:
-    """Rows per output shard by `page_id`, routed as the Wikipedia scan routes pages."""
-    if table.num_rows == 0:
-        return {}
-    keys = [str(p) for p in table.column("page_id").to_pylist()]
-    shard_ids = shards_of(keys, num_shards)
-    return {int(k): table.filter(pa.array(shard_ids == k)) for k in np.unique(shard_ids).tolist()}
-
-
-class HanselLinks(Stage):
+@dataclass(eq=False)
+class HanselLinks(Stage[HanselLinksParams]):
     """Documents and link decisions of a zhwiki scan against the kb."""
 
     version = 1
     layer = "derived"
-    params_type = HanselLinksParams
     default_num_shards = 0
     shard_key = "page_id"
     description = "zhwiki articles minus E_new pages; links resolved to E_known or dropped"
     progress_unit = "task"
     progress_items = "links"
 
-    def __init__(self, name: str, *, wikipedia: str, title_qid: str, kb: str = "entity_diff") -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.title_qid = title_qid
-        self.kb = kb
-        self.inputs = (wikipedia, title_qid, kb)
+    stage_name: str
+    _: KW_ONLY
+    wikipedia: str
+    title_qid: str
+    kb: str = "entity_diff"
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {"wikipedia": self.wikipedia, "title_qid": self.title_qid, "kb": self.kb}
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.title_qid, self.kb)
 
     def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
         """How many links of the zhwiki articles reach an E_known entity."""
@@ -106,113 +103,116 @@ class HanselLinks(Stage):
             "article(s) reach an E_known entity (the others are unresolved or reach E_new)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: HanselLinksParams) -> list[Output]:
         """`documents` and `links`."""
         return [
             Output("documents", schema.DOCUMENTS, ("page_id",)),
             Output("links", schema.LINKS, ("page_id", "ordinal")),
         ]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: HanselLinksParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """Join every title with the kb once, then one task per span of row groups of the scan's
-        `pages` (its page-id range), sized by the page and link columns it reads."""
-        if not (ctx.scratch / TITLES_FILE).exists():
-            self._join_titles_with_kb(ctx)
-        scan = ctx.inputs[self.wikipedia]
-        yield from spans_reading(
-            scan.files("pages"), PAGE_COLUMNS, (scan.files("links"), LINK_COLUMNS), key="page_id"
-        )
+    def phases(self, ctx: StageContext[HanselLinksParams]) -> list[tuple[Stage, Params]]:
+        """The titles whose QID is in the kb (`by_qid`), then the articles and links with their
+        titles' resolution (`by_title`): `builders.hansel.stages.link_phases`. Each has about as
+        many partitions as this stage has shards, a multiple of the shard count of the table it
+        joins with (`engine.inputs.partitions_for`)."""
+        by_qid = f"{self.stage_name}.{BY_QID}"
+        kb_shards = len(ctx.inputs[self.kb].files("kb_entities"))
+        title_shards = len(ctx.inputs[self.title_qid].files("title_qid"))
+        return [
+            (
+                TitlesInKb(by_qid, title_qid=self.title_qid, kb=self.kb),
+                PartitionParams(num_shards=partitions_for(kb_shards, ctx.num_shards)),
+            ),
+            (
+                ArticlesByTitle(
+                    f"{self.stage_name}.{BY_TITLE}",
+                    wikipedia=self.wikipedia,
+                    title_qid=self.title_qid,
+                    titles_kb=by_qid,
+                ),
+                PartitionParams(num_shards=partitions_for(title_shards, ctx.num_shards)),
+            ),
+        ]
 
-    def _join_titles_with_kb(self, ctx: StageContext) -> None:
-        """Write every title's resolution with its QID's kb flags to the stage's scratch directory:
-        one join, where every task used to filter the whole `kb_entities` (a Wikidata-sized table)
-        for the QIDs its titles name."""
-        tmp = ctx.scratch / f".{TITLES_FILE}.tmp-{os.getpid()}"
-        with stage_connection(ctx, tasks=1, ordered=False) as con:
-            con.execute(
-                "CREATE TEMP TABLE tq AS SELECT title, qid, status, is_disambiguation "
-                "FROM read_parquet($files)",
-                {"files": ctx.inputs[self.title_qid].files("title_qid")},
-            )
-            con.execute(
-                "CREATE TEMP TABLE kb AS SELECT qid, in_known, in_new FROM read_parquet($files) "
-                "WHERE qid IN (SELECT qid FROM tq WHERE qid IS NOT NULL)",
-                {"files": ctx.inputs[self.kb].files("kb_entities")},
-            )
-            reader = con.sql(
-                "SELECT t.title, t.qid, t.status, t.is_disambiguation, k.qid IS NOT NULL AS in_kb, "
-                "coalesce(k.in_known, false) AS in_known, coalesce(k.in_new, false) AS in_new "
-                "FROM tq t LEFT JOIN kb k ON k.qid = t.qid"
-            ).to_arrow_reader(TITLE_BATCH_ROWS)
-            with pq.ParquetWriter(str(tmp), reader.schema) as writer:
-                for batch in reader:
-                    writer.write_batch(batch)
-        os.replace(tmp, ctx.scratch / TITLES_FILE)
+    def map_schemas(self, params: HanselLinksParams) -> dict[str, pa.Schema]:
+        """The resolved articles and links, keyed by page."""
+        return {"_documents": RESOLVED_DOCUMENTS, "_links": RESOLVED_LINKS}
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Decide the documents and links of one span of a scan shard."""
+    def map_tasks(self, ctx: StageContext[HanselLinksParams]) -> Iterator[MapTask]:
+        """One task per span of row groups of the resolved articles, then of the resolved links."""
+        resolved = ctx.phases[f"{self.stage_name}.{BY_TITLE}"]
+        for table in ("documents", "links"):
+            for span in row_group_spans(resolved.files(table)):
+                yield MapTask(f"{table[0]}{span.task_id}", {**span.meta(), "table": table})
+
+    def map(
+        self, ctx: StageContext[HanselLinksParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
+        """Route one span of resolved articles or links by page, as the Wikipedia scan routes pages."""
         span = Span.from_meta(task.meta)
-        scan = ctx.inputs[self.wikipedia]
+        table = str(task.meta["table"])
+        rows = read_span(ctx.phases[f"{self.stage_name}.{BY_TITLE}"].files(table)[span.file], span.row_groups)
+        if rows.num_rows:
+            sink.emit_sharded(f"_{table}", rows, page_shards(rows, ctx.num_shards))
+        progress(1, rows.num_rows if table == "links" else 0)
+        return Stats()
+
+    def reduce(
+        self, ctx: StageContext[HanselLinksParams], shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Decide the shard's documents, then the links of its articles, a batch at a time."""
         stats = Stats()
-        con = stage_connection(ctx, tasks=int(task.meta["tasks"]), ordered=False)
-        span_rows = {"lo": span.first, "hi": span.last}
-        try:
-            con.execute(
-                "CREATE TEMP TABLE pages AS SELECT page_id, title, ns, is_redirect, is_disambiguation "
-                "FROM read_parquet($file) WHERE page_id BETWEEN $lo AND $hi",
-                {"file": scan.files("pages")[span.file], **span_rows},
-            )
-            con.execute(
-                "CREATE TEMP TABLE span_links AS SELECT page_id, ordinal, target_normalized, anchor, start, "
-                '"end" FROM read_parquet($file) WHERE page_id BETWEEN $lo AND $hi',
-                {"file": scan.files("links")[span.file], **span_rows},
-            )
-            # Only the titles this span names (DuckDB keeps the wanted titles and streams the table
-            # of every title past them).
-            con.execute(
-                "CREATE TEMP TABLE tq AS SELECT * FROM read_parquet($file) WHERE title IN "
-                "(SELECT title FROM pages UNION SELECT target_normalized FROM span_links)",
-                {"file": str(ctx.scratch / TITLES_FILE)},
-            )
-            for ns, is_redirect, n in con.execute(
-                "SELECT ns, is_redirect, count(*) FROM pages WHERE ns <> 0 OR is_redirect GROUP BY ALL"
-            ).fetchall():
-                stats.add("pages_redirect" if ns == 0 and is_redirect else f"pages_namespace_{ns}", int(n))
-            docs = con.execute(
-                "SELECT p.page_id, p.title, t.qid, coalesce(t.in_kb, false), p.is_disambiguation, "
-                "coalesce(t.is_disambiguation AND t.qid IS NOT NULL, false), coalesce(t.in_new, false) "
-                "FROM pages p LEFT JOIN tq t ON t.title = p.title "
-                "WHERE p.ns = 0 AND NOT p.is_redirect ORDER BY p.page_id"
-            ).fetchall()
-            status_of, doc_rows = self._documents(docs, stats)
-            cursor = con.execute(
-                'SELECT l.page_id, l.ordinal, l.target_normalized, l.anchor, l.start, l."end", '
-                "t.status, t.qid, coalesce(t.is_disambiguation, false), "
-                "coalesce(t.in_known, false), coalesce(t.in_new, false) "
-                "FROM span_links l "
-                "SEMI JOIN (SELECT page_id FROM pages WHERE ns = 0 AND NOT is_redirect) p "
-                "ON p.page_id = l.page_id "
-                "LEFT JOIN tq t ON t.title = l.target_normalized "
-                "ORDER BY l.page_id, l.ordinal"
-            )
-            # A batch of links at a time: as Python tuples a span's links took ~17x their bytes.
-            counts: dict[int, list[int]] = {}
-            total = 0
-            while batch := cursor.fetchmany(LINK_BATCH_ROWS):
-                total += len(batch)
-                link_rows = self._links(batch, status_of, counts, stats)
-                self._emit(sink, "links", schema.LINKS, link_rows, ctx.num_shards)
-        finally:
-            con.close()
+        docs = tables["_documents"].sort_by("page_id")
+        doc_columns = (
+            "page_id",
+            "title",
+            "qid",
+            "in_kb",
+            "page_disambiguation",
+            "item_disambiguation",
+            "in_new",
+        )
+        status_of, doc_rows = self._documents(
+            list(zip(*(docs[name].to_pylist() for name in doc_columns), strict=True)), stats
+        )
+        del docs
+        links = tables["_links"]
+        # Links of pages that are not articles (redirects, other namespaces) are no document's.
+        links = links.filter(pc.is_in(links["page_id"], pa.array(list(status_of), pa.int64())))
+        links = links.sort_by([("page_id", "ascending"), ("ordinal", "ascending")])
+        link_columns = (
+            "page_id",
+            "ordinal",
+            "target_normalized",
+            "anchor",
+            "start",
+            "end",
+            "title_status",
+            "qid",
+            "is_disambiguation",
+            "in_known",
+            "in_new",
+        )
+        counts: dict[int, list[int]] = {}
+        kept: list[pa.Table] = []
+        for batch in links.to_batches(LINK_BATCH_ROWS):
+            rows = list(zip(*(batch.column(name).to_pylist() for name in link_columns), strict=True))
+            kept.append(_table(schema.LINKS, self._links(rows, status_of, counts, stats)))
         for row in doc_rows:
             row[5], row[6] = counts.get(row[0], [0, 0])
-        self._emit(sink, "documents", schema.DOCUMENTS, [tuple(r) for r in doc_rows], ctx.num_shards)
-        progress(1, total)
-        return stats
+        documents = _table(schema.DOCUMENTS, [tuple(r) for r in doc_rows])
+        return {
+            "documents": documents,
+            "links": pa.concat_tables(kept) if kept else schema.LINKS.empty_table(),
+        }, stats
+
+    def finalize(self, ctx: StageContext[HanselLinksParams], directory: Path, stats: Stats) -> dict[str, Any]:
+        """Report the pages that are not articles, which the `by_title` phase counted."""
+        return dict(ctx.phases[f"{self.stage_name}.{BY_TITLE}"].stats)
 
     @staticmethod
     def _documents(docs: list[tuple[Any, ...]], stats: Stats) -> tuple[dict[int, str], list[list[Any]]]:
@@ -249,14 +249,11 @@ class HanselLinks(Stage):
             link_rows.append((page_id, ordinal, target, anchor, start, end, qid, status))
         return link_rows
 
-    @staticmethod
-    def _emit(
-        sink: BucketSink, table: str, table_schema: pa.Schema, rows: Sequence[tuple[object, ...]], shards: int
-    ) -> None:
-        if not rows:
-            return
-        columns = list(zip(*rows, strict=True))
-        arrays = [pa.array(col, type=f.type) for col, f in zip(columns, table_schema, strict=True)]
-        data = pa.Table.from_arrays(arrays, schema=table_schema)
-        for shard, part in split_by_page(data, shards).items():
-            sink.emit(table, shard, part)
+
+def _table(table_schema: pa.Schema, rows: Sequence[tuple[object, ...]]) -> pa.Table:
+    """Rows (tuples in the schema's column order) as a table."""
+    if not rows:
+        return table_schema.empty_table()
+    columns = list(zip(*rows, strict=True))
+    arrays = [pa.array(col, type=f.type) for col, f in zip(columns, table_schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=table_schema)

@@ -30,15 +30,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from msgspec import Meta
 
-from entbench.builders.hansel.context import CONTEXT_MODES, context_bounds, to_simplified
+from entbench.builders.hansel.context import ContextMode, context_bounds, to_simplified
 from entbench.builders.hansel.site import check_kb_site, wiki_site
 from entbench.builders.hansel.splits import SPLITS, first_indices, record_id, validation_documents
 from entbench.builders.hansel.stages.links import page_shards
@@ -54,7 +56,7 @@ from entbench.engine.stage import (
 )
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
-from entbench.filters.mentions import CONVERTERS
+from entbench.filters.mentions import Converter
 from entbench.schemas import hansel as schema
 
 ASSIGNMENT_FILE = "assignment.arrow"
@@ -83,65 +85,76 @@ class HanselParams(Params):
     Traditional->Simplified conversion of a Chinese wiki's text, `opencc`, `hanziconv` (Hansel as
     published, footnote 3) or `none` (no conversion is applied to any other wiki's text)."""
 
-    context: str = "paragraph"
-    window: int = 100
-    validation_docs: int = 1000
-    seed: int = 0
-    converter: str = "opencc"
-    num_shards: int = 0
+    context: Annotated[
+        ContextMode,
+        Meta(description="`paragraph`, `sentence` or `window`"),
+    ] = "paragraph"
+    window: Annotated[
+        int,
+        Meta(ge=0, description="`window`: code points kept on each side of the mention"),
+    ] = 100
+    validation_docs: Annotated[
+        int,
+        Meta(ge=0, description="documents held out for validation (Hansel: 1,000)"),
+    ] = 1000
+    seed: Annotated[
+        int,
+        Meta(description="seed of the document hash"),
+    ] = 0
+    converter: Annotated[
+        Converter,
+        Meta(
+            description=(
+                "converter of a Chinese wiki's texts and mentions to Simplified: `opencc`, "
+                "`hanziconv` (Hansel as published) or `none`; on any other wiki nothing is converted"
+            )
+        ),
+    ] = "opencc"
+    num_shards: Annotated[
+        int,
+        Meta(
+            description="output shards; 0 = sized from the scan's Parquet, about one per 8 MB (~25 MB of XML)"
+        ),
+    ] = 0
 
-    def __post_init__(self) -> None:
-        if self.converter not in CONVERTERS:
-            raise ValueError(f"converter must be one of {', '.join(CONVERTERS)}, got {self.converter!r}")
-        if self.context not in CONTEXT_MODES:
-            raise ValueError(f"context must be one of {', '.join(CONTEXT_MODES)}, got {self.context!r}")
-        if self.window < 0:
-            raise ValueError("window must be >= 0")
-        if self.validation_docs < 0:
-            raise ValueError("validation_docs must be >= 0")
-        super().__post_init__()
 
-
-class HanselTrain(Stage):
+@dataclass(eq=False)
+class HanselTrain(Stage[HanselParams]):
     """`train` and `validation` records of a wiki scan (spec §5)."""
 
     version = 2  # 2: conversion on a Chinese wiki only, sentences in the wiki's language
     layer = "benchmarks"
-    params_type = HanselParams
     default_num_shards = 0
     shard_key = "page_id"
     description = "Hansel train/validation: wiki links to E_known, contexts (Simplified on zhwiki)"
     progress_unit = "task"
     progress_items = "mentions"
 
-    def __init__(self, name: str, *, wikipedia: str, links: str, kb_filter: str = "internal_filter") -> None:
-        super().__init__(name)
-        self.wikipedia = wikipedia
-        self.links = links
-        self.kb_filter = kb_filter
-        self.inputs = (wikipedia, links, kb_filter)
+    stage_name: str
+    _: KW_ONLY
+    wikipedia: str
+    links: str
+    kb_filter: str = "internal_filter"
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {"wikipedia": self.wikipedia, "links": self.links, "kb_filter": self.kb_filter}
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.links, self.kb_filter)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: HanselParams) -> list[Output]:
         """`train` and `validation`, in the same shape."""
         return [Output(split, schema.EXAMPLES, ("page_id", "ordinal")) for split in SPLITS]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: HanselParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: HanselParams) -> dict[str, pa.Schema]:
         """The two sides of the join: documents' text and their mentions."""
         return {PAGES: _PAGE_ROWS, LINKS: _LINK_ROWS}
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[HanselParams]) -> Iterator[MapTask]:
         """Assign documents to splits and record numbers once, then one task per span of the
         scan's `pages` and one per span of `hansel_links.links`."""
         params = ctx.params
-        assert isinstance(params, HanselParams)
         check_kb_site(ctx, self.kb_filter, wiki_site(ctx, self.wikipedia).site)
         mentions: dict[int, int] = {}
         for doc_file in ctx.inputs[self.links].files("documents"):
@@ -178,7 +191,9 @@ class HanselTrain(Stage):
             for span in row_group_spans(ctx.inputs[upstream].files(table_name)):
                 yield MapTask(f"{side[1]}{span.task_id}", {**span.meta(), "side": side})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[HanselParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Route one span's documents (their text) or mentions to the shards of their pages."""
         span = Span.from_meta(task.meta)
         side = str(task.meta["side"])
@@ -208,11 +223,10 @@ class HanselTrain(Stage):
         return Stats()
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[HanselParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Cut, convert (on a Chinese wiki) and number the mentions of the shard's documents."""
         params = ctx.params
-        assert isinstance(params, HanselParams)
         site = wiki_site(ctx, self.wikipedia)
         converter = site.converter(params.converter)
         links = tables[LINKS].sort_by([("page_id", "ascending"), ("ordinal", "ascending")])
@@ -264,10 +278,9 @@ class HanselTrain(Stage):
             out[split] = pa.Table.from_arrays(arrays, schema=schema.EXAMPLES)
         return out, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, int]:
+    def finalize(self, ctx: StageContext[HanselParams], directory: Path, stats: Stats) -> dict[str, int]:
         """Record how many validation documents were asked for (the split may have fewer)."""
         params = ctx.params
-        assert isinstance(params, HanselParams)
         return {"validation_docs_requested": params.validation_docs}
 
 

@@ -19,11 +19,12 @@ balanced half's target per type) and `pool_short` (how many fewer than `size` E_
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import KW_ONLY, dataclass
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from msgspec import Meta
 
 from entbench.builders.hansel.site import require_site, wiki_site
 from entbench.builders.hansel.splits import record_id
@@ -41,14 +42,25 @@ class HanselZeroshotParams(Params):
     """`size` entities, drawn with `seed`; titles from `site`, texts in `language` ('': the
     scanned wiki's `dbname` and language)."""
 
-    size: int = 5000
-    seed: int = 0
-    site: str = ""
-    language: str = ""
-
-    def __post_init__(self) -> None:
-        if self.size < 0:
-            raise ValueError("size must be >= 0")
+    size: Annotated[
+        int,
+        Meta(ge=0, description="entities in the pool (series_zeroshot: in each period's)"),
+    ] = 5000
+    seed: Annotated[
+        int,
+        Meta(description="the sampling seed (series_zeroshot: period *i* uses `seed` + *i*)"),
+    ] = 0
+    site: Annotated[
+        str,
+        Meta(
+            description="site of the page titles; empty: the wiki's (its `<dbname>`; series_zeroshot: the "
+            "series filter's `site`)"
+        ),
+    ] = ""
+    language: Annotated[
+        str,
+        Meta(description="language of labels, descriptions and aliases; empty: the wiki's (the site's)"),
+    ] = ""
 
 
 def coarse_labels(params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -58,54 +70,36 @@ def coarse_labels(params: Mapping[str, Any]) -> tuple[str, ...]:
     return (*(root.label for root in parse_precedence(params["precedence"], other)), other)
 
 
-class HanselZeroshot(Stage):
+@dataclass(eq=False)
+class HanselZeroshot(Stage[HanselZeroshotParams]):
     """A type-balanced sample of E_new with what annotators need."""
 
     # 2: an id per row, and each entity's first paragraph and URL (hansel_kb); 3: site and
     # language from the wiki's <siteinfo>
     version = 3
     layer = "benchmarks"
-    params_type = HanselZeroshotParams
     default_num_shards = 1
     description = "Hansel zero-shot pool: E_new, 50% uniform + 50% balanced over coarse types"
     progress_items = "entities"
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        entity_texts: str,
-        wikipedia: str,
-        kb: str = "entity_diff",
-        types: str = "coarse_types",
-        wikidata: str = "wikidata_new",
-    ) -> None:
-        super().__init__(name)
-        self.entity_texts = entity_texts
-        self.wikipedia = wikipedia
-        self.kb = kb
-        self.types = types
-        self.wikidata = wikidata
-        self.inputs = (kb, types, wikidata, entity_texts, wikipedia)
+    stage_name: str
+    _: KW_ONLY
+    entity_texts: str
+    wikipedia: str
+    kb: str = "entity_diff"
+    types: str = "coarse_types"
+    wikidata: str = "wikidata_new"
 
-    def fingerprint_extra(self) -> dict[str, str]:
-        """Which upstream stages this instance reads."""
-        return {
-            "kb": self.kb,
-            "types": self.types,
-            "wikidata": self.wikidata,
-            "entity_texts": self.entity_texts,
-            "wikipedia": self.wikipedia,
-        }
+    def __post_init__(self) -> None:
+        self.inputs = (self.kb, self.types, self.wikidata, self.entity_texts, self.wikipedia)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: HanselZeroshotParams) -> list[Output]:
         """One table, `zeroshot_pool`."""
         return [Output("zeroshot_pool", schema.ZEROSHOT, ("pool_index",))]
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+    def shard(self, ctx: StageContext[HanselZeroshotParams], shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """Draw the pool and look up what annotators see."""
         params = ctx.params
-        assert isinstance(params, HanselZeroshotParams)
         site = wiki_site(ctx, self.wikipedia, site=params.site, language=params.language)
         labels = coarse_labels(ctx.inputs[self.types].params)
         kb_files = ctx.inputs[self.kb].files("kb_entities")

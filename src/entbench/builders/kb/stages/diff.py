@@ -14,9 +14,10 @@ dump's redirect stubs, are listed in `id_changes` and counted, never mixed into 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import duckdb
+from msgspec import Meta
 
 from entbench.builders.kb.stages.query import (
     QueryStage,
@@ -46,11 +47,31 @@ class EntityDiffParams(Params):
         "literal": {"new_means": NOT_IN_KNOWN},
     }
 
-    preset: str = "hansel"
-    new_means: str = NOT_IN_OLD_DUMP
-    languages: tuple[str, ...] = ("en", "zh")
-    labels_from: str = schema.NEW
-    num_shards: int = 0
+    preset: Annotated[
+        str,
+        Meta(
+            description=(
+                "`hansel` (E_new = not in the old dump) or `literal` (the paper's wording: not in "
+                "E_known, so an item filtered out of the old dump can be new)"
+            )
+        ),
+    ] = "hansel"
+    new_means: Annotated[
+        str,
+        Meta(description="the rule above, set directly: `not-in-old-dump` or `not-in-known`"),
+    ] = NOT_IN_OLD_DUMP
+    languages: Annotated[
+        tuple[str, ...],
+        Meta(description="languages of the labels and descriptions shown"),
+    ] = ("en", "zh")
+    labels_from: Annotated[
+        str,
+        Meta(description="which dump's labels an entity in both dumps shows (`new` or `old`)"),
+    ] = schema.NEW
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 64 MB of the two scans' `entities`"),
+    ] = 0
 
     def __post_init__(self) -> None:
         kb_params_check(
@@ -66,32 +87,30 @@ class EntityDiffParams(Params):
         super().__post_init__()
 
 
-class EntityDiff(QueryStage):
+class EntityDiff(QueryStage[EntityDiffParams]):
     """E_known ∪ E_new with labels (`kb_entities`) and the ids that changed (`id_changes`)."""
 
     name = "entity_diff"
     version = 2  # 2: `new_dump_kept_already_<reason>` (was `…_dropped_…`: the card read it as rows lost)
-    params_type = EntityDiffParams
     inputs = ("internal_filter", "wikidata_old", "wikidata_new")
     description = "E_known / E_new from the old and new dumps"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: EntityDiffParams) -> list[Output]:
         """`kb_entities` (labels in the configured languages) and `id_changes`."""
-        assert isinstance(params, EntityDiffParams)
         return [
             Output("kb_entities", schema.kb_entities_schema(params.languages), ("qid",)),
             Output("id_changes", schema.ID_CHANGES, ("qid",), may_be_empty=True),
         ]
 
-    def check_upstream(self, ctx: StageContext) -> None:
+    def check_upstream(self, ctx: StageContext[EntityDiffParams]) -> None:
         """Both scans must have kept the requested label languages."""
-        assert isinstance(ctx.params, EntityDiffParams)
         require_languages(ctx, ctx.params.languages)
 
-    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+    def run_queries(
+        self, con: duckdb.DuckDBPyConnection, ctx: StageContext[EntityDiffParams]
+    ) -> tuple[dict[str, str], Stats]:
         """The two sets, their labels and the id changes."""
         params = ctx.params
-        assert isinstance(params, EntityDiffParams)
         register_snapshots(con, ctx, ("entities", "redirects"))
         parquet_view(con, "kept", ctx.inputs["internal_filter"].files("kept"))
         con.execute("CREATE TEMP TABLE known AS SELECT qid FROM kept WHERE snapshot = 'old'")

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import duckdb
+from msgspec import Meta
 
 from entbench.builders.kb.stages.query import (
     SNAPSHOT_STAGES,
@@ -43,13 +44,50 @@ class InternalFilterParams(Params):
 
     PRESETS: ClassVar[dict[str, dict[str, object]]] = internal.PRESETS
 
-    preset: str = "hansel"
-    classes: tuple[str, ...] = internal.HANSEL_CLASSES
-    transitive: bool = True
-    site: str = "zhwiki"
-    site_from: str = "new"
-    ranks: str = "truthy"
-    num_shards: int = 0
+    preset: Annotated[
+        str,
+        Meta(
+            description=(
+                "`hansel` (the defaults below), `mgenre` (mGENRE's 14 classes, direct P31/P279 of any"
+                " rank, any site ending in `wiki`) or `table7` (the defaults below with the classes "
+                "of the Hansel paper's Table 7 instead, see below)"
+            )
+        ),
+    ] = "hansel"
+    classes: Annotated[
+        tuple[str, ...],
+        Meta(
+            description=(
+                "the filter classes; by default mGENRE's 14 internal classes + Q4167410 "
+                "(disambiguation page) + Q13406463 (list article)"
+            )
+        ),
+    ] = internal.HANSEL_CLASSES
+    transitive: Annotated[
+        bool,
+        Meta(description="also drop instances of subclasses of the filter classes"),
+    ] = True
+    site: Annotated[
+        str,
+        Meta(
+            description=(
+                'required sitelink: a site, a glob such as `*wiki`, or `""` for none (a Hansel build '
+                "on another wiki needs that wiki's, e.g. `enwiki`: the Hansel stages check it)"
+            )
+        ),
+    ] = "zhwiki"
+    site_from: Annotated[
+        str,
+        Meta(description="`new`: the newest dump's sitelinks decide for every dump; `own`: each dump's own"),
+    ] = "new"
+    ranks: Annotated[
+        str,
+        Meta(description="which P31/P279 statements count: `truthy` or `all` ranks"),
+    ] = "truthy"
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 64 MB of the two scans' `entities`"),
+    ] = 0
 
     def __post_init__(self) -> None:
         kb_params_check(
@@ -61,12 +99,11 @@ class InternalFilterParams(Params):
         super().__post_init__()
 
 
-class InternalFilter(QueryStage):
+class InternalFilter(QueryStage[InternalFilterParams]):
     """Decide, per dump, which entities are KB entities (spec §2.1)."""
 
     name = "internal_filter"
     version = 2  # 2: stats say, per filter class, whether the dump has it and how it is used
-    params_type = InternalFilterParams
     inputs = ("wikidata_old", "wikidata_new")
     description = "Wikimedia-internal filter + site constraint on both dumps"
 
@@ -78,17 +115,16 @@ class InternalFilter(QueryStage):
             f"{params.get('site', 'zhwiki')} sitelink, {counted(stats, 'new_dropped_not_item'):,} not items)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: InternalFilterParams) -> list[Output]:
         """Kept entities and class-based removals, per snapshot."""
         return [
             Output("kept", schema.KEPT, ("snapshot", "qid")),
             Output("removed", schema.REMOVED, ("snapshot", "qid")),
         ]
 
-    def check_upstream(self, ctx: StageContext) -> None:
+    def check_upstream(self, ctx: StageContext[InternalFilterParams]) -> None:
         """The scans must have kept the sitelinks the site constraint looks at."""
         params = ctx.params
-        assert isinstance(params, InternalFilterParams)
         if not params.site:
             return
         snapshots = [schema.NEW] if params.site_from == "new" else list(SNAPSHOT_STAGES)
@@ -105,10 +141,11 @@ class InternalFilter(QueryStage):
                 f"rebuild it with --param {stage}.sites={fix}"
             )
 
-    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+    def run_queries(
+        self, con: duckdb.DuckDBPyConnection, ctx: StageContext[InternalFilterParams]
+    ) -> tuple[dict[str, str], Stats]:
         """Decisions for both dumps; kept rows and class-based removals as two tables."""
         params = ctx.params
-        assert isinstance(params, InternalFilterParams)
         views = ("entities", "claims", "sitelinks") + (("outranked",) if params.ranks == "all" else ())
         register_snapshots(con, ctx, views)
         stats = Stats()

@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from entbench.engine.duck import parquet_view, stage_connection
-from entbench.engine.stage import BucketSink, MapTask, Params, ProgressFn, Stage, StageContext
+from entbench.engine.stage import BucketSink, MapTask, P, Params, ProgressFn, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas.kb import NEW, OLD
@@ -57,7 +57,7 @@ def count_by(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, int]:
     return {str(k): int(n) for k, n in con.execute(sql).fetchall() if k is not None}
 
 
-class QueryStage(Stage):
+class QueryStage(Stage[P]):
     """A derived stage whose rows come from DuckDB queries run once over all upstream shards.
 
     Subclasses implement `run_queries`, which leaves each output table's rows in a DuckDB
@@ -75,24 +75,26 @@ class QueryStage(Stage):
     #: few and narrow here): a fixture or a small dump gives one shard, a full dump ~100.
     shard_input_bytes = 64 << 20
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: P) -> tuple[tuple[str, str], ...]:
         """Sized from the KB's entities when the stage reads them, else from both dumps' entities."""
         if "entity_diff" in self.inputs:
             return (("entity_diff", "kb_entities"),)
         return tuple((stage, "entities") for stage in SNAPSHOT_STAGES.values() if stage in self.inputs)
 
-    def map_tasks(self, ctx: StageContext) -> list[MapTask]:
+    def map_tasks(self, ctx: StageContext[P]) -> list[MapTask]:
         """One task: the queries are global."""
         return [MapTask("query")]
 
-    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+    def run_queries(
+        self, con: duckdb.DuckDBPyConnection, ctx: StageContext[P]
+    ) -> tuple[dict[str, str], Stats]:
         """Compute the outputs; returns (output table -> DuckDB relation holding its rows, stats)."""
         raise NotImplementedError
 
-    def check_upstream(self, ctx: StageContext) -> None:
+    def check_upstream(self, ctx: StageContext[P]) -> None:
         """Raise `UserError` if the upstream stages were built in a way this stage cannot use."""
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(self, ctx: StageContext[P], task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
         """Run the queries and route every result row to its shard."""
         self.check_upstream(ctx)
         schemas = self.map_schemas(ctx.params)

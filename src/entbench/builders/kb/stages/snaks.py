@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import duckdb
+from msgspec import Meta
 
 from entbench.builders.kb.stages.query import QueryStage, count, register_snapshots
 from entbench.engine.duck import parquet_view
@@ -28,37 +29,38 @@ DEFAULT_K = 10_000
 class TopSnaksParams(Params):
     """`k`: how many (property, item value) snaks to keep (Hansel: 10,000)."""
 
-    k: int = DEFAULT_K
-    num_shards: int = 0
+    k: Annotated[
+        int,
+        Meta(ge=1, description="how many snaks to keep"),
+    ] = DEFAULT_K
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 64 MB of `entity_diff.kb_entities`"),
+    ] = 0
 
-    def __post_init__(self) -> None:
-        if self.k < 1:
-            raise ValueError(f"k must be >= 1, got {self.k}")
-        super().__post_init__()
 
-
-class TopSnaks(QueryStage):
+class TopSnaks(QueryStage[TopSnaksParams]):
     """The K most frequent snaks over E_known, and each KB entity's TopSnak ranks."""
 
     name = "top_snaks"
     version = 1
-    params_type = TopSnaksParams
     inputs = ("entity_diff", "wikidata_old", "wikidata_new")
     description = "TopSnaks fine types over E_known, per-entity indices, E_new coverage"
     #: The TopSnaks list is small and global: all of it goes to shard 0, in rank order.
     route_by: ClassVar[dict[str, str | None]] = {"top_snaks": None}
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: TopSnaksParams) -> list[Output]:
         """`top_snaks` (rank, property, value, entity_count) and `entity_snaks` (qid, snaks)."""
         return [
             Output("top_snaks", schema.TOP_SNAKS, ("rank",)),
             Output("entity_snaks", schema.ENTITY_SNAKS, ("qid",)),
         ]
 
-    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+    def run_queries(
+        self, con: duckdb.DuckDBPyConnection, ctx: StageContext[TopSnaksParams]
+    ) -> tuple[dict[str, str], Stats]:
         """Count snaks over E_known, keep the top K, index every KB entity."""
         params = ctx.params
-        assert isinstance(params, TopSnaksParams)
         register_snapshots(con, ctx, ("claims",))
         parquet_view(con, "kb_entities", ctx.inputs["entity_diff"].files("kb_entities"))
         con.execute("CREATE TEMP TABLE known AS SELECT qid FROM kb_entities WHERE in_known")
@@ -87,7 +89,7 @@ class TopSnaks(QueryStage):
             )
         return {"top_snaks": "top", "entity_snaks": "entity_snaks"}, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[TopSnaksParams], directory: Path, stats: Stats) -> dict[str, Any]:
         """Coverage shares (spec §2.4: Hansel reports ~90% of E_new)."""
         extra: dict[str, Any] = {}
         for name in ("known", "new"):

@@ -9,8 +9,10 @@ trained on), E_new entities in the new dump (the only one they exist in).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import duckdb
+from msgspec import Meta
 
 from entbench.builders.kb.stages.query import (
     SNAPSHOT_STAGES,
@@ -42,34 +44,38 @@ DEFAULT_ROOTS: tuple[str, ...] = tuple(spec.partition("=")[2] for spec in DEFAUL
 class TypeClosureParams(Params):
     """The root classes to close P279 downward from (default: Hansel Table 2's four roots)."""
 
-    roots: tuple[str, ...] = DEFAULT_ROOTS
-    num_shards: int = 0
+    roots: Annotated[
+        tuple[str, ...],
+        Meta(min_length=1, description="person, geographical feature, organization, event (Hansel Table 2)"),
+    ] = DEFAULT_ROOTS
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 64 MB of the two scans' `entities`"),
+    ] = 0
 
     def __post_init__(self) -> None:
         check_qids(self.roots, "roots")
-        if not self.roots:
-            raise ValueError("roots must name at least one class")
         super().__post_init__()
 
 
-class TypeClosure(QueryStage):
+class TypeClosure(QueryStage[TypeClosureParams]):
     """Per dump, every class that is a root or a transitive P279-subclass of one."""
 
     name = "type_closure"
     version = 1
-    params_type = TypeClosureParams
     inputs = ("wikidata_old", "wikidata_new")
     shard_key = "class"
     description = "P279 closed downward from the coarse-type roots, per dump"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: TypeClosureParams) -> list[Output]:
         """`(snapshot, root, class)` rows."""
         return [Output("type_closure", schema.TYPE_CLOSURE, ("snapshot", "root", "class"))]
 
-    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+    def run_queries(
+        self, con: duckdb.DuckDBPyConnection, ctx: StageContext[TypeClosureParams]
+    ) -> tuple[dict[str, str], Stats]:
         """One recursive query per dump."""
         params = ctx.params
-        assert isinstance(params, TypeClosureParams)
         register_snapshots(con, ctx, ("claims",))
         stats = Stats()
         parts = []
@@ -92,9 +98,23 @@ class TypeClosure(QueryStage):
 class CoarseTypesParams(Params):
     """`precedence`: `LABEL=QID` items, highest first (spec §2.3); `other`: the fallback label."""
 
-    precedence: tuple[str, ...] = DEFAULT_PRECEDENCE
-    other: str = OTHER
-    num_shards: int = 0
+    precedence: Annotated[
+        tuple[str, ...],
+        Meta(
+            description=(
+                "labels and their root classes, highest precedence first (LOC before ORG keeps "
+                "countries and cities LOC)"
+            )
+        ),
+    ] = DEFAULT_PRECEDENCE
+    other: Annotated[
+        str,
+        Meta(description="the label of an entity reaching no root"),
+    ] = OTHER
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 64 MB of `entity_diff.kb_entities`"),
+    ] = 0
 
     def __post_init__(self) -> None:
         if not LABEL_PATTERN.fullmatch(self.other):
@@ -103,22 +123,20 @@ class CoarseTypesParams(Params):
         super().__post_init__()
 
 
-class CoarseTypes(QueryStage):
+class CoarseTypes(QueryStage[CoarseTypesParams]):
     """One coarse type per KB entity, by precedence over the roots it reaches."""
 
     name = "coarse_types"
     version = 1
-    params_type = CoarseTypesParams
     inputs = ("entity_diff", "type_closure", "wikidata_old", "wikidata_new")
     description = "coarse types PER/LOC/ORG/EVENT/OTHER of E_known and E_new"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: CoarseTypesParams) -> list[Output]:
         """`(qid, coarse, roots)` rows."""
         return [Output("coarse_types", schema.COARSE_TYPES, ("qid",))]
 
-    def check_upstream(self, ctx: StageContext) -> None:
+    def check_upstream(self, ctx: StageContext[CoarseTypesParams]) -> None:
         """Every root of the precedence must have been closed by `type_closure`."""
-        assert isinstance(ctx.params, CoarseTypesParams)
         closed = ctx.inputs["type_closure"].params["roots"]
         missing = [r.qid for r in parse_precedence(ctx.params.precedence) if r.qid not in closed]
         if missing:
@@ -127,10 +145,11 @@ class CoarseTypes(QueryStage):
                 f"(its roots are {closed}); add them with --param type_closure.roots=…"
             )
 
-    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+    def run_queries(
+        self, con: duckdb.DuckDBPyConnection, ctx: StageContext[CoarseTypesParams]
+    ) -> tuple[dict[str, str], Stats]:
         """Reach roots through P31 + closure in each entity's own dump, then apply the precedence."""
         params = ctx.params
-        assert isinstance(params, CoarseTypesParams)
         precedence = parse_precedence(params.precedence, params.other)
         register_snapshots(con, ctx, ("claims",))
         parquet_view(con, "kb_entities", ctx.inputs["entity_diff"].files("kb_entities"))

@@ -10,7 +10,8 @@ dump (`site_from = new`, as Hansel uses one Wikipedia for both its dumps) or at 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import KW_ONLY, dataclass
+from typing import ClassVar
 
 import duckdb
 
@@ -18,7 +19,7 @@ from entbench.builders.kb.stages.filter import InternalFilterParams
 from entbench.builders.kb.stages.query import NORMALIZED_VIEWS, QueryStage, count, count_by
 from entbench.builders.kb_series.series import dump_index
 from entbench.engine.duck import parquet_view
-from entbench.engine.stage import Output, Params, StageContext
+from entbench.engine.stage import Output, P, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.filters import internal
@@ -36,42 +37,44 @@ def register_dumps(
             parquet_view(con, f"d{dump_index(dump)}_{short}", upstream.files(NORMALIZED_VIEWS[short]))
 
 
-class SeriesQueryStage(QueryStage):
-    """A kb-style query stage over every dump of a series (`dumps`, oldest first)."""
+@dataclass(eq=False)
+class SeriesQueryStage(QueryStage[P]):
+    """A kb-style query stage over every dump of a series (`dumps`, oldest first: their order is
+    identity, where the input fingerprints alone are keyed by name, unordered)."""
 
-    def __init__(self, dumps: Sequence[str], extra_inputs: Sequence[str] = ()) -> None:
-        super().__init__()
-        self.dumps = tuple(dumps)
-        self.inputs = (*extra_inputs, *self.dumps)
+    #: Upstream stages a subclass reads besides the dumps.
+    extra_inputs: ClassVar[tuple[str, ...]] = ()
 
-    def fingerprint_extra(self) -> dict[str, Any]:
-        """The dumps in date order (the input fingerprints alone are keyed by name, unordered)."""
-        return {"dumps": list(self.dumps)}
+    dumps: tuple[str, ...]
+    _: KW_ONLY
+    stage_name: str = ""
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def __post_init__(self) -> None:
+        self.stage_name = self.stage_name or self.name
+        self.inputs = (*self.extra_inputs, *self.dumps)
+
+    def shard_inputs(self, params: P) -> tuple[tuple[str, str], ...]:
         """Sized from the entities of every dump."""
         return tuple((dump, "entities") for dump in self.dumps)
 
 
-class SeriesFilter(SeriesQueryStage):
+class SeriesFilter(SeriesQueryStage[InternalFilterParams]):
     """Decide, for every dump of the series, which entities are KB entities (spec §2.1)."""
 
     name = "series_filter"
     version = 1
-    params_type = InternalFilterParams
     description = "Wikimedia-internal filter + site constraint on every dump of the series"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: InternalFilterParams) -> list[Output]:
         """Kept entities and class-based removals, per dump."""
         return [
             Output("kept", schema.KEPT, ("dump", "qid")),
             Output("removed", schema.REMOVED, ("dump", "qid")),
         ]
 
-    def check_upstream(self, ctx: StageContext) -> None:
+    def check_upstream(self, ctx: StageContext[InternalFilterParams]) -> None:
         """The scans the site constraint reads must have kept that site's sitelinks."""
         params = ctx.params
-        assert isinstance(params, InternalFilterParams)
         if not params.site:
             return
         for dump in self._site_dumps(params):
@@ -90,10 +93,11 @@ class SeriesFilter(SeriesQueryStage):
         """The dumps whose sitelinks the site constraint reads."""
         return self.dumps[-1:] if params.site_from == "new" else self.dumps
 
-    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+    def run_queries(
+        self, con: duckdb.DuckDBPyConnection, ctx: StageContext[InternalFilterParams]
+    ) -> tuple[dict[str, str], Stats]:
         """Each dump's decisions; kept rows and class-based removals as two tables."""
         params = ctx.params
-        assert isinstance(params, InternalFilterParams)
         views = ("entities", "claims", "sitelinks") + (("outranked",) if params.ranks == "all" else ())
         register_dumps(con, ctx, self.dumps, views)
         newest = f"d{dump_index(self.dumps[-1])}"

@@ -27,8 +27,10 @@ and not the other (`union_not_new_since_first`: deleted, redirected or filtered 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import duckdb
+from msgspec import Meta
 
 from entbench.builders.kb.stages.query import count, count_by, kb_params_check
 from entbench.builders.kb_series.series import dump_index, require_dump_params
@@ -57,11 +59,26 @@ class SeriesNewParams(Params):
     """What makes an entity new (`new_means`), the label languages, and the coarse-type precedence
     (`LABEL=QID` items, highest first; `other` for entities reaching no root)."""
 
-    new_means: str = FIRST_SEEN
-    languages: tuple[str, ...] = ("en", "zh")
-    precedence: tuple[str, ...] = DEFAULT_PRECEDENCE
-    other: str = OTHER
-    num_shards: int = 0
+    new_means: Annotated[
+        str,
+        Meta(description="`first-seen` or `not-in-previous-dump` (above)"),
+    ] = FIRST_SEEN
+    languages: Annotated[
+        tuple[str, ...],
+        Meta(description="languages of the labels and descriptions (every scan must keep them)"),
+    ] = ("en", "zh")
+    precedence: Annotated[
+        tuple[str, ...],
+        Meta(description="coarse-type labels and their root classes, highest precedence first"),
+    ] = DEFAULT_PRECEDENCE
+    other: Annotated[
+        str,
+        Meta(description="the label of an entity reaching no root"),
+    ] = OTHER
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 64 MB of the scans' `entities`"),
+    ] = 0
 
     def __post_init__(self) -> None:
         kb_params_check(self, {"new_means": (FIRST_SEEN, NOT_IN_PREVIOUS_DUMP)})
@@ -73,35 +90,32 @@ class SeriesNewParams(Params):
         super().__post_init__()
 
 
-class SeriesNew(SeriesQueryStage):
+class SeriesNew(SeriesQueryStage[SeriesNewParams]):
     """E_new of every period (`new_entities`) and every id's first dump (`first_dump`)."""
 
     name = "series_new"
     version = 1
     layer = "benchmarks"
-    params_type = SeriesNewParams
     description = "E_new of each consecutive pair of dumps, with coarse types; every id's first dump"
 
-    def __init__(self, dumps: tuple[str, ...]) -> None:
-        super().__init__(dumps, extra_inputs=("series_filter",))
+    extra_inputs = ("series_filter",)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: SeriesNewParams) -> list[Output]:
         """`new_entities` (labels in the configured languages) and `first_dump`."""
-        assert isinstance(params, SeriesNewParams)
         return [
             Output("new_entities", schema.new_entities_schema(params.languages), ("period", "qid")),
             Output("first_dump", schema.FIRST_DUMP, ("qid",)),
         ]
 
-    def check_upstream(self, ctx: StageContext) -> None:
+    def check_upstream(self, ctx: StageContext[SeriesNewParams]) -> None:
         """Every scan must have kept the requested label languages."""
-        assert isinstance(ctx.params, SeriesNewParams)
         require_dump_params(ctx, self.dumps[1:], "languages", ctx.params.languages)
 
-    def run_queries(self, con: duckdb.DuckDBPyConnection, ctx: StageContext) -> tuple[dict[str, str], Stats]:
+    def run_queries(
+        self, con: duckdb.DuckDBPyConnection, ctx: StageContext[SeriesNewParams]
+    ) -> tuple[dict[str, str], Stats]:
         """First dumps, each period's E_new, their coarse types and labels, and the series' counts."""
         params = ctx.params
-        assert isinstance(params, SeriesNewParams)
         register_dumps(con, ctx, self.dumps, ("entities", "claims", "redirects"))
         parquet_view(con, "kept", ctx.inputs["series_filter"].files("kept"))
         # Every (id, dump) the dumps hold, streamed once into `first_dump`: the one table over

@@ -25,41 +25,40 @@ from entbench.builders.hansel.stages.zeroshot import HanselZeroshotParams, coars
 from entbench.builders.hansel.zeroshot import sample_pool
 from entbench.builders.kb_series.series import dump_index, require_dump_params
 from entbench.engine.duck import stage_connection
-from entbench.engine.stage import Output, Params, Stage, StageContext
+from entbench.engine.stage import Output, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas import kb_series as schema
 from entbench.schemas.base import column_suffix
 
 
-class SeriesZeroshot(Stage):
+@dataclasses.dataclass(eq=False)
+class SeriesZeroshot(Stage[HanselZeroshotParams]):
     """Each period's type-balanced sample of E_new with what annotators need."""
 
     name = "series_zeroshot"
     version = 1
     layer = "benchmarks"
-    params_type = HanselZeroshotParams
     default_num_shards = 1
     description = "zero-shot pool of each period: E_new, 50% uniform + 50% balanced over coarse types"
     progress_items = "entities"
 
-    def __init__(self, dumps: tuple[str, ...]) -> None:
-        super().__init__()
-        self.dumps = dumps
-        self.inputs = ("series_new", "series_filter", *dumps[1:])
+    #: The dumps in date order.
+    dumps: tuple[str, ...]
+    _: dataclasses.KW_ONLY
+    stage_name: str = ""
 
-    def fingerprint_extra(self) -> dict[str, list[str]]:
-        """The dumps in date order."""
-        return {"dumps": list(self.dumps)}
+    def __post_init__(self) -> None:
+        self.stage_name = self.stage_name or self.name
+        self.inputs = ("series_new", "series_filter", *self.dumps[1:])
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: HanselZeroshotParams) -> list[Output]:
         """One table, `zeroshot_pool`."""
         return [Output("zeroshot_pool", schema.ZEROSHOT, ("period", "pool_index"))]
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+    def shard(self, ctx: StageContext[HanselZeroshotParams], shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """Draw every period's pool and look up what annotators see."""
         params = ctx.params
-        assert isinstance(params, HanselZeroshotParams)
         params = series_site(ctx, params)
         # Titles and aliases come from the scans: one that dropped them would leave them empty.
         require_dump_params(ctx, self.dumps[1:], "sites", [params.site])

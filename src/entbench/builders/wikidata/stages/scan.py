@@ -18,10 +18,11 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import Meta
 
 from entbench.builders.wikidata.native import NativeRows, native_enabled
 from entbench.builders.wikidata.rows import OFFSET_COLUMN, ScanRows, emit_tables
@@ -48,6 +49,7 @@ from entbench.engine.stage import (
     SourceInfo,
     Stage,
     StageContext,
+    map_column,
 )
 from entbench.engine.stats import Stats, counted
 from entbench.errors import DataError
@@ -74,14 +76,18 @@ NATIVE_PIECE_BYTES = 4 << 20
 class WikidataScanParams(Params):
     """Parameters of a Wikidata scan. `sites = ["*"]` keeps every sitelink (slower to decode)."""
 
-    languages: tuple[str, ...] = ("en", "zh")
-    sites: tuple[str, ...] = ("enwiki", "zhwiki")
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if not self.languages:
-            raise ValueError("languages must not be empty")
-        super().__post_init__()
+    languages: Annotated[
+        tuple[str, ...],
+        Meta(min_length=1, description="languages whose labels, descriptions and aliases are kept"),
+    ] = ("en", "zh")
+    sites: Annotated[
+        tuple[str, ...],
+        Meta(description='sites whose sitelinks are kept; `["*"]` keeps every site (slower)'),
+    ] = ("enwiki", "zhwiki")
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 256 MB of uncompressed JSON"),
+    ] = 0
 
     def decode_config(self) -> DecodeConfig:
         """The decoder configuration these parameters ask for."""
@@ -93,13 +99,12 @@ class WikidataScanParams(Params):
 REJECTS_FILE = "_rejects.jsonl"
 
 
-class WikidataScan(Stage):
+class WikidataScan(Stage[WikidataScanParams]):
     """Scan one Wikidata JSON dump source into the normalized tables."""
 
     name = "wikidata"
     version = 3  # 2: outranked_type_claims; 3: `_rejects.jsonl` (sidecars start with `_`)
     layer = "normalized"
-    params_type = WikidataScanParams
     default_num_shards = 1
     shard_key = "id"
     description = (
@@ -120,9 +125,8 @@ class WikidataScan(Stage):
         kept = counted(stats, "entities_written")
         return f"the {self.sources[0]} dump holds {kept:,} entit{'y' if kept == 1 else 'ies'}"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: WikidataScanParams) -> list[Output]:
         """The five normalized tables."""
-        assert isinstance(params, WikidataScanParams)
         return [
             Output("entities", schema.entities_schema(params.languages), ("id", "source_offset")),
             Output("aliases", schema.ALIASES, ("id", "language", "ordinal")),
@@ -137,7 +141,7 @@ class WikidataScan(Stage):
             Output("redirects", schema.REDIRECTS, ("from_id", "source_offset"), may_be_empty=True),
         ]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: WikidataScanParams) -> dict[str, pa.Schema]:
         """Output schemas plus the source line offset, which the reducer needs to drop duplicates."""
         result = {}
         for output in self.outputs(params):
@@ -149,7 +153,7 @@ class WikidataScan(Stage):
                 )
         return result
 
-    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+    def resolve_num_shards(self, params: WikidataScanParams, sources: Mapping[str, SourceInfo]) -> int:
         """`num_shards` if given, else about one shard per 256 MB of decompressed JSON."""
         requested = getattr(params, "num_shards", 0)
         if requested:
@@ -158,17 +162,17 @@ class WikidataScan(Stage):
         compression = detect_compression(src.path)
         return max(1, math.ceil(src.size * EXPANSION[compression] / AUTO_SHARD_INPUT_BYTES))
 
-    def spill_bytes_estimate(self, ctx: StageContext) -> int | None:
+    def spill_bytes_estimate(self, ctx: StageContext[WikidataScanParams]) -> int | None:
         """About a quarter of the decompressed JSON (measured: 20% with two languages and sites)."""
         src = ctx.sources[self.sources[0]]
         return int(src.size * EXPANSION[detect_compression(src.path)] * SPILL_SHARE)
 
     # --- map ---------------------------------------------------------------------------------
-    def progress_total(self, ctx: StageContext) -> int | None:
+    def progress_total(self, ctx: StageContext[WikidataScanParams]) -> int | None:
         """Progress is measured in bytes of the file on disk (compressed bytes for .gz/.bz2)."""
         return ctx.sources[self.sources[0]].size
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[WikidataScanParams]) -> Iterator[MapTask]:
         """Byte ranges of an uncompressed dump or, for `.gz` with a saved seek index and several
         workers, ranges of the decompressed stream; otherwise blocks of the decompressed stream."""
         src = ctx.sources[self.sources[0]]
@@ -234,18 +238,23 @@ class WikidataScan(Stage):
         finally:
             blocks.close()
 
-    def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
+    def on_map_done(
+        self, ctx: StageContext[WikidataScanParams], done: Mapping[str, Any], progress: ProgressFn
+    ) -> None:
         """Advance the bar over tasks finished by an earlier run."""
         stats = done["stats"]
         progress(int(stats.get("input_progress_bytes", 0)), int(stats.get("entities_decoded", 0)))
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[WikidataScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Decode the task's lines and route their rows to shard buckets."""
         with gc_paused():  # the task's rows are acyclic: nothing for the GC to free
             return self._map(ctx, task, sink, progress)
 
-    def _map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        assert isinstance(ctx.params, WikidataScanParams)
+    def _map(
+        self, ctx: StageContext[WikidataScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         src = ctx.sources[self.sources[0]]
         stats = Stats()
         rejects: list[dict[str, Any]] = []
@@ -356,7 +365,7 @@ class WikidataScan(Stage):
         write_task_rejects(Path(ctx.workdir) / "_map" / f"{task.task_id}.rejects.jsonl", rejects)
         return stats
 
-    def check_map_stats(self, ctx: StageContext, stats: Stats, map_dir: Path) -> None:
+    def check_map_stats(self, ctx: StageContext[WikidataScanParams], stats: Stats, map_dir: Path) -> None:
         """Stop as soon as more lines were rejected than `--max-bad-lines` allows."""
         bad = stats.get("rejected_total", 0)
         limit = ctx.options.max_bad_lines
@@ -376,39 +385,44 @@ class WikidataScan(Stage):
 
     # --- reduce ------------------------------------------------------------------------------
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[WikidataScanParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
-        """Keep one revision per entity id (highest lastrevid, then latest line); drop the others' rows."""
+        """Keep one revision per entity id (highest lastrevid, then latest line); drop the others' rows.
+
+        Only the ids are read to find out: a shard without duplicates (a dump of current entities)
+        leaves every table as mapped, so a large one is sorted on disk instead of held."""
         stats = Stats()
-        entities = tables["entities"]
-        out: dict[str, pa.Table] = {}  # the tables left out are written as mapped, one at a time
-        if entities.num_rows:
-            ids = entities.column("id")
-            if pc.count_distinct(ids).as_py() != entities.num_rows:
-                entities, dropped = dedupe_entities(entities)
-                stats.add("duplicate_ids", len(dropped))
-                dup_rejects = [
-                    reject_record(
-                        ctx.sources[self.sources[0]].label,
-                        off,
-                        "duplicate_id",
-                        f"{ident} superseded by the revision at offset {kept}",
-                        b"",
-                    )
-                    for ident, off, kept in dropped
-                ]
-                write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
-                keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
-                for name, table in tables.items():  # every per-entity table carries its line's offset
-                    if name != "entities" and OFFSET_COLUMN in table.column_names:
-                        out[name] = table.filter(
-                            pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets)
-                        )
+        ids = map_column(tables, "entities", "id")
+        if not len(ids) or pc.count_distinct(ids).as_py() == len(ids):
+            stats.add("entities_written", len(ids))
+            return {}, stats
+        del ids
+        # Duplicate ids (a dump of several revisions): the shard's tables are deduped in memory.
+        entities, dropped = dedupe_entities(tables["entities"])
+        stats.add("duplicate_ids", len(dropped))
+        dup_rejects = [
+            reject_record(
+                ctx.sources[self.sources[0]].label,
+                off,
+                "duplicate_id",
+                f"{ident} superseded by the revision at offset {kept}",
+                b"",
+            )
+            for ident, off, kept in dropped
+        ]
+        write_rejects(Path(ctx.workdir) / "_scratch" / f"duplicates-{shard:05d}.jsonl", dup_rejects)
+        keep_offsets = pa.array(sorted(set(entities.column("source_offset").to_pylist())), pa.int64())
+        out: dict[str, pa.Table] = {}
+        for name, table in tables.items():  # every per-entity table carries its line's offset
+            if name != "entities" and OFFSET_COLUMN in table.column_names:
+                out[name] = table.filter(pc.is_in(table.column(OFFSET_COLUMN), value_set=keep_offsets))
         out["entities"] = entities
         stats.add("entities_written", entities.num_rows)
         return out, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(
+        self, ctx: StageContext[WikidataScanParams], directory: Path, stats: Stats
+    ) -> dict[str, Any]:
         """Write `_rejects.jsonl` (all rejected lines, by offset) and the framing warning."""
         rejects: list[dict[str, Any]] = []
         # The rejects of this run's map tasks only: a run killed and resumed with another

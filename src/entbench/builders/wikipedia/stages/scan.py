@@ -19,18 +19,18 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import Meta
 
 from entbench.engine.executors.base import on_release
-from entbench.engine.shards import atomic_write_text, shard_of
+from entbench.engine.shards import shard_of
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -42,6 +42,7 @@ from entbench.engine.stage import (
     StageContext,
     map_column,
     map_rows,
+    write_side_file,
 )
 from entbench.engine.stats import Stats, counted
 from entbench.gc_pause import gc_paused
@@ -80,23 +81,42 @@ EXPANSION = {"none": 1, "gzip": 4, "bz2": 5}
 #: Target decompressed XML bytes per output shard when `num_shards` is 0 (auto).
 AUTO_SHARD_INPUT_BYTES = 512 << 20
 SEQ_COLUMN = "_seq"  # (block offset, page index) of a row: breaks ties between duplicate page ids
-SITEINFO_FILE = "_siteinfo.json"  # a sidecar: `_` keeps Parquet readers of the directory off it
 
 
 @dataclass(frozen=True)
 class WikipediaScanParams(Params):
     """Parameters of the Wikipedia scan (see the module docstring)."""
 
-    namespaces: tuple[int, ...] = (0,)
-    language: str = ""
-    zh_variants: tuple[str, ...] = DEFAULT_ZH_VARIANTS
-    disambiguation_templates: tuple[str, ...] = DEFAULT_DISAMBIGUATION_TEMPLATES
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if not self.namespaces:
-            raise ValueError("namespaces must not be empty")
-        super().__post_init__()
+    namespaces: Annotated[
+        tuple[int, ...],
+        Meta(min_length=1, description="namespaces whose pages are kept (0: articles)"),
+    ] = (0,)
+    language: Annotated[
+        str,
+        Meta(
+            description=(
+                "the wiki's language; empty: from the dump's `<mediawiki xml:lang>` (set it when a "
+                "dump's header names another wiki's, as DBpedia's zh page does)"
+            )
+        ),
+    ] = ""
+    zh_variants: Annotated[
+        tuple[str, ...],
+        Meta(description="the order in which `-{…}-` variants are preferred on Chinese wikis"),
+    ] = DEFAULT_ZH_VARIANTS
+    disambiguation_templates: Annotated[
+        tuple[str, ...],
+        Meta(
+            description=(
+                "templates that flag a page as a disambiguation page; by default the common enwiki "
+                "and zhwiki names"
+            )
+        ),
+    ] = DEFAULT_DISAMBIGUATION_TEMPLATES
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 512 MB of uncompressed XML"),
+    ] = 0
 
 
 def page_shard(page_id: int, num_shards: int) -> int:
@@ -141,7 +161,7 @@ def shared_render_config(params: WikipediaScanParams, site: SiteInfo) -> RenderC
     return config
 
 
-class WikipediaScan(Stage):
+class WikipediaScan(Stage[WikipediaScanParams]):
     """Scan one MediaWiki XML dump into `pages` and `links`."""
 
     name = "wikipedia"
@@ -153,7 +173,6 @@ class WikipediaScan(Stage):
     # zhwiki's `le`/`link-xx`/`tsl` are links, the whole interwiki map, template counts (issue 32)
     version = 5
     layer = "normalized"
-    params_type = WikipediaScanParams
     default_num_shards = 1
     shard_key = "page_id"
     description = "Wikipedia XML dump -> pages (plain text, flags), links (anchors at offsets)"
@@ -161,6 +180,7 @@ class WikipediaScan(Stage):
     source_kind = "mediawiki-xml"
     progress_unit = "B"
     progress_items = "pages"
+    side_files = ("siteinfo",)
 
     def __init__(self, source: str = "wikipedia") -> None:
         super().__init__(source)
@@ -175,19 +195,19 @@ class WikipediaScan(Stage):
             f"with {counted(stats, 'links_written'):,} article link(s)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: WikipediaScanParams) -> list[Output]:
         """`pages` and `links`."""
         return [
             Output("pages", schema.PAGES, ("page_id",)),
             Output("links", schema.LINKS, ("page_id", "ordinal")),
         ]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: WikipediaScanParams) -> dict[str, pa.Schema]:
         """Output schemas plus `_seq`, which the reducer needs to drop duplicate page ids."""
         seq = pa.field(SEQ_COLUMN, pa.int64(), nullable=False)
         return {o.name: o.schema.append(seq) for o in self.outputs(params)}
 
-    def resolve_num_shards(self, params: Params, sources: Mapping[str, SourceInfo]) -> int:
+    def resolve_num_shards(self, params: WikipediaScanParams, sources: Mapping[str, SourceInfo]) -> int:
         """`num_shards` if given, else about one shard per 512 MB of XML."""
         requested = getattr(params, "num_shards", 0)
         if requested:
@@ -197,11 +217,11 @@ class WikipediaScan(Stage):
         return max(1, math.ceil(src.size * expansion / AUTO_SHARD_INPUT_BYTES))
 
     # --- map ---------------------------------------------------------------------------------
-    def progress_total(self, ctx: StageContext) -> int | None:
+    def progress_total(self, ctx: StageContext[WikipediaScanParams]) -> int | None:
         """Progress is measured in bytes of the file on disk."""
         return ctx.sources[self.sources[0]].size
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[WikipediaScanParams]) -> Iterator[MapTask]:
         """Blocks of whole pages: byte ranges, multistream streams, or decompressed blocks."""
         src = ctx.sources[self.sources[0]]
         header = read_header(src.path)
@@ -251,19 +271,24 @@ class WikipediaScan(Stage):
         finally:
             blocks.close()
 
-    def on_map_done(self, ctx: StageContext, done: Mapping[str, Any], progress: ProgressFn) -> None:
+    def on_map_done(
+        self, ctx: StageContext[WikipediaScanParams], done: Mapping[str, Any], progress: ProgressFn
+    ) -> None:
         """Advance the bar over tasks finished by an earlier run."""
         stats = done["stats"]
         progress(int(stats.get("input_progress_bytes", 0)), int(stats.get("pages_seen", 0)))
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[WikipediaScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Parse and render the task's pages; route `pages` and `links` rows to shard buckets."""
         with gc_paused():  # the task's rows are acyclic: nothing for the GC to free
             return self._map(ctx, task, sink, progress)
 
-    def _map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def _map(
+        self, ctx: StageContext[WikipediaScanParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         params = ctx.params
-        assert isinstance(params, WikipediaScanParams)
         src = ctx.sources[self.sources[0]]
         header = str(task.meta["header"]).encode("utf-8")
         if task.payload is not None:
@@ -287,7 +312,7 @@ class WikipediaScan(Stage):
 
     # --- reduce ------------------------------------------------------------------------------
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[WikipediaScanParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Keep one page per id (highest revision, then last in the dump) and only its links.
 
@@ -308,16 +333,15 @@ class WikipediaScan(Stage):
         stats.add("links_written", map_rows(tables, "links"))
         return {}, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(
+        self, ctx: StageContext[WikipediaScanParams], directory: Path, stats: Stats
+    ) -> dict[str, Any]:
         """Write `_siteinfo.json` (namespaces, dbname, language) for downstream stages."""
         params = ctx.params
-        assert isinstance(params, WikipediaScanParams)
         src = ctx.sources[self.sources[0]]
         site = site_for(params, read_header(src.path), src.label)
-        atomic_write_text(
-            directory / SITEINFO_FILE, json.dumps(site.to_json(), ensure_ascii=False, indent=1) + "\n"
-        )
-        return {"files": [SITEINFO_FILE]}
+        write_side_file(directory, "siteinfo", site.to_json())
+        return {}
 
 
 class _BlockStream:

@@ -15,24 +15,44 @@ Which Wikidata scan is read is fixed per stage instance: `title_qid` reads `wiki
 `title_qid_kb` reads `wikidata_new`, the newer dump the `kb` stages scan (so a kb build scans it
 once). The site is the `site` parameter, by default the dump's own `dbname` (`_siteinfo.json`).
 
-One map task runs the whole resolution in DuckDB (it spills to disk) and streams the result, in
-batches, to the shards by `title`; their number is sized from the scan (`num_shards` 0, the
-default: about one per 64 MB of its Parquet).
+The resolution runs one title partition at a time (xxh64 of the title), so no task holds the
+title vocabulary: the stage's phases (`builders.wikipedia.stages.title_phases`) gather each
+title's facts (link count, page, redirect target, own sitelink) and walk the redirects one hop a
+phase; the stage's reducers then resolve each partition, whose titles are its output shard. The
+shards are sized from the scan (`num_shards` 0, the default: about one per 64 MB of its Parquet);
+the phases cut the titles finer, about one partition per 8 MB of it.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
+from msgspec import Meta
 
-from entbench.builders.wikipedia.stages.scan import SITEINFO_FILE
+from entbench.builders.wikipedia.stages.title_phases import (
+    ENDS,
+    FACTS,
+    TITLES,
+    WALK,
+    RedirectWalk,
+    TitleFacts,
+    TitlePhaseParams,
+)
 from entbench.engine.duck import stage_connection
+from entbench.engine.inputs import (
+    Span,
+    auto_num_shards,
+    partitions_for,
+    read_partition,
+    read_span,
+    row_group_spans,
+    upstream_bytes,
+)
 from entbench.engine.stage import (
     BucketSink,
     MapTask,
@@ -41,45 +61,59 @@ from entbench.engine.stage import (
     ProgressFn,
     Stage,
     StageContext,
+    UpstreamOutput,
 )
 from entbench.engine.stats import Stats, counted
 from entbench.errors import UserError
 from entbench.readers.mediawiki_xml import SiteInfo
 from entbench.schemas.alias import TITLE_QID, TITLE_STATUSES
 
-#: An item is a disambiguation page if a truthy P31 is Q4167410 (spec §3).
-DISAMBIGUATION_CLASS = "Q4167410"
-#: Rows of the result handed to the sink at a time. Each batch is cast, counted and split by
-#: shard, a few copies of it at once: with 128k rows, the whole result of a 256 MB zhwiki (92k
-#: titles) went as one batch and set the stage's peak (+16 MiB over the query's own).
-BATCH_ROWS = 1 << 14
+#: The phases cut the titles into about one partition per this many bytes of the scan's Parquet.
+PARTITION_INPUT_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
 class TitleQidParams(Params):
     """`site`: sitelinks of which wiki ("" = the dump's dbname); `max_hops`: redirect chain limit."""
 
-    site: str = ""
-    max_hops: int = 10
-    num_shards: int = 0
+    site: Annotated[
+        str,
+        Meta(
+            description=(
+                "whose sitelinks to use (`enwiki`, `zhwiki`, …); empty = the dump's own (its `dbname`)"
+            )
+        ),
+    ] = ""
+    max_hops: Annotated[
+        int,
+        Meta(ge=0, description="longest redirect chain followed"),
+    ] = 10
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = sized from the scan's Parquet, about one per 64 MB"),
+    ] = 0
 
-    def __post_init__(self) -> None:
-        if self.max_hops < 0:
-            raise ValueError("max_hops must be >= 0")
-        super().__post_init__()
+
+def title_partition(
+    title_qid: UpstreamOutput, partition: int, partitions: int, columns: Sequence[str]
+) -> pa.Table:
+    """The `columns` of the titles whose `shard_of(title, partitions)` is `partition`: `title_qid`
+    routes its rows by title, so with `partitions` shards that is one shard file
+    (`engine.inputs.read_partition`)."""
+    return read_partition(title_qid, "title_qid", "title", partition, partitions, columns)
 
 
-def read_siteinfo(directory: str) -> SiteInfo:
-    """The `_siteinfo.json` the Wikipedia scan wrote next to its shards."""
-    return SiteInfo.from_json(json.loads((Path(directory) / SITEINFO_FILE).read_text(encoding="utf-8")))
+def read_siteinfo(scan: UpstreamOutput) -> SiteInfo:
+    """The siteinfo a Wikipedia scan declares as its side file (namespaces, dbname, language)."""
+    return SiteInfo.from_json(scan.side_file("siteinfo"))
 
 
-class TitleQid(Stage):
+@dataclass(eq=False)
+class TitleQid(Stage[TitleQidParams]):
     """Resolve every title of a Wikipedia dump to a QID, with a reason when it does not resolve."""
 
     version = 1
     layer = "derived"
-    params_type = TitleQidParams
     default_num_shards = 0
     #: A title row is a few dozen bytes against a page's text: shards of the scan's 64 MB.
     shard_input_bytes = 64 << 20
@@ -88,11 +122,12 @@ class TitleQid(Stage):
     progress_unit = "task"
     progress_items = "titles"
 
-    def __init__(self, name: str, wikidata: str, wikipedia: str = "wikipedia") -> None:
-        super().__init__(name)
-        self.wikidata = wikidata
-        self.wikipedia = wikipedia
-        self.inputs = (wikipedia, wikidata)
+    stage_name: str
+    wikidata: str
+    wikipedia: str = "wikipedia"
+
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.wikidata)
 
     def coverage(self, stats: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
         """How many links reach an item, and why the others do not."""
@@ -111,217 +146,170 @@ class TitleQid(Stage):
             "a page no item of the Wikidata dump links to)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: TitleQidParams) -> list[Output]:
         """One table, `title_qid`."""
         return [Output("title_qid", TITLE_QID, ("title",))]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: TitleQidParams) -> tuple[tuple[str, str], ...]:
         """Sized from the scan's pages and links."""
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
-        """A single task: the resolution is one relational query."""
-        yield MapTask("resolve")
-
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
-        """Resolve all titles in DuckDB and stream them to their shards."""
+    def site(self, ctx: StageContext[TitleQidParams]) -> str:
+        """The wiki whose sitelinks are read: the `site` parameter, else the dump's dbname."""
         params = ctx.params
-        assert isinstance(params, TitleQidParams)
-        wikipedia = ctx.inputs[self.wikipedia]
-        site_info = read_siteinfo(wikipedia.directory)
-        site = params.site or site_info.dbname
+        site = params.site or read_siteinfo(ctx.inputs[self.wikipedia]).dbname
         if not site:
             raise UserError(f"{ctx.stage}: the dump names no dbname; pass --param {ctx.stage}.site=zhwiki")
-        table = site_info.namespace_table()
+        return site
+
+    def phases(self, ctx: StageContext[TitleQidParams]) -> list[tuple[Stage, Params]]:
+        """Every title's facts (`titles`), then the redirect walk one hop a phase (`walk1`, …) while
+        walks go on: `builders.wikipedia.stages.title_phases`; about one title partition per 8 MB
+        of the scan, a multiple of this stage's shard count."""
+        params = ctx.params
+        wanted = auto_num_shards(upstream_bytes(ctx.inputs, self.shard_inputs(params)), PARTITION_INPUT_BYTES)
+        partitions = partitions_for(ctx.num_shards, wanted)
+        site = self.site(ctx)
+        phase_params = TitlePhaseParams(site=site, max_hops=params.max_hops, num_shards=partitions)
+        # The walks: as many partitions as the output, each a few of the titles' (a constant
+        # number of reads of them a hop; few walks go past the first).
+        walk_params = TitlePhaseParams(site=site, max_hops=params.max_hops, num_shards=ctx.num_shards)
+        titles = f"{self.stage_name}.{TITLES}"
+        listed: list[tuple[Stage, Params]] = [
+            (TitleFacts(titles, wikipedia=self.wikipedia, wikidata=self.wikidata), phase_params)
+        ]
+        previous: str | None = None
+        for hop in range(1, params.max_hops + 1):
+            if previous is not None and not (
+                previous in ctx.phases and _has_rows(ctx.phases[previous], "active")
+            ):
+                break
+            name = f"{self.stage_name}.{WALK}{hop}"
+            listed.append((RedirectWalk(name, titles=titles, previous=previous), walk_params))
+            previous = name
+        return listed
+
+    def map_schemas(self, params: TitleQidParams) -> dict[str, pa.Schema]:
+        """The walks' ends, keyed by the title they started from."""
+        return {"_ends": ENDS}
+
+    def map_tasks(self, ctx: StageContext[TitleQidParams]) -> Iterator[MapTask]:
+        """One task per span of every walk phase's ends."""
+        for name, phase in ctx.phases.items():
+            if name.startswith(f"{self.stage_name}.{WALK}"):
+                for span in row_group_spans(phase.files("ends")):
+                    yield MapTask(f"{name.rsplit('.', 1)[-1]}-{span.task_id}", {**span.meta(), "phase": name})
+
+    def map(
+        self, ctx: StageContext[TitleQidParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
+        """Route one span of ends by the title their walk started from."""
+        span = Span.from_meta(task.meta)
+        ends = read_span(ctx.phases[str(task.meta["phase"])].files("ends")[span.file], span.row_groups)
+        sink.emit_by_key("_ends", ends, "origin", ctx.num_shards)
+        progress(1, ends.num_rows)
+        return Stats()
+
+    def reduce(
+        self, ctx: StageContext[TitleQidParams], shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Resolve the titles of one partition: their facts beside their walks' ends."""
+        wikipedia = ctx.inputs[self.wikipedia]
+        table = read_siteinfo(wikipedia).namespace_table()
         prefixes = sorted({name for ns, name in table.display.items() if ns != 0})
-        # One global query: it gets every worker's share of the machine.
-        con = stage_connection(ctx, tasks=1, ordered=False)
-        stats = Stats()
+        facts = read_partition(
+            ctx.phases[f"{self.stage_name}.{TITLES}"], TITLES, "title", shard, ctx.num_shards, FACTS.names
+        )
+        con = stage_connection(ctx, tasks=ctx.num_shards, ordered=False)
         try:
-            _load(con, ctx, self.wikipedia, self.wikidata, site)
-            if con.execute("SELECT count(*) FROM sitelinks").fetchone() == (0,):
-                stats.add("sitelinks_for_site_none")
-            resolved = _resolve(con, params.max_hops, prefixes)
-            titles: dict[str, int] = {}
-            links: dict[str, int] = {}
-            for batch in resolved.to_arrow_reader(BATCH_ROWS):
-                rows = pa.Table.from_batches([batch]).cast(TITLE_QID)
-                counted = rows.group_by("status").aggregate([("title", "count"), ("link_count", "sum")])
-                for status, count, linked in zip(
-                    counted["status"].to_pylist(),
-                    counted["title_count"].to_pylist(),
-                    counted["link_count_sum"].to_pylist(),
-                    strict=True,
-                ):
-                    titles[status] = titles.get(status, 0) + count
-                    links[status] = links.get(status, 0) + (linked or 0)
-                sink.emit_by_key("title_qid", rows, "title", ctx.num_shards)
-                progress(0, batch.num_rows)
-            unknown = set(titles) - set(TITLE_STATUSES)
-            assert not unknown, unknown
-            for status in sorted(titles):
-                stats.add(f"titles_{status}", titles[status])
-                key = "links_resolved" if status in ("sitelink", "redirect") else f"links_unresolved_{status}"
-                stats.add(key, links[status])
+            con.register("facts", facts)
+            con.register("ends", tables["_ends"])
+            rows = con.sql(RESOLVE_SQL, params={"prefixes": list(prefixes)}).to_arrow_table().cast(TITLE_QID)
         finally:
             con.close()
-        scan_stats = wikipedia.stats
-        stats.add("links_unresolved_special_namespace", int(scan_stats.get("links_namespace", 0)))
-        stats.add("site_" + site, 1)
-        progress(1, 0)
-        return stats
+        stats = Stats()
+        counted = rows.group_by("status").aggregate([("title", "count"), ("link_count", "sum")])
+        for status, count, linked in zip(
+            counted["status"].to_pylist(),
+            counted["title_count"].to_pylist(),
+            counted["link_count_sum"].to_pylist(),
+            strict=True,
+        ):
+            assert status in TITLE_STATUSES, status
+            stats.add(f"titles_{status}", count)
+            key = "links_resolved" if status in ("sitelink", "redirect") else f"links_unresolved_{status}"
+            stats.add(key, linked or 0)
+        return {"title_qid": rows}, stats
+
+    def finalize(self, ctx: StageContext[TitleQidParams], directory: Path, stats: Stats) -> dict[str, Any]:
+        """The site read, whether it had any sitelink, and the links the scan set aside as not
+        article links (counted with the titles of special namespaces)."""
+        site = self.site(ctx)
+        extra: dict[str, Any] = {
+            "site_" + site: 1,
+            "links_unresolved_special_namespace": stats.get("links_unresolved_special_namespace", 0)
+            + int(ctx.inputs[self.wikipedia].stats.get("links_namespace", 0)),
+        }
+        if not _any_sitelink(ctx.inputs[self.wikidata], site):
+            extra["sitelinks_for_site_none"] = 1
+        return extra
 
 
-def _load(
-    con: duckdb.DuckDBPyConnection, ctx: StageContext, wikipedia: str, wikidata: str, site: str
-) -> None:
-    wp, wd = ctx.inputs[wikipedia], ctx.inputs[wikidata]
-    pages, links = wp.files("pages"), wp.files("links")
-    # Redirect sources are unique page titles, so each walk is a path: one row per hop count.
-    _step(
-        con,
-        "redirects",
-        "SELECT title AS src, any_value(redirect_target) AS dst FROM read_parquet($pages) "
-        "WHERE is_redirect AND redirect_target IS NOT NULL GROUP BY title",
-        {"pages": pages},
-    )
-    _step(
-        con,
-        "page_info",
-        "SELECT title, min(page_id) AS page_id, bool_or(is_disambiguation) AS is_disambiguation "
-        "FROM read_parquet($pages) GROUP BY title",
-        {"pages": pages},
-    )
-    # Counted before the union: a hash table of the link rows' titles, not of every link row.
-    _step(
-        con,
-        "link_counts",
-        "SELECT target_normalized AS title, count(*) AS n FROM read_parquet($links) GROUP BY 1",
-        {"links": links},
-    )
-    # Every title the dump mentions (pages, link targets, redirect targets), with the links to it.
-    _step(
-        con,
-        "titles",
-        "SELECT title, CAST(sum(n) AS BIGINT) AS link_count FROM ("
-        "SELECT title, 0 AS n FROM page_info UNION ALL SELECT title, n FROM link_counts "
-        "UNION ALL SELECT dst, 0 FROM redirects) GROUP BY title",
-        drop=("link_counts",),
-    )
-    # A consistent dump has one item per (site, title); if not, the lowest QID number wins.
-    _step(
-        con,
-        "sitelinks",
-        "SELECT title, arg_min(id, TRY_CAST(substr(id, 2) AS BIGINT)) AS qid "
-        "FROM read_parquet($files) WHERE site = $site GROUP BY title",
-        {"files": wd.files("sitelinks"), "site": site},
-    )
-    _step(
-        con,
-        "disambiguation_items",
-        "SELECT DISTINCT subject AS qid FROM read_parquet($files) "
-        "WHERE property = 'P31' AND item = $disambiguation",
-        {"files": wd.files("truthy_claims"), "disambiguation": DISAMBIGUATION_CLASS},
-    )
+#: One title partition resolved in the mGENRE order: the title's own sitelink, else the end of its
+#: redirect walk (`title_phases.RedirectWalk`); a title that is no redirect ends where it starts.
+#: `still`: the walk stopped at a redirect (the hop limit), not at an article.
+RESOLVE_SQL = """
+WITH r AS (
+    SELECT f.title, f.link_count, e.origin IS NOT NULL AS walked,
+           coalesce(e.looped, false) AS looped,
+           CASE WHEN e.origin IS NOT NULL THEN e.still ELSE f.redirect_to IS NOT NULL END AS still,
+           coalesce(e.hops, 0) AS hops, coalesce(e.final_title, f.title) AS final_title,
+           f.qid AS direct_qid,
+           CASE WHEN e.origin IS NOT NULL THEN e.final_qid ELSE f.qid END AS final_qid,
+           CASE WHEN e.origin IS NOT NULL THEN e.final_item_disambiguation
+                ELSE f.item_disambiguation END AS final_item_disambiguation,
+           f.item_disambiguation, f.page_id, f.page_disambiguation,
+           e.final_page_id, e.final_page_disambiguation
+    FROM facts f LEFT JOIN ends e ON e.origin = f.title
+), q AS (
+    SELECT *,
+           CASE WHEN direct_qid IS NOT NULL THEN direct_qid
+                WHEN NOT looped AND NOT still THEN final_qid END AS qid,
+           CASE WHEN direct_qid IS NOT NULL THEN item_disambiguation
+                WHEN NOT looped AND NOT still THEN final_item_disambiguation END AS qid_disambiguation,
+           CASE WHEN direct_qid IS NOT NULL THEN title ELSE final_title END AS page_title,
+           CASE WHEN direct_qid IS NOT NULL OR NOT walked THEN page_id
+                ELSE final_page_id END AS page_page_id,
+           CASE WHEN direct_qid IS NOT NULL OR NOT walked THEN page_disambiguation
+                ELSE final_page_disambiguation END AS page_is_disambiguation
+    FROM r
+)
+SELECT title, qid,
+       CASE WHEN direct_qid IS NOT NULL THEN 'sitelink'
+            WHEN looped THEN 'redirect_loop'
+            WHEN still THEN 'redirect_too_deep'
+            WHEN final_qid IS NOT NULL THEN 'redirect'
+            WHEN list_contains($prefixes, split_part(final_title, ':', 1))
+                 AND strpos(final_title, ':') > 0 THEN 'special_namespace'
+            WHEN page_page_id IS NOT NULL THEN 'no_sitelink'
+            ELSE 'red_link' END AS status,
+       CAST(CASE WHEN direct_qid IS NOT NULL THEN 0 ELSE hops END AS INTEGER) AS hops,
+       page_title AS final_title,
+       page_page_id AS page_id,
+       coalesce(page_is_disambiguation, false) OR coalesce(qid_disambiguation, false) AS is_disambiguation,
+       link_count
+FROM q
+"""
 
 
-def _resolve(
-    con: duckdb.DuckDBPyConnection, max_hops: int, prefixes: Sequence[str]
-) -> duckdb.DuckDBPyRelation:
-    """The resolved titles (`TITLE_QID`'s columns), as a query over the loaded tables; it drops
-    the tables it no longer needs as it goes.
-
-    One join a step: a single query joining the six tables built all six hash tables at once.
-    Measured on 92k titles (a 256 MB zhwiki, 2 threads), the connection's peak went from +80 to
-    +59 MiB (23 of them the connection itself), and on 23k titles from +49 to +44 MiB; the
-    stage takes ~0.1 s longer for the extra materialisations.
-    """
-    # Only redirect sources walk (every other title ends where it starts, after 0 hops); the path
-    # list detects a chain that comes back to a title it passed.
-    _step(
-        con,
-        "walks",
-        f"""
-        WITH RECURSIVE walk(title, cur, hops, path, looped) AS (
-            SELECT src, dst, 1, [src, dst], src = dst FROM redirects WHERE {int(max_hops)} >= 1
-            UNION ALL
-            SELECT w.title, r.dst, w.hops + 1, list_append(w.path, r.dst), list_contains(w.path, r.dst)
-            FROM walk w JOIN redirects r ON r.src = w.cur
-            WHERE NOT w.looped AND w.hops < {int(max_hops)}
-        )
-        SELECT title, arg_max(cur, hops) AS final_title, max(hops) AS hops, bool_or(looped) AS looped
-        FROM walk GROUP BY title
-        """,
-    )
-    _step(
-        con,
-        "ends",
-        "SELECT t.title, t.link_count, coalesce(w.final_title, t.title) AS final_title, "
-        "coalesce(w.hops, 0) AS hops, coalesce(w.looped, false) AS looped "
-        "FROM titles t LEFT JOIN walks w ON w.title = t.title",
-        drop=("titles", "walks"),
-    )
-    _step(
-        con,
-        "ends_direct",
-        "SELECT e.*, s.qid AS direct_qid FROM ends e LEFT JOIN sitelinks s ON s.title = e.title",
-        drop=("ends",),
-    )
-    _step(
-        con,
-        "ends_final",
-        "SELECT e.*, s.qid AS final_qid FROM ends_direct e LEFT JOIN sitelinks s ON s.title = e.final_title",
-        drop=("ends_direct", "sitelinks"),
-    )
-    # `still`: the walk stopped at a redirect (the hop limit), not at an article.
-    _step(
-        con,
-        "ends_all",
-        "SELECT e.*, r.src IS NOT NULL AND NOT e.looped AS still "
-        "FROM ends_final e LEFT JOIN redirects r ON r.src = e.final_title",
-        drop=("ends_final", "redirects"),
-    )
-    # The page and the qid a title resolves to: its own when it has a sitelink, else its chain's end.
-    return con.sql(
-        """
-        WITH r AS (
-            SELECT title, link_count, looped, still, hops, final_title, direct_qid,
-                   CASE WHEN direct_qid IS NOT NULL THEN direct_qid
-                        WHEN NOT looped AND NOT still THEN final_qid END AS qid,
-                   final_qid,
-                   CASE WHEN direct_qid IS NOT NULL THEN title ELSE final_title END AS page_title
-            FROM ends_all
-        )
-        SELECT r.title, r.qid,
-               CASE WHEN r.direct_qid IS NOT NULL THEN 'sitelink'
-                    WHEN r.looped THEN 'redirect_loop'
-                    WHEN r.still THEN 'redirect_too_deep'
-                    WHEN r.final_qid IS NOT NULL THEN 'redirect'
-                    WHEN list_contains($prefixes, split_part(r.final_title, ':', 1))
-                         AND strpos(r.final_title, ':') > 0 THEN 'special_namespace'
-                    WHEN page.page_id IS NOT NULL THEN 'no_sitelink'
-                    ELSE 'red_link' END AS status,
-               CAST(CASE WHEN r.direct_qid IS NOT NULL THEN 0 ELSE r.hops END AS INTEGER) AS hops,
-               r.page_title AS final_title,
-               page.page_id,
-               coalesce(page.is_disambiguation, false) OR d.qid IS NOT NULL AS is_disambiguation,
-               r.link_count
-        FROM r
-        LEFT JOIN page_info page ON page.title = r.page_title
-        LEFT JOIN disambiguation_items d ON d.qid = r.qid
-        """,
-        params={"prefixes": list(prefixes)},
-    )
+def _has_rows(phase: UpstreamOutput, table: str) -> bool:
+    """Whether a phase's table has any row (from the shards' footers)."""
+    return any(pq.ParquetFile(path).metadata.num_rows for path in phase.files(table))
 
 
-def _step(
-    con: duckdb.DuckDBPyConnection,
-    name: str,
-    query: str,
-    params: dict[str, object] | None = None,
-    drop: Sequence[str] = (),
-) -> None:
-    """Materialise `query` as the temp table `name`, then drop the tables no later step reads."""
-    con.execute(f"CREATE TEMP TABLE {name} AS {query}", params)
-    for table in drop:
-        con.execute(f"DROP TABLE {table}")
+def _any_sitelink(wikidata: UpstreamOutput, site: str) -> bool:
+    """Whether any item of the Wikidata scan has a sitelink to `site` (read a shard at a time)."""
+    for path in wikidata.files("sitelinks"):
+        if pq.read_table(path, columns=["site"], filters=[("site", "=", site)]).num_rows:
+            return True
+    return False

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import Meta
 
 from entbench.builders.wikireading.documents import normalize_title, truncate_words
 from entbench.engine.inputs import Span, read_span, row_group_spans
@@ -57,23 +58,26 @@ class InstancesParams(Params):
     dataset's form; the paper's models read 300, §4.1); `drop_disambiguation`: drop items whose
     article is a disambiguation page."""
 
-    max_document_words: int = 0
-    drop_disambiguation: bool = True
-    num_shards: int = 0
+    max_document_words: Annotated[
+        int,
+        Meta(ge=0, description="keep only the first N words of each article; 0 = the whole article"),
+    ] = 0
+    drop_disambiguation: Annotated[
+        bool,
+        Meta(description="drop items whose article is a disambiguation page"),
+    ] = True
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 8 MB of the scan's `pages` and the triples"),
+    ] = 0
 
-    def __post_init__(self) -> None:
-        if self.max_document_words < 0:
-            raise ValueError("max_document_words must be >= 0 (0 = no truncation)")
-        super().__post_init__()
 
-
-class WikiReadingInstances(Stage):
+class WikiReadingInstances(Stage[InstancesParams]):
     """(item, property, answers) x article text, joined by the sitelink title."""
 
     name = "wikireading_instances"
     version = 2  # 2: row groups of at most ~8 MB of values (`engine.shards.ROW_GROUP_BYTES`)
     layer = "derived"
-    params_type = InstancesParams
     inputs = ("wikireading_triples", "wikipedia")
     default_num_shards = 0
     shard_key = "title"
@@ -90,19 +94,19 @@ class WikiReadingInstances(Stage):
             f"({counted(stats, 'documents_written'):,} document(s) written)"
         )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: InstancesParams) -> list[Output]:
         """One table, sorted by (document_id, property)."""
         return [Output("instances", schema.INSTANCES, ("document_id", "property"))]
 
-    def map_schemas(self, params: Params) -> dict[str, pa.Schema]:
+    def map_schemas(self, params: InstancesParams) -> dict[str, pa.Schema]:
         """Both sides of the join travel to the reducers keyed by the normalized title."""
         return {"_triples": _TRIPLE_ROWS, "_pages": _PAGE_ROWS}
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: InstancesParams) -> tuple[tuple[str, str], ...]:
         """Sized from the articles and the triples."""
         return (("wikipedia", "pages"), ("wikireading_triples", "triples"))
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[InstancesParams]) -> Iterator[MapTask]:
         """One task per span of the triples, then one per span of the pages."""
         for side, stage, table in (
             ("triples", "wikireading_triples", "triples"),
@@ -111,7 +115,9 @@ class WikiReadingInstances(Stage):
             for span in row_group_spans(ctx.inputs[stage].files(table)):
                 yield MapTask(f"{side[0]}{span.task_id}", {**span.meta(), "side": side})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[InstancesParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Add the normalized title to one upstream span's rows and route them by it."""
         stats = Stats()
         span = Span.from_meta(task.meta)
@@ -136,10 +142,10 @@ class WikiReadingInstances(Stage):
         return stats
 
     def reduce(
-        self, ctx: StageContext, shard: int, tables: Mapping[str, pa.Table]
+        self, ctx: StageContext[InstancesParams], shard: int, tables: Mapping[str, pa.Table]
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Join the bucket's triples with its pages and count every row that does not make it."""
-        params = cast(InstancesParams, ctx.params)
+        params = ctx.params
         stats = Stats()
         pages = _pages_by_title(tables["_pages"], stats)
         triples = tables["_triples"].sort_by([("qid", "ascending"), ("property", "ascending")])

@@ -17,11 +17,12 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Annotated, Any, ClassVar, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from msgspec import Meta
 
 from entbench.builders.wikireading.splits import (
     PAPER_RATIOS,
@@ -63,24 +64,51 @@ class SplitParams(Params):
         "recycled": {"mode": "property-holdout", "holdout_share": 0.2},
     }
 
-    preset: str = "paper"
-    mode: str = "document"
-    ratios: tuple[float, ...] = PAPER_RATIOS
-    seed: int = 0
-    holdout_share: float = 0.2
-    holdout_max_documents: int = 0
-    num_shards: int = 0
+    preset: Annotated[
+        str,
+        Meta(
+            description=(
+                "`paper` (70/10/20, as the paper's text), `released` (85/10/5, as the public "
+                "release), `recycled` (property hold-out, as WikiReading Recycled); explicit "
+                "parameters override it"
+            )
+        ),
+    ] = "paper"
+    mode: Annotated[
+        Literal["document", "property-holdout"],
+        Meta(description="`document` or `property-holdout` (a share of the properties appears only in test)"),
+    ] = "document"
+    ratios: Annotated[
+        tuple[float, ...],
+        Meta(description="train/valid/test shares of the documents"),
+    ] = PAPER_RATIOS
+    seed: Annotated[
+        int,
+        Meta(description="seed of the split hash"),
+    ] = 0
+    holdout_share: Annotated[
+        float,
+        Meta(ge=0, le=1, description="`property-holdout`: share of the properties held out"),
+    ] = 0.2
+    holdout_max_documents: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description=(
+                "`property-holdout`: only properties with at most this many documents may be held out"
+                " (0 = any)"
+            ),
+        ),
+    ] = 0
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 8 MB of the instances"),
+    ] = 0
 
     def __post_init__(self) -> None:
         if self.preset not in self.PRESETS:
             raise ValueError(f"preset must be one of {sorted(self.PRESETS)}, got {self.preset!r}")
-        if self.mode not in ("document", "property-holdout"):
-            raise ValueError(f"mode must be 'document' or 'property-holdout', got {self.mode!r}")
         check_ratios(self.ratios)
-        if not 0.0 <= self.holdout_share <= 1.0:
-            raise ValueError(f"holdout_share must be within [0, 1], got {self.holdout_share}")
-        if self.holdout_max_documents < 0:
-            raise ValueError("holdout_max_documents must be >= 0 (0 = no limit)")
         super().__post_init__()
 
 
@@ -101,13 +129,12 @@ def choose_held_out(params: SplitParams, instances: UpstreamOutput) -> frozenset
     return held_out_properties(counts, params.holdout_share, params.seed, params.holdout_max_documents)
 
 
-class WikiReadingSplit(Stage):
+class WikiReadingSplit(Stage[SplitParams]):
     """Instances -> `train`, `valid`, `test` tables in the released column shape."""
 
     name = "wikireading"
     version = 3  # 2: `_held_out_properties.json`; 3: row groups of at most ~8 MB of values
     layer = "benchmarks"
-    params_type = SplitParams
     inputs = ("wikireading_instances",)
     default_num_shards = 0
     shard_key = "document_id"
@@ -115,26 +142,28 @@ class WikiReadingSplit(Stage):
     progress_unit = "task"
     progress_items = "instances"
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: SplitParams) -> list[Output]:
         """The three splits, each sorted by (document_id, property)."""
         return [Output(name, schema.SPLIT, ("document_id", "property")) for name in SPLITS]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: SplitParams) -> tuple[tuple[str, str], ...]:
         """Sized from the instances."""
         return (("wikireading_instances", "instances"),)
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[SplitParams]) -> Iterator[MapTask]:
         """One task per span of an instance shard (a range of whole documents), each told the
         held-out properties."""
-        params = cast(SplitParams, ctx.params)
+        params = ctx.params
         instances = ctx.inputs["wikireading_instances"]
         held_out = sorted(choose_held_out(params, instances))
         for span in row_group_spans(instances.files("instances"), key="document_id"):
             yield MapTask(span.task_id, {**span.meta(), "held_out": held_out})
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[SplitParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Assign one span's documents to splits and route the rows by document."""
-        params = cast(SplitParams, ctx.params)
+        params = ctx.params
         stats = Stats()
         span = Span.from_meta(task.meta)
         path = ctx.inputs["wikireading_instances"].files("instances")[span.file]
@@ -155,9 +184,9 @@ class WikiReadingSplit(Stage):
         progress(1, instances.num_rows)
         return stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[SplitParams], directory: Path, stats: Stats) -> dict[str, Any]:
         """List the held-out properties (empty in `document` mode) next to the shards."""
-        params = cast(SplitParams, ctx.params)
+        params = ctx.params
         held_out = sorted(choose_held_out(params, ctx.inputs["wikireading_instances"]))
         atomic_write_text(directory / HELD_OUT_FILE, json.dumps(held_out, indent=1) + "\n")
         return {"files": [HELD_OUT_FILE], "held_out_properties": len(held_out)}

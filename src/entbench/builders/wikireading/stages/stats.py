@@ -30,11 +30,12 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, Literal
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+from msgspec import Meta
 
 from entbench.builders.wikireading.corpus import PAPER_FIGURES, section2_figures
 from entbench.builders.wikireading.entropy import (
@@ -72,12 +73,33 @@ class StatsParams(Params):
     bounds are measured on (the paper: test); `classifier_vocab`: the classifier bound's number
     of most frequent train answers (the paper: 50,000)."""
 
-    entropy_splits: tuple[str, ...] = ("train",)
-    categorical_threshold: float = CATEGORICAL_THRESHOLD
-    card_properties: int = 20
-    card_answers: int = 10
-    bound_split: str = "test"
-    classifier_vocab: int = PAPER_CLASSIFIER_VOCAB
+    entropy_splits: Annotated[
+        tuple[str, ...],
+        Meta(description="splits whose answers define A_p (the paper: train)"),
+    ] = ("train",)
+    categorical_threshold: Annotated[
+        float,
+        Meta(gt=0, le=1, description="Ĥ below it: categorical"),
+    ] = CATEGORICAL_THRESHOLD
+    card_properties: Annotated[
+        int,
+        Meta(ge=0, description="how many of the most frequent properties the card lists"),
+    ] = 20
+    card_answers: Annotated[
+        int,
+        Meta(ge=0, description="how many of the most frequent answers the card lists"),
+    ] = 10
+    bound_split: Annotated[
+        Literal["train", "valid", "test"],
+        Meta(description="the split the Mean F1 bounds are measured on (the paper: test)"),
+    ] = "test"
+    classifier_vocab: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description="the classifier bound's number of most frequent train answers (the paper: 50,000)",
+        ),
+    ] = PAPER_CLASSIFIER_VOCAB
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.entropy_splits if s not in SPLITS]
@@ -91,7 +113,7 @@ class StatsParams(Params):
             raise ValueError("classifier_vocab, card_answers and card_properties must be >= 0")
 
 
-class WikiReadingStats(Stage):
+class WikiReadingStats(Stage[StatsParams]):
     """The three splits -> `property_stats`, `_paper_statistics.json` and `_DATASET_CARD.md`."""
 
     name = "wikireading_stats"
@@ -100,7 +122,6 @@ class WikiReadingStats(Stage):
     # longer called Mem-Exact in the card (the leakage section's audit figure is Mem-Exact)
     version = 5
     layer = "benchmarks"
-    params_type = StatsParams
     inputs = ("wikireading", "wikireading_triples")
     default_num_shards = 1
     shard_key = "property"
@@ -109,13 +130,13 @@ class WikiReadingStats(Stage):
         "properties), the paper's §2 statistics and the Mean F1 bounds"
     )
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: StatsParams) -> list[Output]:
         """One table, one row per property."""
         return [Output("property_stats", schema.PROPERTY_STATS, ("property",))]
 
-    def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
+    def shard(self, ctx: StageContext[StatsParams], shard: int) -> tuple[dict[str, pa.Table], Stats]:
         """Aggregate all three splits in one DuckDB session."""
-        params = cast(StatsParams, ctx.params)
+        params = ctx.params
         files = {name: ctx.inputs["wikireading"].files(name) for name in SPLITS}
         stats = Stats()
         con = stage_connection(ctx, tasks=ctx.num_shards)
@@ -141,9 +162,9 @@ class WikiReadingStats(Stage):
         stats.add("properties", len(rows))
         return {"property_stats": pa.Table.from_pylist(rows, schema=schema.PROPERTY_STATS)}, stats
 
-    def finalize(self, ctx: StageContext, directory: Path, stats: Stats) -> dict[str, Any]:
+    def finalize(self, ctx: StageContext[StatsParams], directory: Path, stats: Stats) -> dict[str, Any]:
         """Shares for the manifest, and the dataset card section."""
-        params = cast(StatsParams, ctx.params)
+        params = ctx.params
         table = pq.read_table(sorted(directory.glob("part-*.parquet"))[0])
         rows = table.to_pylist()
         shares: dict[str, Any] = dict(overall_shares(rows))

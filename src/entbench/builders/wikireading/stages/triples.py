@@ -19,11 +19,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from msgspec import Meta
 
 from entbench.builders.wikireading.answers import PartialPolicy, consolidate
 from entbench.builders.wikireading.values import (
@@ -60,35 +61,43 @@ class TriplesParams(Params):
     a millennium; `on_partial`: "keep" or "drop" an instance some of whose values cannot be
     rendered."""
 
-    site: str = "enwiki"
-    language: str = "en"
-    datatypes: tuple[str, ...] = DEFAULT_DATATYPES
-    coarse_time: str = "year"
-    on_partial: str = "keep"
-    num_shards: int = 0
-
-    def __post_init__(self) -> None:
-        if self.coarse_time not in ("year", "drop"):
-            raise ValueError(f"coarse_time must be 'year' or 'drop', got {self.coarse_time!r}")
-        if self.on_partial not in ("keep", "drop"):
-            raise ValueError(f"on_partial must be 'keep' or 'drop', got {self.on_partial!r}")
-        if not self.datatypes:
-            raise ValueError("datatypes must not be empty")
-        super().__post_init__()
+    site: Annotated[
+        str,
+        Meta(description="the wiki whose articles are the documents"),
+    ] = "enwiki"
+    language: Annotated[
+        str,
+        Meta(description="language of item and property labels (the Wikidata scan must keep it)"),
+    ] = "en"
+    datatypes: Annotated[
+        tuple[str, ...],
+        Meta(min_length=1, description="property datatypes rendered"),
+    ] = DEFAULT_DATATYPES
+    coarse_time: Annotated[
+        CoarseTime,
+        Meta(description="times coarser than a millennium: rendered as a `year` or `drop`ped"),
+    ] = "year"
+    on_partial: Annotated[
+        PartialPolicy,
+        Meta(description="an instance some of whose values cannot be rendered: `keep` (the rest) or `drop`"),
+    ] = "keep"
+    num_shards: Annotated[
+        int,
+        Meta(description="output shards; 0 = about one per 8 MB of the scan's `truthy_claims`"),
+    ] = 0
 
     def render_options(self) -> RenderOptions:
         """The value-rendering options these parameters ask for."""
-        return RenderOptions(frozenset(self.datatypes), cast(CoarseTime, self.coarse_time))
+        return RenderOptions(frozenset(self.datatypes), self.coarse_time)
 
 
-class WikiReadingTriples(Stage):
+class WikiReadingTriples(Stage[TriplesParams]):
     """Truthy statements of items with a sitelink -> (qid, property, label, answers, title, reason)."""
 
     name = "wikireading_triples"
     # 2: numbers as plain decimals without trailing zeros ("1.5", "0.00001"); the `datatype` column
     version = 2
     layer = "derived"
-    params_type = TriplesParams
     inputs = ("wikidata",)
     default_num_shards = 0
     shard_key = "qid"
@@ -114,18 +123,18 @@ class WikiReadingTriples(Stage):
             said.append(f"{unrenderable:,} with no value WikiReading renders")
         return ", ".join(said)
 
-    def outputs(self, params: Params) -> list[Output]:
+    def outputs(self, params: TriplesParams) -> list[Output]:
         """One table, sorted by (qid, property)."""
         return [Output("triples", schema.TRIPLES, ("qid", "property"))]
 
-    def shard_inputs(self, params: Params) -> tuple[tuple[str, str], ...]:
+    def shard_inputs(self, params: TriplesParams) -> tuple[tuple[str, str], ...]:
         """Sized from the Wikidata scan's truthy statements."""
         return (("wikidata", "truthy_claims"),)
 
-    def map_tasks(self, ctx: StageContext) -> Iterator[MapTask]:
+    def map_tasks(self, ctx: StageContext[TriplesParams]) -> Iterator[MapTask]:
         """One task per span of a Wikidata shard's truthy statements (a subject range), after
         checking the scan kept the site and language."""
-        params = cast(TriplesParams, ctx.params)
+        params = ctx.params
         upstream = ctx.inputs["wikidata"]
         scan_params = upstream.params
         sites = scan_params.get("sites", [])
@@ -143,9 +152,11 @@ class WikiReadingTriples(Stage):
         # so their count, not their few bytes of Parquet, is what a task holds.
         yield from span_tasks(upstream.files("truthy_claims"), 1, key="subject")
 
-    def map(self, ctx: StageContext, task: MapTask, sink: BucketSink, progress: ProgressFn) -> Stats:
+    def map(
+        self, ctx: StageContext[TriplesParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
         """Consolidate one subject range's statements and route the rows by qid."""
-        params = cast(TriplesParams, ctx.params)
+        params = ctx.params
         upstream = ctx.inputs["wikidata"]
         span = Span.from_meta(task.meta)
         stats = Stats()
@@ -236,7 +247,7 @@ def _consolidate_shard(
 ) -> list[dict[str, Any]]:
     """Group the (already sorted) claims by (subject, property) and build the triples' rows."""
     options = params.render_options()
-    on_partial = cast(PartialPolicy, params.on_partial)
+    on_partial = params.on_partial
     rows: list[dict[str, Any]] = []
     records = claims.to_pylist()
     no_sitelink_items: set[str] = set()
