@@ -19,9 +19,7 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,36 +29,24 @@ from tests.cards.card_support import build
 DONE = "world-built.json"
 
 
-def built_once(out: Path, build_into: Callable[[Path], Any]) -> Any:
-    """`build_into(out)` unless a finished build is in `out` already; what it returned (JSON), then
-    or when it first ran. The lock beside `out` makes every other xdist worker wait for the one
-    building, then read the same build."""
+def build_world(out: Path) -> None:
+    """Build every world target into `out` (cards included) unless a finished build is there."""
     out.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{out.name}.lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (out / DONE).is_file():
-            (out / DONE).write_text(json.dumps(build_into(out)) + "\n", encoding="utf-8")
-        return json.loads((out / DONE).read_text(encoding="utf-8"))
-
-
-def build_world(out: Path) -> list[str]:
-    """Build every world target into `out` (cards included); the targets built."""
-    for target in GOLDEN_TARGETS:
-        build(target, out, config=None)  # no config, no source: the bundled demo world
-    return list(GOLDEN_TARGETS)
-
-
-def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
-    """`name` in the directory every xdist worker of this run shares (the parent of their base
-    temporary directories), or in the base temporary directory without xdist."""
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+        if (out / DONE).is_file():
+            return
+        for target in GOLDEN_TARGETS:
+            build(target, out, config=None)  # no config, no source: the bundled demo world
+        (out / DONE).write_text(json.dumps(list(GOLDEN_TARGETS)) + "\n", encoding="utf-8")
 
 
 def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The build directory of the demo world, every target built (read it, never write to it)."""
-    out = shared_dir(tmp_path_factory, "world-cards")
-    built_once(out, build_world)
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = shared / "world-cards"
+    build_world(out)
     return out
 
 
