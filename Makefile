@@ -7,7 +7,7 @@ OUT ?= entbench-out
 # them all), in the order `entbench targets` prints, where each reuses the stages of those before.
 RUN_TARGETS ?=
 
-.PHONY: install native run test lint typecheck pytest sanitize fixtures fixtures-check bench hansel wikireading clean
+.PHONY: install native run test test-quick lint typecheck pytest sanitize fixtures fixtures-check bench hansel wikireading clean
 
 install: $(VENV)/.installed
 
@@ -30,7 +30,14 @@ run: install
 	done
 	@$(BIN)/entbench summary --from $(OUT)
 
-test: install lint typecheck pytest sanitize fixtures-check
+# The full suite (what CI runs). The golden-shard check is a test of its own there
+# (tests/test_golden.py), on the one build of the demo world every test reading it shares.
+test: install lint typecheck pytest sanitize
+
+# The quicker tier for local work: lint, types and the tests not marked slow (no demo-world build,
+# no README run, no whole-world rebuilds through other code paths). `make test` before a merge.
+test-quick: install lint typecheck
+	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 --dist worksteal -q -m "not slow"
 
 lint: install
 	$(BIN)/ruff check src tests bench fixtures/scripts hatch_build.py
@@ -40,8 +47,10 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# worksteal: each worker starts on its own contiguous half of the tests (module fixtures built once)
+# and an idle worker takes over the other's queue, so no long test ends the run alone.
 pytest: install
-	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 -q || [ $$? -eq 5 ]  # 5 = no tests collected
+	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 --dist worksteal -q || [ $$? -eq 5 ]  # 5 = no tests collected
 
 # The tests of the C extensions against their Python references (differential and fuzz), again on
 # builds with AddressSanitizer and UndefinedBehaviorSanitizer (build/sanitize/, beside the normal
@@ -63,6 +72,7 @@ sanitize: install
 fixtures: install
 	$(BIN)/python -m entbench.golden regenerate
 
+# The golden check alone, on a build from scratch (make test checks the same on its shared build).
 fixtures-check: install
 	$(BIN)/python -m entbench.golden check
 

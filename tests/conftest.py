@@ -72,6 +72,25 @@ def run_cli() -> Callable[..., Result]:
     return run
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test reading the shared demo-world build is `slow`: the quick tier (`make test-quick`,
+    `-m "not slow"`) then never waits for that build, and the full suite builds it once.
+
+    Tests that declare a time limit above the default (`@pytest.mark.timeout(N)`: the README's
+    commands) run first, each then in the order collected: started last, such a test would be the
+    run's tail, with the other xdist worker idle."""
+    for item in items:
+        if "world_out" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: -declared_timeout(item))  # stable
+
+
+def declared_timeout(item: pytest.Item) -> float:
+    """The seconds a test's own `timeout` mark gives it (0 without one)."""
+    mark = item.get_closest_marker("timeout")
+    return float(mark.args[0]) if mark is not None and mark.args else 0.0
+
+
 @pytest.fixture(scope="session")
 def world_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo world's build directory, every target built once per session (read it, never write)."""

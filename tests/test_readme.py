@@ -6,6 +6,10 @@ Each command runs through bash in an empty directory holding links to the reposi
 `make` runs the repository's Makefile with `OUT` there. `/data/…` paths, which stand for a user's
 real dumps, are the demo world's files of the same kind: real use then runs on real data, with only
 the documented defaults. `make test` is not run: it is the command this test is part of.
+
+The demo world is built once per test session (`world_out`); `entbench-out` starts as a copy of that
+build, so `make run` finds every stage done (stage directories are named by fingerprint: what it
+would have built is what is there) and the commands after it build only what differs from it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import FIXTURES, REPO_ROOT
+from tests.world_support import copy_world
 
 pytestmark = pytest.mark.slow  # every target of the demo world, and real-use builds on its files
 
@@ -76,10 +81,12 @@ def test_the_readme_shows_commands_to_run() -> None:
     assert paths - {"/data/out"} <= set(DATA), "a /data path the test does not map"
 
 
-def test_every_readme_command_runs_on_the_demo_world(tmp_path: Path) -> None:
+@pytest.mark.timeout(1800)  # some 40 commands, a dozen of them builds
+def test_every_readme_command_runs_on_the_demo_world(tmp_path: Path, world_out: Path) -> None:
     venv = Path(sys.executable).parent.parent
     (tmp_path / ".venv").symlink_to(venv)
     (tmp_path / "fixtures").symlink_to(FIXTURES)
+    copy_world(world_out, tmp_path / "entbench-out")
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     for shown in commands():
         if shown in NOT_RUN:
@@ -116,9 +123,10 @@ def python_examples() -> list[str]:
     return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
 
 
-def test_the_python_api_example_runs_on_the_demo_world(tmp_path: Path) -> None:
+def test_the_python_api_example_runs_on_the_demo_world(tmp_path: Path, world_out: Path) -> None:
     (example,) = python_examples()
     (tmp_path / "fixtures").symlink_to(FIXTURES)
+    copy_world(world_out, tmp_path / "entbench-out" / "api")  # the example's `out`: its build is done
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
     done = subprocess.run(
         [sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True, check=False

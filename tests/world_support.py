@@ -5,6 +5,12 @@ commands, the issue thresholds).
 Under pytest-xdist each worker is its own session, so the build goes to one directory all workers
 share (next to their own base temporary directories): the first worker to take the lock builds
 every target, the others wait for it and then read the same build.
+
+A test that must write into a build of the world (the README's commands, which start with
+`make run`) starts from a copy of this one (`copy_world`): its own builds then find the world's
+stages done and build only what differs. That is correct by construction: a stage's directory is
+named by its fingerprint (code version, parameters, inputs), so a copied stage is reused only where
+the build would have written the same bytes.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -41,3 +48,9 @@ def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = shared / "world-cards"
     build_world(out)
     return out
+
+
+def copy_world(world: Path, dest: Path) -> None:
+    """Copy the finished world build `world` to `dest` (a new directory) for a test that writes into
+    it: real copies, never links, so that nothing the test rewrites reaches the shared build."""
+    shutil.copytree(world, dest, ignore=shutil.ignore_patterns(DONE, ".lock"))

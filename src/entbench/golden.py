@@ -3,7 +3,8 @@
 For every target of the bundled demo world (`fixtures/entbench.toml`, built with no --config and
 no --source, as `make run` builds it), `fixtures/golden/<target>.json` lists each stage's
 fingerprint and the sha256 and row count of every shard. `check` rebuilds everything from scratch
-in a temporary directory and fails, naming each differing shard, if any byte changed. A change
+in a temporary directory and fails, naming each differing shard, if any byte changed; the test
+suite makes the same comparison on its one shared build of the world (`built_snapshot`). A change
 that is meant to alter outputs (or a dependency upgrade that does) is committed together with the
 regenerated golden files, in a commit of its own.
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from entbench import api
-from entbench.engine import registry
+from entbench.engine import build_out, registry
 from entbench.engine.config import default_config_path
 from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import BuildOptions
@@ -50,20 +51,34 @@ def snapshot(
             log=lambda _m: None,
             shuffle_groups=shuffle_groups,
         )
-        stages: dict[str, Any] = {}
-        for stage, directory in sorted(dirs.items()):
-            manifest = load_manifest(directory)
-            files = {
-                s["file"]: {"sha256": s["sha256"], "rows": s["rows"]}
-                for table in sorted(manifest["outputs"])
-                for s in manifest["outputs"][table]["shards"]
-            }
-            files.update(
-                {name: {"sha256": info["sha256"]} for name, info in manifest.get("files", {}).items()}
-            )
-            stages[stage] = {"fingerprint": manifest["fingerprint"], "files": dict(sorted(files.items()))}
-        result[target] = stages
+        result[target] = stage_hashes(dirs)
     return result
+
+
+def built_snapshot(out: Path) -> dict[str, dict[str, Any]]:
+    """The snapshot of a build of every golden target already in `out`, read from each target's
+    listing (`targets/<target>.json`) and its stages' manifests: nothing is built."""
+    result: dict[str, dict[str, Any]] = {}
+    for target in GOLDEN_TARGETS:
+        listing = build_out.listing_file(out, target)
+        stages = build_out.listed_stages(listing.read_bytes())
+        result[target] = stage_hashes({stage: out / rel for stage, rel in stages.items()})
+    return result
+
+
+def stage_hashes(dirs: dict[str, Path]) -> dict[str, Any]:
+    """Stage -> its fingerprint and the sha256 (and rows) of each of its files, from the manifests."""
+    stages: dict[str, Any] = {}
+    for stage, directory in sorted(dirs.items()):
+        manifest = load_manifest(directory)
+        files = {
+            s["file"]: {"sha256": s["sha256"], "rows": s["rows"]}
+            for table in sorted(manifest["outputs"])
+            for s in manifest["outputs"][table]["shards"]
+        }
+        files.update({name: {"sha256": info["sha256"]} for name, info in manifest.get("files", {}).items()})
+        stages[stage] = {"fingerprint": manifest["fingerprint"], "files": dict(sorted(files.items()))}
+    return stages
 
 
 def regenerate() -> int:
@@ -104,21 +119,31 @@ def diff(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
 def check() -> int:
     """Rebuild into a temporary directory and compare with the committed golden files."""
     with tempfile.TemporaryDirectory(prefix="entbench-golden-") as tmp:
-        snap = snapshot(Path(tmp))
-    failures = 0
+        return report(snapshot(Path(tmp)))
+
+
+def problems_by_target(snap: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """Target -> how its snapshot differs from its golden file (empty when every byte matches)."""
+    found: dict[str, list[str]] = {}
     for target, stages in snap.items():
         path = golden_dir() / f"{target}.json"
         if not path.exists():
-            print(f"{target}: no golden file {path}; run `make fixtures`", file=sys.stderr)
-            failures += 1
+            found[target] = [f"no golden file {path}; run `make fixtures`"]
             continue
-        problems = diff(json.loads(path.read_text(encoding="utf-8")), stages)
+        found[target] = diff(json.loads(path.read_text(encoding="utf-8")), stages)
+    return found
+
+
+def report(snap: dict[str, dict[str, Any]]) -> int:
+    """Print each target's verdict (differences on stderr); 1 if any target differs, else 0."""
+    found = problems_by_target(snap)
+    for target, problems in found.items():
         for problem in problems:
             print(f"{target}: {problem}", file=sys.stderr)
-        failures += bool(problems)
         if not problems:
-            print(f"{target}: {sum(len(s['files']) for s in stages.values())} files match {path.name}")
-    return 1 if failures else 0
+            files = sum(len(s["files"]) for s in snap[target].values())
+            print(f"{target}: {files} files match {target}.json")
+    return 1 if any(found.values()) else 0
 
 
 if __name__ == "__main__":

@@ -123,6 +123,7 @@ def test_a_repeated_key_is_refused_and_leaves_no_shard(tmp_path: Path, small_run
     assert list((tmp_path / "s").iterdir()) == []
 
 
+@pytest.mark.slow  # every demo-world target built again, through this other path
 def test_every_golden_target_through_the_external_sort_matches_the_golden_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_runs: list[int]
 ) -> None:

@@ -163,6 +163,7 @@ def test_resume_with_another_layout_runs_the_map_again(
     assert shard_hashes(dirs["wikidata"]) == reference
 
 
+@pytest.mark.slow  # every demo-world target built again, through this other path
 def test_every_golden_target_through_the_merge_pass_matches_the_golden_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,8 +1,11 @@
 """The fault matrix (issue 19): each bad input, misuse or interruption a user meets, the command, the
 exit code, a fragment of the one line it must print, and that nothing it wrote looks complete.
 
-Every row runs the real `entbench` command in a subprocess (its exit status, its stderr, no
-traceback). A row's `failed_stage` is the stage that must not have a complete directory afterwards
+Every row runs the `entbench` command in-process, through the console script's own `run` (the
+exit status it would return, its stderr, no traceback): a process of its own would add only its
+start-up to each row. What needs a real process (Ctrl-C to the process group, a closed pipe, a
+killed worker, a read-only mount, `--help` from the console entry point) runs in a subprocess
+below. A row's `failed_stage` is the stage that must not have a complete directory afterwards
 (only `.incomplete/`, which a re-run resumes); rows that must succeed say what they leave.
 """
 
@@ -40,6 +43,22 @@ def entbench(*args: str) -> list[str]:
 def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`entbench ARGS…` run to its end in `tmp`, output captured."""
     return subprocess.run(entbench(*args), cwd=tmp, capture_output=True, text=True, timeout=300, check=False)
+
+
+def run_in_process(
+    tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`entbench ARGS…` run to its end in `tmp` in this process, by the console script's own `run`
+    (exit status and all), output captured: what `run` gives but for the process start-up."""
+    from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
+    from entbench.cli.app import cli
+    from entbench.cli.main import run as run_cli
+
+    monkeypatch.chdir(tmp)
+    capsys.readouterr()  # only this command's output
+    status = run_cli(cli, list(args))
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(["entbench", *args], status, captured.out, captured.err)
 
 
 def cut(data: bytes, fraction: float) -> bytes:
@@ -246,9 +265,11 @@ MATRIX = (
 
 
 @pytest.mark.parametrize("row", MATRIX, ids=lambda r: r.name)
-def test_fault(row: Row, tmp_path: Path) -> None:
+def test_fault(
+    row: Row, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     args = row.args(tmp_path)
-    done = run(tmp_path, *args)
+    done = run_in_process(tmp_path, capsys, monkeypatch, *args)
     assert done.returncode == row.exit_code, done.stderr
     assert "Traceback" not in done.stderr
     assert row.message in done.stderr, done.stderr
@@ -261,9 +282,11 @@ def test_fault(row: Row, tmp_path: Path) -> None:
         assert_nothing_half_done_looks_complete(out)
 
 
-def test_the_same_dump_as_old_and_new_builds_a_kb_whose_card_says_e_new_is_empty(tmp_path: Path) -> None:
+def test_the_same_dump_as_old_and_new_builds_a_kb_whose_card_says_e_new_is_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     args = ["build", "kb", "--source", f"wikidata_old={ENTITIES}", "--source", f"wikidata_new={ENTITIES}"]
-    done = run(tmp_path, *args, "--out", str(tmp_path / "o"))
+    done = run_in_process(tmp_path, capsys, monkeypatch, *args, "--out", str(tmp_path / "o"))
     assert done.returncode == 0, done.stderr
     assert "failure" not in done.stderr and "Traceback" not in done.stderr
     readme = (tmp_path / "o" / "cards" / "kb" / "README.md").read_text(encoding="utf-8")
@@ -296,6 +319,7 @@ def wait_for_a_finished_map_task(tmp: Path, proc: subprocess.Popen[str]) -> None
         time.sleep(0.01)
 
 
+@pytest.mark.slow  # a real process, signalled or piped
 @pytest.mark.parametrize("after", [0.3, 1.0, "map"])
 def test_ctrl_c_is_one_line_and_exit_130_in_any_phase(after: float | str, tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while the workers start,
@@ -317,6 +341,7 @@ def test_ctrl_c_is_one_line_and_exit_130_in_any_phase(after: float | str, tmp_pa
     assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.slow  # a real process, signalled or piped
 def test_a_closed_output_pipe_ends_quietly(tmp_path: Path) -> None:
     """`entbench inspect … | head`: exit 141 (as tools killed by SIGPIPE), nothing on stderr."""
     assert run(tmp_path, "build", "wikidata", *SAMPLES, "--out", str(tmp_path / "o")).returncode == 0
@@ -329,6 +354,7 @@ def test_a_closed_output_pipe_ends_quietly(tmp_path: Path) -> None:
     assert proc.returncode == 141 and stderr == ""
 
 
+@pytest.mark.slow  # a real process, signalled or piped
 def test_a_build_piped_into_a_reader_that_leaves_still_completes(tmp_path: Path) -> None:
     """`entbench build … | head -1`: the build writes its stdout only once it is done, so a reader
     leaving early cuts the listing, never the build."""
@@ -346,6 +372,7 @@ def test_a_build_piped_into_a_reader_that_leaves_still_completes(tmp_path: Path)
     assert list((tmp_path / "o").glob("derived/top_snaks/v*/_MANIFEST.json"))
 
 
+@pytest.mark.slow  # a real process, signalled or piped
 def test_a_complete_build_on_a_read_only_out_is_a_no_op(tmp_path: Path) -> None:
     """A finished build on a read-only mount builds again without writing (its lock, its listing,
     its card are left as they are). Needs a mount namespace (root in a container); skipped without."""
@@ -393,6 +420,7 @@ def _worker_pids(parent: int) -> list[int]:
     return pids
 
 
+@pytest.mark.slow  # a real process, signalled or piped
 def test_a_worker_killed_by_the_oom_killer_is_one_clear_line_and_the_rerun_resumes(tmp_path: Path) -> None:
     """SIGKILL to a worker during the map (what the kernel's OOM killer sends): exit 1 and one
     line saying what happened and what to do, nothing half-done looks complete, the re-run completes."""
