@@ -60,7 +60,8 @@ class TargetsListed(click.Command):
     default=0,
     show_default=True,
     type=int,
-    help="Rejected input lines tolerated before the build fails (all are listed in _rejects.jsonl).",
+    help="Bad input records (Wikidata lines, Wikipedia pages, corpus lines) tolerated per scan before "
+    "the build fails (all are listed in _rejects.jsonl).",
 )
 @click.option("--chunk-mb", default=64, show_default=True, type=int, help="Input block size per map task.")
 @click.option(
