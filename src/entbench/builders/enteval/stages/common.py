@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import pyarrow as pa
+from msgspec import Meta
 from typing_extensions import TypeVar
 
 from entbench.builders.enteval.errors import SourceError
@@ -46,6 +47,33 @@ def check_scorer(scorer: str) -> None:
     parameters' bounds and choices are declared by their types)."""
     if scorer not in SCORERS:
         raise ValueError(f"scorer must be one of {', '.join(SCORERS)}")
+
+
+@dataclass(frozen=True)
+class TitleMatchParams(TaskParams):
+    """Parameters of a task that attaches descriptions to entity names by fuzzy title matching
+    (ESR's KORE and WikiSRS, ERT): declared once here, inherited by each."""
+
+    lowercase: Annotated[
+        bool,
+        Meta(description="lowercase descriptions"),
+    ] = True
+    min_score: Annotated[
+        float,
+        Meta(ge=0, le=100, description="least fuzzy score of a title match"),
+    ] = 90.0
+    scorer: Annotated[
+        str,
+        Meta(description="the fuzzy scorer (rapidfuzz)"),
+    ] = "ratio"
+    unmatched: Annotated[
+        Unmatched,
+        Meta(description="`drop` the group or pair of an unmatched name, or use the `name` itself"),
+    ] = "drop"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_scorer(self.scorer)
 
 
 class TaskStage(Stage[TP]):

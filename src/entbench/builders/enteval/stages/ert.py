@@ -18,17 +18,15 @@ from entbench.builders.enteval.stages.common import (
     Describer,
     TaskOutput,
     TaskStage,
-    Unmatched,
-    check_scorer,
+    TitleMatchParams,
     parse,
 )
-from entbench.builders.enteval.stages.sources import TaskParams
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
 
 
 @dataclass(frozen=True)
-class ErtParams(TaskParams):
+class ErtParams(TitleMatchParams):
     """`source`: the tuples file; `per_split`: tuples per relation for train, dev, test (§3.6: 5,
     10, 10); `seed`; matching (`min_score`, `scorer`, `unmatched`) and `lowercase` as for ESR."""
 
@@ -46,28 +44,11 @@ class ErtParams(TaskParams):
         int,
         Meta(description="sampling seed (the EntEval loaders' own)"),
     ] = 1111
-    lowercase: Annotated[
-        bool,
-        Meta(description="as for ESR"),
-    ] = True
-    min_score: Annotated[
-        float,
-        Meta(ge=0, le=100, description="as for ESR"),
-    ] = 90.0
-    scorer: Annotated[
-        str,
-        Meta(description="as for ESR"),
-    ] = "ratio"
-    unmatched: Annotated[
-        Unmatched,
-        Meta(description="as for ESR"),
-    ] = "drop"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if len(self.per_split) != 3 or min(self.per_split) < 1:
             raise ValueError("per_split must be three positive counts (train, dev, test)")
-        check_scorer(self.scorer)
 
 
 class ErtStage(TaskStage[ErtParams]):

@@ -18,17 +18,15 @@ from entbench.builders.enteval.stages.common import (
     Describer,
     TaskOutput,
     TaskStage,
-    Unmatched,
-    check_scorer,
+    TitleMatchParams,
     parse,
 )
-from entbench.builders.enteval.stages.sources import TaskParams
 from entbench.engine.stage import StageContext
 from entbench.engine.stats import Stats
 
 
 @dataclass(frozen=True)
-class KoreParams(TaskParams):
+class KoreParams(TitleMatchParams):
     """`source`: the KORE file (`enteval.esr` describes its layout); matching: `min_score`,
     `scorer`, `unmatched`; `lowercase` descriptions (names are kept as written, as EntEval's files)."""
 
@@ -38,30 +36,10 @@ class KoreParams(TaskParams):
         str,
         Meta(description="the task files"),
     ] = ""
-    lowercase: Annotated[
-        bool,
-        Meta(description="lowercase descriptions"),
-    ] = True
-    min_score: Annotated[
-        float,
-        Meta(ge=0, le=100, description="least fuzzy score of a title match"),
-    ] = 90.0
-    scorer: Annotated[
-        str,
-        Meta(description="the fuzzy scorer (rapidfuzz)"),
-    ] = "ratio"
-    unmatched: Annotated[
-        Unmatched,
-        Meta(description="`drop` the group or pair of an unmatched name, or use the `name` itself"),
-    ] = "drop"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_scorer(self.scorer)
 
 
 @dataclass(frozen=True)
-class WikiSrsParams(TaskParams):
+class WikiSrsParams(TitleMatchParams):
     """`relatedness`, `similarity`: the two WikiSRS files; `columns`: header names of the two entity
     columns and the score; matching and `lowercase` as for KORE."""
 
@@ -79,28 +57,11 @@ class WikiSrsParams(TaskParams):
         tuple[str, ...],
         Meta(description="header names of the two entity columns and the score"),
     ] = ("Term1", "Term2", "Mean")
-    lowercase: Annotated[
-        bool,
-        Meta(description="lowercase descriptions"),
-    ] = True
-    min_score: Annotated[
-        float,
-        Meta(ge=0, le=100, description="least fuzzy score of a title match"),
-    ] = 90.0
-    scorer: Annotated[
-        str,
-        Meta(description="the fuzzy scorer (rapidfuzz)"),
-    ] = "ratio"
-    unmatched: Annotated[
-        Unmatched,
-        Meta(description="`drop` the group or pair of an unmatched name, or use the `name` itself"),
-    ] = "drop"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if len(self.columns) != 3:
             raise ValueError("columns must name the two entity columns and the score column")
-        check_scorer(self.scorer)
 
 
 class KoreStage(TaskStage[KoreParams]):
