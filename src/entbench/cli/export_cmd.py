@@ -11,7 +11,9 @@ call directly.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 import click
 
@@ -50,6 +52,15 @@ def _datasets() -> dict[str, str]:
 def formats(command: str) -> list[str]:
     """The `--format` choices of an export command as its targets declare them, the default first."""
     return list(_registry().exports()[command])
+
+
+def format_option(command: str, help: str) -> Callable[[Any], Any]:
+    """An export command's `--format` option (as `fmt`): the formats its targets declare, the first
+    the default."""
+    choices = formats(command)
+    return click.option(
+        "--format", "fmt", default=choices[0], show_default=True, type=click.Choice(choices), help=help
+    )
 
 
 def format_target(command: str, fmt: str) -> str:

@@ -5,18 +5,14 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import FROM_HELP, note_variant, variant_option, verbose_option
-from entbench.cli.export_cmd import echo_export, export, format_target, formats
+from entbench.cli.export_cmd import echo_export, export, format_option, format_target
 
 
 @export.command("enteval")
 @click.option("--from", "build_out", required=True, type=click.Path(file_okay=False), help=FROM_HELP)
-@click.option(
-    "--format",
-    "fmt",
-    default=formats("enteval")[0],
-    show_default=True,
-    type=click.Choice(formats("enteval")),
-    help="wikient-tsv: WikiEnt as wikient.tsv (sentence, mention_start, mention_end, mention, "
+@format_option(
+    "enteval",
+    "wikient-tsv: WikiEnt as wikient.tsv (sentence, mention_start, mention_end, mention, "
     "target_qid, target_title, description; tab-separated, no header) from `entbench build wikient`; "
     "tasks: the EntEval loaders' task directory from `entbench build enteval-tasks` (CAP/same, "
     "CAP/next, ERT, EFP, ET, CERP, rare, conll-yago, wikisrs, KORE; the ten tasks of "

@@ -5,18 +5,14 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import FROM_HELP, note_variant, variant_option, verbose_option
-from entbench.cli.export_cmd import echo_export, export, format_target, formats
+from entbench.cli.export_cmd import echo_export, export, format_option, format_target, formats
 
 
 @export.command("hansel-train")
 @click.option("--from", "build_out", required=True, type=click.Path(file_okay=False), help=FROM_HELP)
-@click.option(
-    "--format",
-    "fmt",
-    default=formats("hansel-train")[0],
-    show_default=True,
-    type=click.Choice(formats("hansel-train")),
-    help="jsonl: train.jsonl and validation.jsonl, one record per line with the official keys "
+@format_option(
+    "hansel-train",
+    "jsonl: train.jsonl and validation.jsonl, one record per line with the official keys "
     "id, text, start, end, mention, gold_id (UTF-8, no ASCII escaping).",
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
@@ -33,13 +29,9 @@ def hansel_train(build_out: str, fmt: str, out: str) -> None:
 
 @export.command("hansel-kb")
 @click.option("--from", "build_out", required=True, type=click.Path(file_okay=False), help=FROM_HELP)
-@click.option(
-    "--format",
-    "fmt",
-    default=formats("hansel-kb")[0],
-    show_default=True,
-    type=click.Choice(formats("hansel-kb")),
-    help="jsonl: kb.jsonl, one entity per line with the keys id, title, text, url, label, "
+@format_option(
+    "hansel-kb",
+    "jsonl: kb.jsonl, one entity per line with the keys id, title, text, url, label, "
     "description, aliases, type, split (UTF-8, no ASCII escaping).",
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")

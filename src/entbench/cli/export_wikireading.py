@@ -5,18 +5,14 @@ from __future__ import annotations
 import click
 
 from entbench.cli.app import FROM_HELP, note_variant, variant_option, verbose_option
-from entbench.cli.export_cmd import echo_export, export, format_target, formats
+from entbench.cli.export_cmd import echo_export, export, format_option, format_target
 
 
 @export.command("wikireading")
 @click.option("--from", "build_out", required=True, type=click.Path(file_okay=False), help=FROM_HELP)
-@click.option(
-    "--format",
-    "fmt",
-    default=formats("wikireading")[0],
-    show_default=True,
-    type=click.Choice(formats("wikireading")),
-    help="wikireading-json: the google-research-datasets/wiki-reading JSON lines and vocabularies; "
+@format_option(
+    "wikireading",
+    "wikireading-json: the google-research-datasets/wiki-reading JSON lines and vocabularies; "
     "recycled: WikiReading Recycled in.tsv/expected.tsv, one line per article.",
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write.")
