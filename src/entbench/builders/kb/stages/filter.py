@@ -185,7 +185,11 @@ class InternalFilter(QueryStage[InternalFilterParams]):
                 f"CREATE TEMP TABLE {snapshot}_decisions AS "
                 f"{internal.decisions_sql(f'{snapshot}_entities', f'{snapshot}_hits', site_ok)}"
             )
-            stats.merge(_decision_stats(con, snapshot))
+            stats.merge(decision_stats(con, snapshot, snapshot))
+            stats.add(
+                f"{snapshot}_filter_closure_classes",
+                count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
+            )
             stats.merge(_class_stats(con, snapshot, params.classes))
         parts_kept = [
             f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_decisions WHERE reason IS NULL"
@@ -201,26 +205,23 @@ class InternalFilter(QueryStage[InternalFilterParams]):
         return {"kept": "kept", "removed": "removed"}, stats
 
 
-def _decision_stats(con: duckdb.DuckDBPyConnection, snapshot: str) -> Stats:
-    """Counts per reason and per filter class (an entity reaching several classes counts under
-    each), plus the number of classes the filter closure holds."""
+def decision_stats(con: duckdb.DuckDBPyConnection, view: str, prefix: str) -> Stats:
+    """Counts of the decisions table `{view}_decisions` under `prefix`: entities, kept, drops per
+    reason and per filter class (an entity reaching several classes counts under each). Shared
+    with kb_series' filter, which counts each dump of a series the same way."""
     stats = Stats()
-    table = f"{snapshot}_decisions"
-    stats.add(f"{snapshot}_entities", count(con, f"SELECT count(*) FROM {table}"))
-    stats.add(f"{snapshot}_kept", count(con, f"SELECT count(*) FROM {table} WHERE reason IS NULL"))
+    table = f"{view}_decisions"
+    stats.add(f"{prefix}_entities", count(con, f"SELECT count(*) FROM {table}"))
+    stats.add(f"{prefix}_kept", count(con, f"SELECT count(*) FROM {table} WHERE reason IS NULL"))
     for reason, n in count_by(con, f"SELECT reason, count(*) FROM {table} GROUP BY reason").items():
-        stats.add(f"{snapshot}_dropped_{reason}", n)
+        stats.add(f"{prefix}_dropped_{reason}", n)
     per_class = count_by(
         con,
         f"SELECT c, count(*) FROM (SELECT unnest(classes) AS c FROM {table} "
         "WHERE classes IS NOT NULL AND reason IS NOT NULL) GROUP BY c",
     )
     for qid, n in per_class.items():
-        stats.add(f"{snapshot}_dropped_class_{qid}", n)
-    stats.add(
-        f"{snapshot}_filter_closure_classes",
-        count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
-    )
+        stats.add(f"{prefix}_dropped_class_{qid}", n)
     return stats
 
 

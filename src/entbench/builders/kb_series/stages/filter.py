@@ -15,8 +15,8 @@ from typing import ClassVar
 
 import duckdb
 
-from entbench.builders.kb.stages.filter import InternalFilterParams
-from entbench.builders.kb.stages.query import NORMALIZED_VIEWS, QueryStage, count, count_by
+from entbench.builders.kb.stages.filter import InternalFilterParams, decision_stats
+from entbench.builders.kb.stages.query import NORMALIZED_VIEWS, QueryStage
 from entbench.builders.kb_series.series import dump_index
 from entbench.engine.duck import parquet_view
 from entbench.engine.stage import Output, P, StageContext
@@ -132,7 +132,7 @@ class SeriesFilter(SeriesQueryStage[InternalFilterParams]):
                 f"CREATE TEMP TABLE {d}_decisions AS "
                 f"{internal.decisions_sql(f'{d}_entities', f'{d}_hits', site_ok)}"
             )
-            stats.merge(_decision_stats(con, d, f"dump_{dump_index(dump)}"))
+            stats.merge(decision_stats(con, d, f"dump_{dump_index(dump)}"))
             # Keep what the outputs need and free the rest before the next dump: a full dump's
             # decisions and type claims are each ~10^8 rows.
             no_site = internal.Reason.NO_SITE.value
@@ -150,22 +150,3 @@ class SeriesFilter(SeriesQueryStage[InternalFilterParams]):
             parts = " UNION ALL ".join(f"SELECT * FROM d{dump_index(dump)}_{table}" for dump in self.dumps)
             con.execute(f"CREATE TEMP TABLE {table} AS {parts}")
         return {"kept": "kept", "removed": "removed"}, stats
-
-
-def _decision_stats(con: duckdb.DuckDBPyConnection, view: str, prefix: str) -> Stats:
-    """Per dump: entities, kept, drops per reason and per filter class (an entity reaching several
-    classes counts under each)."""
-    stats = Stats()
-    table = f"{view}_decisions"
-    stats.add(f"{prefix}_entities", count(con, f"SELECT count(*) FROM {table}"))
-    stats.add(f"{prefix}_kept", count(con, f"SELECT count(*) FROM {table} WHERE reason IS NULL"))
-    for reason, n in count_by(con, f"SELECT reason, count(*) FROM {table} GROUP BY reason").items():
-        stats.add(f"{prefix}_dropped_{reason}", n)
-    per_class = count_by(
-        con,
-        f"SELECT c, count(*) FROM (SELECT unnest(classes) AS c FROM {table} "
-        "WHERE classes IS NOT NULL AND reason IS NOT NULL) GROUP BY c",
-    )
-    for qid, n in per_class.items():
-        stats.add(f"{prefix}_dropped_class_{qid}", n)
-    return stats
