@@ -20,13 +20,13 @@ spaces, and the mention's token offsets (end exclusive) in them.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from entbench.builders.enteval.errors import SourceError
+from entbench.builders.enteval.jsonl import json_objects
 from entbench.builders.enteval.sampling import stable_hash
 from entbench.builders.enteval.tokens import Token
 from entbench.builders.enteval.tsv import tsv, words_field
@@ -88,15 +88,7 @@ def _pages(evidence: object, number: int) -> tuple[str, ...]:
 
 def iter_fever(lines: Iterable[str]) -> Iterator[Claim]:
     """Every claim of a FEVER jsonl file, as read (NOT ENOUGH INFO included; empty lines skipped)."""
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise SourceError(number, f"not JSON ({exc.msg})") from exc
-        if not isinstance(record, dict):
-            raise SourceError(number, "not a JSON object")
+    for number, record in json_objects(lines):
         label, claim = record.get("label"), record.get("claim")
         if label is None:
             raise SourceError(number, "no label (a FEVER test file without labels cannot make EFP)")

@@ -23,11 +23,11 @@ example's type not in the types file is a data error).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from entbench.builders.enteval.errors import SourceError
+from entbench.builders.enteval.jsonl import json_objects
 from entbench.builders.enteval.tokens import safe_words
 from entbench.builders.enteval.tsv import FieldError, check_field, tsv, words_field
 
@@ -82,15 +82,7 @@ def _tokens(record: dict[str, object], key: str, number: int) -> tuple[str, ...]
 def parse_crowd(lines: Iterable[str]) -> list[TypedMention]:
     """The examples of one crowd split file (JSON lines; empty lines skipped)."""
     examples: list[TypedMention] = []
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise SourceError(number, f"not JSON ({exc.msg})") from exc
-        if not isinstance(record, dict):
-            raise SourceError(number, "not a JSON object")
+    for number, record in json_objects(lines):
         mention = record.get("mention_span")
         if not isinstance(mention, str):
             raise SourceError(number, "mention_span must be a string")

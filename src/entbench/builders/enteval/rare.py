@@ -18,11 +18,11 @@ written already cut to that window, as one tab-free word sequence, so what is st
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from entbench.builders.enteval.errors import SourceError
+from entbench.builders.enteval.jsonl import json_objects
 from entbench.builders.enteval.tsv import clean, tsv, words_field
 
 BLANK = "**blank**"
@@ -47,15 +47,7 @@ class RareInstance:
 def parse_rare(lines: Iterable[str]) -> list[RareInstance]:
     """Instances of a JSON-lines source (see the module docstring)."""
     instances: list[RareInstance] = []
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise SourceError(number, f"not JSON ({exc.msg})") from exc
-        if not isinstance(record, dict):
-            raise SourceError(number, "not a JSON object")
+    for number, record in json_objects(lines):
         context, candidates, answer = record.get("context"), record.get("candidates"), record.get("answer")
         if not isinstance(context, str) or context.count(BLANK) != 1:
             raise SourceError(number, f"context must be a string with exactly one {BLANK}")
