@@ -95,6 +95,22 @@ QUICK_PREFIX = {"stdlib_gz": 4, "qwikidata_gz": 4}
 #: are not (performance.md: "report medians of several runs").
 QUICK_RATIO_REPEAT = 3
 QUICK_REPEATED = frozenset(["limit_gz", "entbench_w1_gz", "entbench_w1_gz_1cpu", "qwikidata_gz"])
+#: Each of these runs right after the measurement it is compared with, in every round, so that the
+#: per-round ratios (`report._paired`) compare two scans under about the same load.
+PAIRED_AFTER = {"entbench_w1_gz_1cpu": "limit_gz", "entbench_w1_gz": "qwikidata_gz"}
+
+
+def run_order(specs: list[Spec]) -> list[Spec]:
+    """`specs` in their order, except that each of `PAIRED_AFTER` comes right after its partner."""
+    names = {spec.name for spec in specs}
+    moved = {name for name, partner in PAIRED_AFTER.items() if name in names and partner in names}
+    order: list[Spec] = []
+    for spec in specs:
+        if spec.name in moved:
+            continue
+        order.append(spec)
+        order += [s for s in specs if s.name in moved and PAIRED_AFTER[s.name] == spec.name]
+    return order
 
 
 def log(msg: str) -> None:
@@ -320,7 +336,7 @@ def run_size(
     samples: dict[str, list[dict[str, Any]]] = {s.name: [] for s in specs}
     total = max(counts.values(), default=0)
     for round_ in range(1, total + 1):
-        for spec in specs:
+        for spec in run_order(specs):
             if round_ > counts[spec.name]:
                 continue
             divisor = prefixes.get(spec.name)
