@@ -41,6 +41,7 @@ from typing import Literal, NamedTuple
 
 import ahocorasick
 import ahocorasick_rs
+import numpy as np
 
 from entbench.filters.mentions import MentionNormalizer
 
@@ -135,6 +136,84 @@ def match(
 
 
 _KEY = itemgetter(0)  # (key index, start, end) -> key index
+
+
+# --- leftmost-longest over a vocabulary in parts (`mention_stats` with `partition_mentions`) ----
+# Leftmost-longest decides between the keys of every part at once, so the parts are not matched
+# leftmost-longest each: each gives the longest of its keys starting at every position (all its
+# occurrences, overlapping, the longest kept per start), and one walk over the union makes the
+# leftmost-longest choice. The longest key starting at a position is the longest of the parts'
+# longest there, so any cut of the vocabulary gives the same counts as one automaton over it all.
+#: Separates segments (and pages) in a matched buffer: no key contains it (`_NEVER`), so no
+#: occurrence crosses it and one walk over the whole buffer is one walk per segment.
+SEPARATOR = 0xFF
+#: Bytes of buffer matched by one native call (cut at a separator): bounds the Python tuples alive.
+_CHUNK_BYTES = 1 << 20
+
+
+def build_overlapping_matcher(mentions: Iterable[str]) -> ahocorasick_rs.BytesAhoCorasick:
+    """An automaton reporting every occurrence of the UTF-8 of `mentions`, overlapping; a match's
+    first item is the mention's index in the iteration order (`longest_per_start`)."""
+    return ahocorasick_rs.BytesAhoCorasick(
+        (mention.encode() if mention else _NEVER for mention in mentions),
+        matchkind=ahocorasick_rs.MatchKind.Standard,
+        implementation=ahocorasick_rs.Implementation.ContiguousNFA,
+    )
+
+
+def longest_per_start(
+    automaton: ahocorasick_rs.BytesAhoCorasick, data: bytes, first_key: int = 0
+) -> np.ndarray:
+    """(start, length, key) rows, int32, sorted by start: at every byte offset of `data` where
+    some key of the automaton starts, the longest one (`first_key` is added to its index).
+
+    `data` is cut into chunks at `SEPARATOR` bytes (no key crosses one), each matched by one call.
+    """
+    parts: list[np.ndarray] = []
+    size = len(data)
+    pos = 0
+    while pos < size:
+        end = data.find(SEPARATOR, pos + _CHUNK_BYTES) + 1 or size
+        found = automaton.find_matches_as_indexes(data[pos:end], overlapping=True)
+        if found:
+            rows = np.array(found, dtype=np.int64).reshape(-1, 3)
+            parts.append(
+                np.stack([rows[:, 1] + pos, rows[:, 2] - rows[:, 1], rows[:, 0] + first_key], axis=1)
+            )
+        pos = end
+    if not parts:
+        return np.empty((0, 3), dtype=np.int32)
+    return longest_of_each_start(np.concatenate(parts))
+
+
+def longest_of_each_start(rows: np.ndarray) -> np.ndarray:
+    """Of (start, length, key) rows, the longest at each start (int32, sorted by start); keys are
+    distinct strings, so two rows of one start and one length are one key."""
+    if len(rows) > 1:
+        order = np.lexsort((-rows[:, 1], rows[:, 0]))
+        rows = rows[order]
+        rows = rows[np.r_[True, rows[1:, 0] != rows[:-1, 0]]]
+    if len(rows) and (
+        int(rows[:, 0].max()) + int(rows[:, 1].max()) >= 1 << 31 or int(rows[:, 2].max()) >= 1 << 31
+    ):
+        raise ValueError("a matched buffer or key index past 2**31")
+    return rows.astype(np.int32)
+
+
+def leftmost_longest(rows: np.ndarray) -> np.ndarray:
+    """The (start, length, key) rows a leftmost-longest search keeps, from the longest key at each start
+    (`longest_per_start`, one array per part of the vocabulary concatenated): from the start of
+    the buffer, the smallest start at or after the position, the longest key there, then on from
+    its end. The same matches as one `LeftmostLongest` automaton over every part's keys."""
+    rows = longest_of_each_start(rows) if len(rows) else rows
+    starts = rows[:, 0].astype(np.int64)
+    following = np.searchsorted(starts, starts + rows[:, 1], side="left").tolist()
+    kept: list[int] = []
+    i, n = 0, len(following)
+    while i < n:
+        kept.append(i)
+        i = following[i]
+    return rows[np.array(kept, dtype=np.int64)] if kept else rows[:0]
 
 
 # --- longest-first, with raw-text offsets: few-shot candidates (`hansel_corpus`) ---------------
