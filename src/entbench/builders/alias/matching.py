@@ -36,6 +36,7 @@ from __future__ import annotations
 import unicodedata
 from array import array
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from operator import itemgetter
 from typing import Literal, NamedTuple
 
@@ -176,36 +177,37 @@ def longest_per_start(
         end = data.find(SEPARATOR, pos + _CHUNK_BYTES) + 1 or size
         found = automaton.find_matches_as_indexes(data[pos:end], overlapping=True)
         if found:
-            rows = np.array(found, dtype=np.int64).reshape(-1, 3)
-            parts.append(
-                np.stack([rows[:, 1] + pos, rows[:, 2] - rows[:, 1], rows[:, 0] + first_key], axis=1)
-            )
+            flat = np.fromiter(chain.from_iterable(found), dtype=np.int64, count=3 * len(found))
+            keys, starts, ends = flat[0::3], flat[1::3], flat[2::3]
+            del found, flat
+            lengths = ends - starts
+            longest = np.zeros(end - pos, dtype=np.int64)
+            np.maximum.at(longest, starts, lengths)
+            kept = np.flatnonzero(lengths == longest[starts])  # one key per (start, length)
+            kept = kept[np.argsort(starts[kept], kind="stable")]
+            parts.append(np.stack([starts[kept] + pos, lengths[kept], keys[kept] + first_key], axis=1))
         pos = end
     if not parts:
         return np.empty((0, 3), dtype=np.int32)
-    return longest_of_each_start(np.concatenate(parts))
+    return _int32(np.concatenate(parts))
 
 
-def longest_of_each_start(rows: np.ndarray) -> np.ndarray:
-    """Of (start, length, key) rows, the longest at each start (int32, sorted by start); keys are
-    distinct strings, so two rows of one start and one length are one key."""
-    if len(rows) > 1:
-        order = np.lexsort((-rows[:, 1], rows[:, 0]))
-        rows = rows[order]
-        rows = rows[np.r_[True, rows[1:, 0] != rows[:-1, 0]]]
-    if len(rows) and (
-        int(rows[:, 0].max()) + int(rows[:, 1].max()) >= 1 << 31 or int(rows[:, 2].max()) >= 1 << 31
-    ):
+def _int32(rows: np.ndarray) -> np.ndarray:
+    if len(rows) and max(int(rows[:, 0].max()) + int(rows[:, 1].max()), int(rows[:, 2].max())) >= 1 << 31:
         raise ValueError("a matched buffer or key index past 2**31")
     return rows.astype(np.int32)
 
 
 def leftmost_longest(rows: np.ndarray) -> np.ndarray:
-    """The (start, length, key) rows a leftmost-longest search keeps, from the longest key at each start
-    (`longest_per_start`, one array per part of the vocabulary concatenated): from the start of
-    the buffer, the smallest start at or after the position, the longest key there, then on from
-    its end. The same matches as one `LeftmostLongest` automaton over every part's keys."""
-    rows = longest_of_each_start(rows) if len(rows) else rows
+    """The (start, length, key) rows a leftmost-longest search keeps, from the longest key at each
+    start (`longest_per_start`, one array per part of the vocabulary concatenated): from the start
+    of the buffer, the smallest start at or after the position, the longest key there, then on
+    from its end. The same matches as one `LeftmostLongest` automaton over every part's keys."""
+    if len(rows) > 1:  # by start then longest first (each part's rows are sorted: a merge of
+        # sorted runs), and the first of each start
+        order = (rows[:, 0].astype(np.int64) << 32) - rows[:, 1]
+        rows = rows[np.argsort(order, kind="stable")]
+        rows = rows[np.r_[True, rows[1:, 0] != rows[:-1, 0]]]
     starts = rows[:, 0].astype(np.int64)
     following = np.searchsorted(starts, starts + rows[:, 1], side="left").tolist()
     kept: list[int] = []
@@ -213,7 +215,7 @@ def leftmost_longest(rows: np.ndarray) -> np.ndarray:
     while i < n:
         kept.append(i)
         i = following[i]
-    return rows[np.array(kept, dtype=np.int64)] if kept else rows[:0]
+    return rows[np.array(kept, dtype=np.int64)]
 
 
 # --- longest-first, with raw-text offsets: few-shot candidates (`hansel_corpus`) ---------------

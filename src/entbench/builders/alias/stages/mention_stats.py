@@ -70,9 +70,9 @@ PARTIAL = pa.schema(
     [MENTION_STATS.field(n) for n in ("mention", "linked_occurrences", "unlinked_occurrences")]
     + [MENTION_STATS.field(n) for n in ("docs_linked", "docs_unlinked")]
 )
-#: Default `partition_mentions`: one part's automaton is ~30 MiB held, ~75 MiB while it is built
+#: Default `partition_mentions`: one part's automaton is ~6 MiB held, ~15 MiB while it is built
 #: (`WORKER_BYTES_PER_MENTION`).
-PARTITION_MENTIONS = 250_000
+PARTITION_MENTIONS = 50_000
 #: Occurrence ids buffered before they are folded into counts (bounds a task's memory: 8 bytes each).
 FLUSH_IDS = 4_000_000
 
