@@ -15,10 +15,11 @@ favour of the longer one. The two rules differ when a longer key starts later: w
   the leftmost start wins. `mention_stats` counts P(unlinked|m) with it over every article of
   Wikipedia: one native call per link segment, and the text is cut at link boundaries first
   (`segments`, `matching_text`), so an occurrence is linked iff it lies in an anchor. Its
-  contiguous NFA holds ~125 bytes a key where pyahocorasick's trie held ~290 (a full enwiki alias
-  table has ~15M keys, and every worker holds the automaton). pyahocorasick's `iter_long` is not
-  used for it: it skips some occurrences that follow an unfinished longer key (keys "cdda" and
-  "d" over "cdd" give nothing, not "d" twice).
+  contiguous NFA holds ~125 bytes a key where pyahocorasick's trie held ~290. A vocabulary too
+  large for one automaton per worker (a full enwiki alias table has ~15M keys) is matched in parts
+  (`longest_per_start` per part, then `leftmost_longest` over their union: the same matches).
+  pyahocorasick's `iter_long` is not used for it: it skips some occurrences that follow an
+  unfinished longer key (keys "cdda" and "d" over "cdd" give nothing, not "d" twice).
 * longest-first (`find_occurrences` over a `build_automaton` automaton: pyahocorasick,
   `longest_first`) keeps "BCD": the longest occurrence
   anywhere wins, ties to the leftmost, as the paper puts it. `hansel_corpus` finds the few-shot

@@ -12,11 +12,14 @@ on overlap, `builders.alias.matching`), inside link anchors (linked) and between
     P(unlinked|m) = unlinked occurrences / (linked + unlinked occurrences)   (null if m never occurs)
 
 `docs_linked`/`docs_unlinked` count the articles where m occurs linked / unlinked at least once.
-The sorted keys are listed once per build (in the stage's scratch directory); every worker builds
-the automaton over them once (`_matcher`); map tasks take one span of row groups of a scan shard's
-`pages` each (`engine.inputs`: a few MB of text, read a batch at a time) with the links of the same
-page-id range, and route partial counts by mention. Shards are sized from the scan (`num_shards`
-0, the default).
+The sorted keys are listed once per build (in the stage's scratch directory). Up to
+`partition_mentions` of them, every worker builds one automaton over them once (`_matcher`); map
+tasks take one span of row groups of a scan shard's `pages` each (`engine.inputs`: a few MB of text,
+read a batch at a time, `mention_pages.span_pages`) with the links of the same page-id range, and
+route partial counts by mention. Past that, the vocabulary is matched in parts, one phase each
+(`mention_partitions`), and each map task walks what the phases found in its span
+(`_count_parts`): the same counts, a worker's memory bounded by one part. Shards are sized from the
+scan (`num_shards` 0, the default).
 """
 
 from __future__ import annotations
