@@ -150,7 +150,7 @@ _KEY = itemgetter(0)  # (key index, start, end) -> key index
 #: occurrence crosses it and one walk over the whole buffer is one walk per segment.
 SEPARATOR = 0xFF
 #: Bytes of buffer matched by one native call (cut at a separator): bounds the Python tuples alive.
-_CHUNK_BYTES = 1 << 20
+_CHUNK_BYTES = 1 << 18
 
 
 def build_overlapping_matcher(mentions: Iterable[str]) -> ahocorasick_rs.BytesAhoCorasick:
@@ -210,13 +210,19 @@ def leftmost_longest(rows: np.ndarray) -> np.ndarray:
         rows = rows[np.argsort(order, kind="stable")]
         rows = rows[np.r_[True, rows[1:, 0] != rows[:-1, 0]]]
     starts = rows[:, 0].astype(np.int64)
-    following = np.searchsorted(starts, starts + rows[:, 1], side="left").tolist()
+    following = np.searchsorted(starts, starts + rows[:, 1], side="left")
     kept: list[int] = []
     i, n = 0, len(following)
-    while i < n:
-        kept.append(i)
-        i = following[i]
+    while i < n:  # a block of Python ints at a time (one each for every row would be ~36 bytes a row)
+        block = i - i % _WALK_BLOCK
+        step = following[block : block + _WALK_BLOCK].tolist()
+        while block <= i < block + len(step):
+            kept.append(i)
+            i = step[i - block]
     return rows[np.array(kept, dtype=np.int64)]
+
+
+_WALK_BLOCK = 1 << 16
 
 
 # --- longest-first, with raw-text offsets: few-shot candidates (`hansel_corpus`) ---------------

@@ -11,6 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench import api
+from entbench.builders.alias import matching
+from entbench.builders.alias.stages import mention_partitions
 
 
 def build(target: str, out: Path, stage: str, *params: str, workers: int = 1) -> Path:
@@ -35,11 +37,19 @@ def stats(stage_dir: Path) -> dict[str, int]:
     [("alias-table", "mention_stats", 4_000), ("hansel-fewshot", "hansel_mention_stats", 300)],
     ids=["enwiki", "zhwiki"],
 )
-def test_parts_count_what_one_automaton_counts(tmp_path: Path, target: str, stage: str, part: int) -> None:
+def test_parts_count_what_one_automaton_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, stage: str, part: int
+) -> None:
     whole = build(target, tmp_path / "out", stage)
     assert stats(whole)["mentions"] > 3 * part
     assert "phases_seconds" not in json.loads((whole / "_RUN.json").read_text())  # one automaton
+    # One worker runs the tasks in this process: small blocks everywhere, so that the matching
+    # calls, the walk's blocks of text and its blocks of rows all have many boundaries.
+    monkeypatch.setattr(matching, "_CHUNK_BYTES", 4096)
+    monkeypatch.setattr(matching, "_WALK_BLOCK", 64)
+    monkeypatch.setattr(mention_partitions, "_WALK_BYTES", 4096)
     parts = build(target, tmp_path / "out", stage, f"{stage}.partition_mentions={part}")
+    monkeypatch.undo()
     assert parts != whole
     assert "phases_seconds" in json.loads((parts / "_RUN.json").read_text())
     assert tables(parts) == tables(whole)

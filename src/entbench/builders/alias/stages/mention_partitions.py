@@ -22,7 +22,7 @@ import ahocorasick_rs
 import numpy as np
 import pyarrow as pa
 
-from entbench.builders.alias.matching import build_overlapping_matcher, longest_per_start
+from entbench.builders.alias.matching import build_overlapping_matcher, leftmost_longest, longest_per_start
 from entbench.builders.alias.stages.alias_table import normalizer_for
 from entbench.builders.alias.stages.mention_pages import SpanText, span_pages
 from entbench.engine.executors.base import on_release
@@ -39,6 +39,8 @@ ROWS_DIR = "longest"
 #: measured on the 256 MB enwiki world of `bench/pipelines`: 307k mentions of 14 characters on
 #: average; ~125 bytes a mention are then held while the tasks run) and the mentions themselves.
 WORKER_BYTES_PER_MENTION = 320
+#: Bytes of a span's text walked at a time (`walk_span`).
+_WALK_BYTES = 1 << 20
 #: Mentions turned into Python strings at a time while an automaton is built (not all at once).
 _BUILD_BATCH = 65_536
 
@@ -136,6 +138,37 @@ class MentionCandidates(Stage[CandidateParams]):
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Nothing to reduce."""
         return {}, Stats()
+
+
+def walk_span(
+    scratch: Path, task_id: str, parts: int
+) -> tuple[SpanText, tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The span's layout, the keys of the leftmost-longest walk over every part's rows in linked
+    and in unlinked segments (page after page), and how many of each every page has.
+
+    The walk goes a block of the text at a time, each cut after a separator (where the walk starts
+    afresh: no key crosses one), so its working arrays stay a few MB whatever the span."""
+    text = SpanText.load(scratch / TEXT_DIR, task_id, data=False)
+    rows = [np.load(scratch / ROWS_DIR / rows_name(k, task_id)) for k in range(parts)]
+    ends = text.segment_ends
+    cuts = np.unique(
+        ends[np.searchsorted(ends, np.arange(_WALK_BYTES, int(ends[-1]) if len(ends) else 0, _WALK_BYTES))]
+        + 1
+    )
+    found: list[np.ndarray] = []
+    for low, high in zip([0, *cuts.tolist()], [*cuts.tolist(), 1 << 62], strict=True):
+        block = [r[np.searchsorted(r[:, 0], low) : np.searchsorted(r[:, 0], high)] for r in rows]
+        found.append(leftmost_longest(np.concatenate(block)))
+    kept = np.concatenate(found) if found else np.empty((0, 3), np.int32)
+    segment = np.searchsorted(ends, kept[:, 0])
+    is_link = text.linked[segment]
+    page = text.page[segment]
+    ids = (kept[is_link, 2], kept[~is_link, 2])
+    counts = (
+        np.bincount(page[is_link], minlength=text.pages),
+        np.bincount(page[~is_link], minlength=text.pages),
+    )
+    return text, ids, counts
 
 
 def span_text(

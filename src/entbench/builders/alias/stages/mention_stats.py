@@ -38,19 +38,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from msgspec import Meta
 
-from entbench.builders.alias.matching import build_matcher, leftmost_longest, match
+from entbench.builders.alias.matching import build_matcher, match
 from entbench.builders.alias.stages.alias_table import normalizer_for
-from entbench.builders.alias.stages.mention_pages import SpanText, span_pages
+from entbench.builders.alias.stages.mention_pages import span_pages
 from entbench.builders.alias.stages.mention_partitions import (
     MENTIONS_FILE,
-    ROWS_DIR,
-    TEXT_DIR,
     WORKER_BYTES_PER_MENTION,
     CandidateParams,
     MentionCandidates,
     mention_count,
     partition_count,
-    rows_name,
+    walk_span,
 )
 from entbench.engine.duck import stage_connection
 from entbench.engine.executors.base import on_release
@@ -298,18 +296,7 @@ class MentionStats(Stage[MentionStatsParams]):
         self, ctx: StageContext[MentionStatsParams], task: MapTask, counter: _Counter, stats: Stats
     ) -> None:
         """The leftmost-longest walk over every part's longest keys of the span, counted."""
-        scratch = self._scratch(ctx)
-        text = SpanText.load(scratch / TEXT_DIR, task.task_id, data=False)
-        parts = [np.load(scratch / ROWS_DIR / rows_name(k, task.task_id)) for k in range(len(ctx.phases))]
-        kept = leftmost_longest(np.concatenate(parts))
-        segment = np.searchsorted(text.segment_ends, kept[:, 0])
-        is_link = text.linked[segment]
-        page = text.page[segment]
-        ids = (kept[is_link, 2], kept[~is_link, 2])
-        counts = (
-            np.bincount(page[is_link], minlength=text.pages),
-            np.bincount(page[~is_link], minlength=text.pages),
-        )
+        text, ids, counts = walk_span(self._scratch(ctx), task.task_id, len(ctx.phases))
         counter.add_pages(ids, counts)
         stats.add("pages_scanned", text.pages)
         stats.add("pages_normalised_by_segment", text.pages_normalised_by_segment)
