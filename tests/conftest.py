@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -89,6 +89,21 @@ def declared_timeout(item: pytest.Item) -> float:
     """The seconds a test's own `timeout` mark gives it (0 without one)."""
     mark = item.get_closest_marker("timeout")
     return float(mark.args[0]) if mark is not None and mark.args else 0.0
+
+
+@pytest.fixture(scope="session", autouse=True)
+def subprocess_bytecode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The Python processes tests start (the README's ~50 commands, `make hansel`, fault rows,
+    dask workers) cache their compiled modules in one directory of the session, as a user's Python
+    does in their clone: with `PYTHONDONTWRITEBYTECODE` set each one compiled entbench again
+    (~0.7 s of CPU per process). The directory is outside the repository and shared by the xdist
+    workers (Python writes each cache file atomically)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        patch.setenv("PYTHONPYCACHEPREFIX", str(shared / "pycache"))
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -15,14 +15,17 @@ the build would have written the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from entbench.engine import build_out
 from entbench.golden import GOLDEN_TARGETS  # every target of the demo world, in build order
 from tests.cards.card_support import build
 
@@ -30,14 +33,20 @@ DONE = "world-built.json"
 
 
 def build_world(out: Path) -> None:
-    """Build every world target into `out` (cards included) unless a finished build is there."""
+    """Build every world target into `out` (cards included) unless a finished build is there.
+
+    The builds run from `out`'s parent with `--out` given as its bare name, as `make run` runs them
+    from a checkout (`entbench build TARGET --out entbench-out`): each card records that invocation,
+    so a `make run` on a copy of this build named `entbench-out` (the README test) finds every card
+    up to date too, instead of drawing all of them again for another recorded `--out`."""
     out.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{out.name}.lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if (out / DONE).is_file():
             return
-        for target in GOLDEN_TARGETS:
-            build(target, out, config=None)  # no config, no source: the bundled demo world
+        with contextlib.chdir(out.parent):
+            for target in GOLDEN_TARGETS:
+                build(target, Path(out.name), config=None)  # no config, no source: the demo world
         (out / DONE).write_text(json.dumps(list(GOLDEN_TARGETS)) + "\n", encoding="utf-8")
 
 
@@ -45,7 +54,7 @@ def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The build directory of the demo world, every target built (read it, never write to it)."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    out = shared / "world-cards"
+    out = shared / "world" / "entbench-out"
     build_world(out)
     return out
 
@@ -54,3 +63,14 @@ def copy_world(world: Path, dest: Path) -> None:
     """Copy the finished world build `world` to `dest` (a new directory) for a test that writes into
     it: real copies, never links, so that nothing the test rewrites reaches the shared build."""
     shutil.copytree(world, dest, ignore=shutil.ignore_patterns(DONE, ".lock"))
+
+
+def copy_stages(world: Path, dest: Path, targets: Sequence[str]) -> None:
+    """Copy the finished stage directories of `targets` in the world build `world` into `dest`,
+    without the targets' listings or cards: a build of those targets in `dest` then finds every
+    stage done, as a build that had run before would have left it, and writes the rest itself."""
+    for target in targets:
+        listing = build_out.listing_file(world, target).read_bytes()
+        for rel in build_out.listed_stages(listing).values():
+            if not (dest / rel).is_dir():
+                shutil.copytree(world / rel, dest / rel)

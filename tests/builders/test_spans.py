@@ -3,7 +3,9 @@
 On the fixtures every shard is one row group, so every stage's tasks are whole upstream shards. Here
 the demo world's targets (and Hansel's on its zhwiki fixture) are built again with row groups of
 ~64 KB of values (the scans' `pages` shards become dozens of row groups) and one row group per map
-task: every table of every stage must hold the same rows, and the manifests the same stats.
+task: every table of every stage must hold the same rows, and the manifests the same stats, as the
+session's shared build of the demo world (`world_out`, the normal row groups and spans: neither
+enters a fingerprint, so its stage directories are the ones a normal build here would write).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench import api
-from entbench.engine import inputs, shards
+from entbench.engine import build_out, inputs, shards
 from entbench.engine.manifest import load_manifest
 
 #: Built from the bundled demo world (no --config, no --source), its zhwiki fixture for Hansel.
@@ -24,7 +26,7 @@ TARGETS = ("alias-table", "wikireading", "hansel-train")
 
 
 def build_all(out: Path) -> dict[str, Path]:
-    """Every target's stage directories (stage -> directory)."""
+    """Every target's stage directories (stage -> directory), built into `out`."""
     dirs: dict[str, Path] = {}
     for target in TARGETS:
         built = api.build(
@@ -35,6 +37,15 @@ def build_all(out: Path) -> dict[str, Path]:
             card=False,
         )
         dirs.update(built)
+    return dirs
+
+
+def built(world: Path) -> dict[str, Path]:
+    """The same targets' stage directories in the shared build of the demo world (nothing built)."""
+    dirs: dict[str, Path] = {}
+    for target in TARGETS:
+        listing = build_out.listing_file(world, target).read_bytes()
+        dirs.update({stage: world / rel for stage, rel in build_out.listed_stages(listing).items()})
     return dirs
 
 
@@ -49,9 +60,9 @@ def tables(directory: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def test_one_row_group_per_task_gives_every_stage_the_same_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world_out: Path
 ) -> None:
-    normal = build_all(tmp_path / "normal")
+    normal = built(world_out)
     monkeypatch.setattr(shards, "ROW_GROUP_BYTES", 64 << 10)
     monkeypatch.setattr(inputs, "SPAN_BYTES", 1)
     small = build_all(tmp_path / "small")

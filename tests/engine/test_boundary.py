@@ -72,11 +72,19 @@ def defaults(stage_name: str, num_shards: int) -> dict[str, object]:
     return params.to_json()
 
 
+@pytest.fixture(scope="module")
+def real_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One build directory for every target built from `REAL_SOURCES`: each build reuses the scans
+    of those before it (stage directories are named by fingerprint, so a reused stage is the one
+    the build would have written), and every target's own stages are still checked below."""
+    return tmp_path_factory.mktemp("real-sources")
+
+
 @pytest.mark.parametrize("target", ["wikidata", "wikireading", "alias-table", "wikient", "enteval-tasks"])
 def test_real_sources_get_the_documented_defaults_and_nothing_of_the_demo(
-    target: str, tmp_path: Path
+    target: str, real_out: Path
 ) -> None:
-    dirs = quiet(target, tmp_path, sources=REAL_SOURCES)
+    dirs = quiet(target, real_out, sources=REAL_SOURCES)
     demo = tomllib.loads(default_config_path().read_text(encoding="utf-8"))["params"]
     for stage, directory in dirs.items():
         manifest = load_manifest(directory)

@@ -1,11 +1,10 @@
 """The external sort (`engine.external_sort`): a kept table past `SORT_MEMORY_BYTES` is sorted
 through runs on disk and merged a row group at a time; its shard must be byte for byte the one
-the in-memory path writes, in every golden target, and a build killed in the middle of it must
-resume to the same bytes."""
+the in-memory path writes, and a build killed in the middle of it must resume to the same bytes.
+Every golden target through it: tests/engine/test_golden_paths.py."""
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,6 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from entbench import golden
 from entbench.engine import external_sort, shards, tasks
 from entbench.engine.shards import DuplicateKeyError, prepare_rows, write_parquet
 from tests.builders.kb.support import shard_hashes
@@ -121,37 +119,6 @@ def test_a_repeated_key_is_refused_and_leaves_no_shard(tmp_path: Path, small_run
         external(table, tmp_path / "e.parquet", tmp_path / "s")
     assert not (tmp_path / "e.parquet").exists()
     assert list((tmp_path / "s").iterdir()) == []
-
-
-@pytest.mark.slow  # every demo-world target built again, through this other path
-def test_every_golden_target_through_the_external_sort_matches_the_golden_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_runs: list[int]
-) -> None:
-    """With the threshold at 0 every kept table with a key takes the external sort; each shard of
-    every fixture target must still be byte for byte the committed golden one."""
-    monkeypatch.setattr(shards, "ROW_GROUP_SIZE", 65_536)  # the golden files' row groups
-    monkeypatch.setattr(tasks, "SORT_MEMORY_BYTES", 0)
-    sorted_tables: set[tuple[str, str]] = set()
-    original = external_sort.write_sorted
-
-    def recording(batches: Any, path: Path, **kwargs: Any) -> Any:
-        # <out>/<layer>/<stage>/.incomplete/<version>/<table>/part-….parquet
-        sorted_tables.add((path.parents[3].name, path.parent.name))
-        return original(batches, path, **kwargs)
-
-    monkeypatch.setattr(tasks, "write_sorted", recording)
-    snap = golden.snapshot(tmp_path)
-    for target, stages in snap.items():
-        expected = json.loads((golden.golden_dir() / f"{target}.json").read_text(encoding="utf-8"))
-        assert golden.diff(expected, stages) == [], target
-    kept = {
-        ("wikidata", "truthy_claims"),
-        ("wikidata", "sitelinks"),
-        ("wikipedia", "pages"),
-        ("wiki", "links"),
-    }
-    assert kept <= sorted_tables, sorted_tables
-    assert max(small_runs) > 1
 
 
 def test_a_build_killed_while_merging_runs_resumes_to_identical_bytes(

@@ -1,6 +1,7 @@
 """The map-reduce shuffle (`engine.shuffle`): with more shards than spill groups the map spills by
 group and a merge pass regroups by shard; the reducers must gather the same rows in the same order
-as the direct path, and the output shards must be byte-identical."""
+as the direct path, and the output shards must be byte-identical (every golden target through the
+merge pass: tests/engine/test_golden_paths.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from entbench import api, golden
+from entbench import api
 from entbench.engine import tasks
 from entbench.engine.shuffle import (
     FileBucketSink,
@@ -161,36 +162,6 @@ def test_resume_with_another_layout_runs_the_map_again(
     )
     assert any("another --chunk-mb or layout" in m for m in logged)
     assert shard_hashes(dirs["wikidata"]) == reference
-
-
-@pytest.mark.slow  # every demo-world target built again, through this other path
-def test_every_golden_target_through_the_merge_pass_matches_the_golden_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With one spill group every stage of more than one shard takes the merge pass; each shard of
-    every fixture target must still be byte for byte the committed golden one."""
-    merged_stages: set[str] = set()
-    original = tasks.merge_task
-
-    def recording(work_dir: str, *args: Any, **kwargs: Any) -> int:
-        merged_stages.add(Path(work_dir).parent.parent.name)
-        return original(work_dir, *args, **kwargs)
-
-    monkeypatch.setattr(tasks, "merge_task", recording)
-    snap = golden.snapshot(tmp_path, shuffle_groups=1)
-    for target, stages in snap.items():
-        expected = json.loads((golden.golden_dir() / f"{target}.json").read_text(encoding="utf-8"))
-        assert golden.diff(expected, stages) == [], target
-    scans = {
-        "wikidata",
-        "wikipedia",
-        "wiki",
-        "alias_table",
-        "mention_stats",
-        "wikireading_instances",
-        "wikient",
-    }
-    assert scans <= merged_stages, merged_stages
 
 
 def test_map_spills_are_deleted_once_every_group_is_merged_and_a_resume_needs_none(
