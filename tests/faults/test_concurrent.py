@@ -7,12 +7,13 @@ import fcntl
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from entbench.engine.inspect import verify_build
-from tests.faults.fault_support import REPO, WIKIDATA_ARGS, quiet_build, snapshot
+from tests.faults.fault_support import REPO, WIKIDATA_ARGS, snapshot
 
 ENTRY = "from entbench.cli.main import main; main()"
 
@@ -33,13 +34,8 @@ def wait_for(predicate: object, timeout: float = 120) -> bool:
 
 
 @pytest.fixture(scope="module")
-def references(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
-    refs = {}
-    for target in ("wikidata", "kb"):
-        out = tmp_path_factory.mktemp(f"solo-{target}")
-        quiet_build(target, out)
-        refs[target] = snapshot(out)
-    return refs
+def references(solo_build: Callable[[str], Path]) -> dict[str, dict[str, str]]:
+    return {target: snapshot(solo_build(target)) for target in ("wikidata", "kb")}
 
 
 def test_a_build_waits_for_the_lock_holder(tmp_path: Path, references: dict[str, dict[str, str]]) -> None:

@@ -20,10 +20,9 @@ SHARD = "truthy_claims/part-00002-of-00004.parquet"
 
 
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("pristine")
-    quiet_build("kb", out)
-    return out
+def pristine(solo_build: Callable[[str], Path]) -> Path:
+    """The undamaged kb build (shared: each test damages its own copy)."""
+    return solo_build("kb")
 
 
 def flip_byte(path: Path) -> None:

@@ -30,10 +30,8 @@ def disk_full() -> OSError:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    out = tmp_path_factory.mktemp("reference")
-    quiet_build("kb", out)
-    return snapshot(out)
+def reference(solo_build: Callable[[str], Path]) -> dict[str, str]:
+    return snapshot(solo_build("kb"))
 
 
 class FullParquetWriter(pq.ParquetWriter):

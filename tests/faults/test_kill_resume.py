@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,13 +54,8 @@ MERGE_POINTS = [
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
-    refs = {}
-    for target in ("wikidata", "kb"):
-        out = tmp_path_factory.mktemp(f"ref-{target}")
-        quiet_build(target, out)
-        refs[target] = snapshot(out)
-    return refs
+def reference(solo_build: Callable[[str], Path]) -> dict[str, dict[str, str]]:
+    return {target: snapshot(solo_build(target)) for target in ("wikidata", "kb")}
 
 
 def kill_then_resume(

@@ -138,7 +138,8 @@ def strict_reference(train: list[Item], test: list[Item], seed: int) -> dict[str
         if not c:
             freq.append(UNSEEN)
             continue
-        tied = sorted(lbl for lbl, n in c.items() if n == max(c.values()))
+        top = max(c.values())  # once per item: inside the filter it made this quadratic in the labels
+        tied = sorted(lbl for lbl, n in c.items() if n == top)
         guess = tied[0] if len(tied) == 1 else tied[int(rng.random() * len(tied))]
         detail = (
             f"most frequent in train: {fmt(guess)} ("

@@ -1,7 +1,7 @@
 """How hard the fuzz tests of the native extensions try: seconds in `make test`, hours if you like.
 
 Each test states its budget for `make test` (a few seconds' worth of examples). ENTBENCH_FUZZ_SCALE
-multiplies every budget: `make sanitize` runs them at a quarter (an example costs about 2.5 times as
+multiplies every budget: `make sanitize` runs them at 0.15 (an example costs about 2.5 times as
 much under the sanitizers, and the plain run has already compared the outputs); a local hunt runs
 e.g. `ENTBENCH_FUZZ_SCALE=50 .venv/bin/python -m pytest -p no:xdist tests/fuzz/test_native_fuzz.py`,
 or `make sanitize SANITIZE_FUZZ_SCALE=20` under the sanitizers.

@@ -143,7 +143,7 @@ def _kept_rows(scanner: Any) -> list[tuple[int, str]]:
     return [(row_offsets[i], ids[ends[i] : ends[i + 1]].decode("utf-8")) for i in range(n)]
 
 
-@fuzz_settings(500)
+@fuzz_settings(300)
 @given(soup=byte_soups(), base=st.integers(0, 1 << 40), routes=st.integers(1, 4), shards=st.integers(1, 7))
 def test_any_bytes_in_any_range_are_lines_kept_or_handed_back(
     soup: tuple[bytes, int, int], base: int, routes: int, shards: int

@@ -6,6 +6,7 @@ import bz2
 import gzip
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,21 @@ def build(out: Path, source: Path | str, *extra_params: str, **kwargs: Any) -> P
     return dirs["wikidata"]
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """`built(NAME)`: the stage directory of `build` on the fixture dump NAME with the default
+    parameters, made once for this module (every test that only reads such a build shares it;
+    tests that damage, re-run or kill a build make their own)."""
+    stages: dict[str, Path] = {}
+
+    def stage(name: str) -> Path:
+        if name not in stages:
+            stages[name] = build(tmp_path_factory.mktemp("built"), FIXTURES / name)
+        return stages[name]
+
+    return stage
+
+
 def read_table(stage_dir: Path, table: str) -> list[dict[str, Any]]:
     files = sorted((stage_dir / table).glob("part-*.parquet"))
     return [row for f in files for row in pq.read_table(f).to_pylist()]
@@ -60,8 +76,8 @@ def rejects(stage_dir: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("name", REAL_DUMPS)
-def test_every_real_dump_builds_and_accounts_for_every_line(tmp_path: Path, name: str) -> None:
-    stage = build(tmp_path / "out", FIXTURES / name)
+def test_every_real_dump_builds_and_accounts_for_every_line(built: Callable[[str], Path], name: str) -> None:
+    stage = built(name)
     manifest = load_manifest(stage)
     opener = bz2.open if name.endswith(".bz2") else gzip.open
     with opener(FIXTURES / name, "rb") as f:
@@ -76,8 +92,8 @@ def test_every_real_dump_builds_and_accounts_for_every_line(tmp_path: Path, name
     assert len(ids) == len(set(ids))
 
 
-def test_revisions_dump_keeps_the_newest_revision_per_id(tmp_path: Path) -> None:
-    stage = build(tmp_path / "out", FIXTURES / "entitydata-revisions.jsonl.bz2")
+def test_revisions_dump_keeps_the_newest_revision_per_id(built: Callable[[str], Path]) -> None:
+    stage = built("entitydata-revisions.jsonl.bz2")
     by_id = {r["id"]: r for r in read_table(stage, "entities")}
     duplicates = [r for r in rejects(stage) if r["reason"] == "duplicate_id"]
     assert len(by_id) == 64 and len(duplicates) == 10  # 74 revisions of 64 ids (MANIFEST.tsv)
@@ -102,11 +118,13 @@ def test_two_workers_write_identical_bytes(tmp_path: Path) -> None:
     assert (one / "_rejects.jsonl").read_bytes() == (two / "_rejects.jsonl").read_bytes()
 
 
-def test_uncompressed_byte_ranges_match_compressed_stream(tmp_path: Path) -> None:
+def test_uncompressed_byte_ranges_match_compressed_stream(
+    tmp_path: Path, built: Callable[[str], Path]
+) -> None:
     plain = tmp_path / "dump.json"
     with bz2.open(FIXTURES / "entities-new.json.bz2") as f:
         plain.write_bytes(f.read())
-    from_bz2 = build(tmp_path / "a", FIXTURES / "entities-new.json.bz2")
+    from_bz2 = built("entities-new.json.bz2")
     # 1 MB ranges split the 4 MB dump mid-line: every line must still be read exactly once.
     # (Bytes differ only because the source identity is stamped into each file's fingerprint.)
     from_ranges = build(tmp_path / "b", plain, workers=2, chunk_mb=1)
@@ -115,7 +133,7 @@ def test_uncompressed_byte_ranges_match_compressed_stream(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("dump", ["entities-old.json.bz2", "entities-new.json.bz2"])
-def test_outranked_type_claims_are_every_non_truthy_p31_p279(tmp_path: Path, dump: str) -> None:
+def test_outranked_type_claims_are_every_non_truthy_p31_p279(built: Callable[[str], Path], dump: str) -> None:
     # Reference from the raw JSON with the stdlib: per entity and property, the statements whose
     # rank is not the best non-deprecated rank (spec §1), with their item value where there is one.
     expected = set()
@@ -133,8 +151,7 @@ def test_outranked_type_claims_are_every_non_truthy_p31_p279(tmp_path: Path, dum
                         value = (st["mainsnak"].get("datavalue") or {}).get("value")
                         item = value.get("id") if isinstance(value, dict) else None
                         expected.add((entity["id"], prop, i, st["rank"], item))
-    stage = build(tmp_path / "out", FIXTURES / dump)
-    rows = read_table(stage, "outranked_type_claims")
+    rows = read_table(built(dump), "outranked_type_claims")
     assert {(r["subject"], r["property"], r["ordinal"], r["rank"], r["item"]) for r in rows} == expected
     assert len(rows) == len(expected)
     assert expected  # the real dumps have outranked P31 statements (e.g. Berlin's deprecated one)
@@ -197,9 +214,11 @@ def test_deleted_shard_is_rebuilt_identically(tmp_path: Path) -> None:
     assert not (stage.parent / ".incomplete").exists()
 
 
-def test_killed_build_resumes_to_identical_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_killed_build_resumes_to_identical_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, built: Callable[[str], Path]
+) -> None:
     source = FIXTURES / "entities-new.json.bz2"
-    reference = shard_hashes(build(tmp_path / "ref", source))
+    reference = shard_hashes(built(source.name))
     original = die_after(monkeypatch, "shard_task", 2)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", source)
@@ -212,8 +231,8 @@ def test_killed_build_resumes_to_identical_bytes(tmp_path: Path, monkeypatch: py
     assert shard_hashes(resumed) == reference
 
 
-def test_parquet_files_carry_stage_fingerprint_and_schema(tmp_path: Path) -> None:
-    stage = build(tmp_path / "out", FIXTURES / "entities-old.json.bz2")
+def test_parquet_files_carry_stage_fingerprint_and_schema(built: Callable[[str], Path]) -> None:
+    stage = built("entities-old.json.bz2")
     manifest = load_manifest(stage)
     meta = pq.read_schema(stage / "entities" / "part-00000-of-00004.parquet").metadata
     assert meta[b"entbench.stage"] == b"wikidata"
@@ -223,10 +242,10 @@ def test_parquet_files_carry_stage_fingerprint_and_schema(tmp_path: Path) -> Non
     assert stage.name == f"v3-{manifest['fingerprint'][:12]}"
 
 
-def test_params_change_the_fingerprint_and_the_schema(tmp_path: Path) -> None:
-    a = build(tmp_path / "out", FIXTURES / "entities-new.json.bz2")
+def test_params_change_the_fingerprint_and_the_schema(tmp_path: Path, built: Callable[[str], Path]) -> None:
+    a = built("entities-new.json.bz2")
     b = build(tmp_path / "out", FIXTURES / "entities-new.json.bz2", "wikidata.languages=en,de")
-    assert a != b
+    assert a.name != b.name  # another fingerprint, so another stage directory
     columns = pq.read_schema(b / "entities" / "part-00000-of-00004.parquet").names
     assert "label_de" in columns and "label_zh" not in columns
     berlin = next(r for r in read_table(b, "entities") if r["id"] == "Q64")
