@@ -100,8 +100,9 @@ def publish(root: Path, target: str, out: Path) -> PublishResult:
                 for table in view.tables(stage) if stage in view.manifests else []:
                     if (stage, table) not in view.published:
                         result.left_out.append(stage if table == stage else f"{stage}.{table}")
-            invocation = recorded_invocation(card_dir(root, target))
-            text, result.card = render_card(view, invocation, tmp)
+            built_card = card_dir(root, target)
+            invocation = recorded_invocation(built_card)
+            text, result.card = render_card(view, invocation, tmp, built_card)
             (tmp / README).write_text(text, encoding="utf-8")
             card = card_for(target)
             description = card.summary or view.description or f"entbench target {target}"
