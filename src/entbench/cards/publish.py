@@ -5,7 +5,8 @@ folder, ready to upload as it is (`huggingface-cli upload USER/NAME DIR . --repo
                                            and splits to files (`cards.published`)
     DIR/croissant.json                     the Croissant description of the tables (`cards.croissant`)
     DIR/data/<config>/<split>-SSSSS-of-NNNNN.parquet   the build's shards, byte for byte
-    DIR/*.png                              the card's plots
+    DIR/*.png                              the card's plots (copied from the built card's where the
+                                           chart is the same: `cards.plot_reuse`)
 
 The target's splits (its card's `splits`: train/valid/test, …) are the `default` config; every other
 final table is a config of its own, named after the table (after its stage when two stages write a
