@@ -1,7 +1,8 @@
 """The Wikidata scan benchmark (issues 2 and 8): entbench against the one-core limit and baselines.
 
     python bench/run.py                  # N=20000 and 10N, 3 repeats; writes bench/results/latest.{json,md}
-    python bench/run.py --quick --json   # N=20000 only, 1 repeat; prints the JSON, writes nothing
+    python bench/run.py --quick --json   # N=20000 only, 1 repeat (3 for the headline ratios' inputs);
+                                         # prints the JSON, writes nothing
 
 One run generates a synthetic dump (`gen_wikidata.py`, cached under `--work`) uncompressed and
 `.gz`, then times, each in a fresh subprocess and interleaved round-robin over `--repeat` rounds:
@@ -28,7 +29,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -41,6 +41,7 @@ from typing import Any
 import gen_wikidata
 import report
 from entbench.engine.process import huge_pages_environment
+from machine import load_average, machine
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
@@ -88,6 +89,28 @@ QUICK_SKIP = frozenset(["entbench_w2_gz"])
 #: In --quick mode the slow baselines scan only this share of the dump's entities (their rate per
 #: entity does not depend on how many they scan), which keeps the quick run under a minute.
 QUICK_PREFIX = {"stdlib_gz": 4, "qwikidata_gz": 4}
+#: In --quick mode the inputs of the issue's one-core and qwikidata ratios run this many rounds
+#: (the others one): one ~2 s scan against another, tens of seconds apart on a shared machine, was
+#: mostly noise (`ratio_to_limit_one_cpu` 0.65-0.88 in three runs of one commit); their medians
+#: are not (performance.md: "report medians of several runs").
+QUICK_RATIO_REPEAT = 3
+QUICK_REPEATED = frozenset(["limit_gz", "entbench_w1_gz", "entbench_w1_gz_1cpu", "qwikidata_gz"])
+#: Each of these runs right after the measurement it is compared with, in every round, so that the
+#: per-round ratios (`report._paired`) compare two scans under about the same load.
+PAIRED_AFTER = {"entbench_w1_gz_1cpu": "limit_gz", "entbench_w1_gz": "qwikidata_gz"}
+
+
+def run_order(specs: list[Spec]) -> list[Spec]:
+    """`specs` in their order, except that each of `PAIRED_AFTER` comes right after its partner."""
+    names = {spec.name for spec in specs}
+    moved = {name for name, partner in PAIRED_AFTER.items() if name in names and partner in names}
+    order: list[Spec] = []
+    for spec in specs:
+        if spec.name in moved:
+            continue
+        order.append(spec)
+        order += [s for s in specs if s.name in moved and PAIRED_AFTER[s.name] == spec.name]
+    return order
 
 
 def log(msg: str) -> None:
@@ -298,76 +321,36 @@ def run_size(
     work: Path,
     chunk_mb: int,
     prefixes: dict[str, int] | None = None,
+    rounds: dict[str, int] | None = None,
 ) -> tuple[dict[str, Any], list[str], float]:
     """All measurements on one dump, round-robin over `repeat` rounds; also the source-hash time.
 
     `prefixes` maps a baseline to a divisor: it scans only the first entities/divisor entities.
+    `rounds` gives some measurements another number of rounds than `repeat` (they run in the
+    first rounds, interleaved with the others as long as those run).
     """
     prefixes = prefixes or {}
+    counts = {spec.name: (rounds or {}).get(spec.name, repeat) for spec in specs}
     out_root = work / f"out-{size}"  # `work` is this run's own directory
     hash_seconds = prewarm_source_hash(dump, out_root, specs)
     samples: dict[str, list[dict[str, Any]]] = {s.name: [] for s in specs}
-    for round_ in range(1, repeat + 1):
-        for spec in specs:
+    total = max(counts.values(), default=0)
+    for round_ in range(1, total + 1):
+        for spec in run_order(specs):
+            if round_ > counts[spec.name]:
+                continue
             divisor = prefixes.get(spec.name)
             max_entities = dump["entities"] // divisor if divisor else None
             sample = measure(spec, dump, out_root, chunk_mb, max_entities)
             samples[spec.name].append(sample)
             log(
-                f"[{size} {round_}/{repeat}] {spec.name:17s} {sample['seconds']:8.2f} s "
+                f"[{size} {round_}/{counts[spec.name]}] {spec.name:17s} {sample['seconds']:8.2f} s "
                 f"({sample['work']['entities'] / sample['seconds']:9,.0f} entities/s, "
                 f"wall {sample['wall_seconds']:.2f} s, "
                 f"peak RSS {sample['peak_rss_bytes'] / 1e6:,.0f} MB)"
             )
     summary = {name: report.summarize(runs, dump) for name, runs in samples.items()}
     return summary, check_work(size, samples, dump["entities"]), round(hash_seconds, 3)
-
-
-def load_average() -> float | None:
-    """The 1-minute load average (other people's jobs on this shared machine), if the OS has one."""
-    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-
-
-def machine(load_at_start: float | None) -> dict[str, Any]:
-    """Where the numbers come from, and how busy the machine was at the start and the end."""
-    from importlib import metadata
-
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    packages: dict[str, str | None] = {}
-    for name in ("entbench", "msgspec", "isal", "pyarrow", "qwikidata"):
-        try:
-            packages[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            packages[name] = None
-    return {
-        "git": git_state(),
-        "cpus": os.cpu_count(),
-        "cpu_model": model,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "load_average_1m_at_start": load_at_start,
-        "load_average_1m_at_end": load_average(),
-        "packages": packages,
-    }
-
-
-def git_state() -> dict[str, Any]:
-    """The commit measured, and whether `src/entbench` had uncommitted changes (shared checkout)."""
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    head = git("rev-parse", "HEAD")
-    changed = git("status", "--porcelain", "--", "src/entbench").splitlines()
-    return {"head": head or None, "src_uncommitted_files": len(changed)}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -387,7 +370,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=16,
         help="entbench --chunk-mb (16: enough tasks per worker on a few-hundred-MB dump)",
     )
-    parser.add_argument("--quick", action="store_true", help="1 repeat, no 10x dump, no 2-worker .gz run")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"1 repeat ({QUICK_RATIO_REPEAT} for the one-core and qwikidata ratios' inputs), "
+        "no 10x dump, no 2-worker .gz run",
+    )
     parser.add_argument("--json", action="store_true", help="print the result JSON on stdout")
     parser.add_argument("--results", type=Path, default=None, help="where to write latest.{json,md}")
     parser.add_argument("--no-write", action="store_true", help="write no result files")
@@ -430,7 +418,14 @@ def main(argv: list[str] | None = None) -> int:
     for size, dump in dumps.items():
         repeat = args.repeat if size == "N" else args.repeat_big
         measurements[size], size_problems, hash_seconds[size] = run_size(
-            size, dump, specs, repeat, run_dir, args.chunk_mb, QUICK_PREFIX if args.quick else None
+            size,
+            dump,
+            specs,
+            repeat,
+            run_dir,
+            args.chunk_mb,
+            QUICK_PREFIX if args.quick else None,
+            dict.fromkeys(QUICK_REPEATED, QUICK_RATIO_REPEAT) if args.quick else None,
         )
         problems += size_problems
     if not args.keep:
@@ -448,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
             "entities": args.entities,
             "scale": args.scale,
             "repeat": args.repeat,
+            # --quick: these measurements ran QUICK_RATIO_REPEAT rounds (their "repeats" say so)
+            "repeated": sorted(QUICK_REPEATED) if args.quick else None,
             "repeat_big": args.repeat_big if args.scale else None,
             "seed": args.seed,
             "chunk_mb": args.chunk_mb,

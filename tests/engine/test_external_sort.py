@@ -114,11 +114,13 @@ def test_no_rows_give_the_empty_shard(tmp_path: Path) -> None:
 
 
 def test_a_repeated_key_is_refused_and_leaves_no_shard(tmp_path: Path, small_runs: list[int]) -> None:
-    table = pa.concat_tables([claims(300), claims(300).slice(0, 1)])
+    # Enough rows for run files beside the last run (kept in memory): they are removed too.
+    table = pa.concat_tables([claims(1500), claims(1500).slice(0, 1)])
     with pytest.raises(DuplicateKeyError, match="share a key"):
         external(table, tmp_path / "e.parquet", tmp_path / "s")
     assert not (tmp_path / "e.parquet").exists()
     assert list((tmp_path / "s").iterdir()) == []
+    assert small_runs == []  # refused before any merge
 
 
 def test_a_build_killed_while_merging_runs_resumes_to_identical_bytes(

@@ -4,6 +4,7 @@ workers would not fit in memory is announced with a worker count that fits."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -120,7 +121,7 @@ def test_a_map_whose_workers_would_not_fit_in_memory_is_announced_with_a_worker_
     assert not [m for m in logged if "warning" in m]
 
 
-def test_mention_stats_estimates_its_automaton_from_the_alias_tables_mentions() -> None:
+def test_mention_stats_estimates_one_parts_automaton_or_the_whole_vocabularys() -> None:
     from entbench.builders.alias.stages.mention_stats import (
         WORKER_BYTES_PER_MENTION,
         MentionStats,
@@ -133,7 +134,10 @@ def test_mention_stats_estimates_its_automaton_from_the_alias_tables_mentions() 
     ctx = StageContext(
         "mention_stats", MentionStatsParams(), 1, {}, {"alias_table": upstream}, "/nowhere", BuildOptions()
     )
-    assert stage.worker_memory_estimate(ctx) == 15_000_000 * WORKER_BYTES_PER_MENTION  # ~5 GB
+    # by default the vocabulary is matched in parts: a worker holds one part's automaton
+    assert stage.worker_memory_estimate(ctx) == 50_000 * WORKER_BYTES_PER_MENTION  # ~16 MB
+    whole = dataclasses.replace(ctx, params=MentionStatsParams(partition_mentions=0))
+    assert stage.worker_memory_estimate(whole) == 15_000_000 * WORKER_BYTES_PER_MENTION  # ~5 GB
 
 
 def test_a_resume_with_the_same_plan_runs_only_the_unfinished_tasks(

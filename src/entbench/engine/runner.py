@@ -301,6 +301,9 @@ class Builder:
                         stage.on_map_done(ctx, done, bar.update)
                         continue
                     yield (stage, ctx, task, schemas, layout, str(map_dir))
+                    # Not held while the planner reads the next task: a block task's buffer is then
+                    # free for the decompressor to fill again (`iter_blocks`), not a fresh 16-64 MB.
+                    del task
             finally:
                 # A planner may hold a decompressor with threads (rapidgzip): stop it now, not at
                 # interpreter exit, where a running decoder thread aborts the process.

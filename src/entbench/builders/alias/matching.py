@@ -15,10 +15,11 @@ favour of the longer one. The two rules differ when a longer key starts later: w
   the leftmost start wins. `mention_stats` counts P(unlinked|m) with it over every article of
   Wikipedia: one native call per link segment, and the text is cut at link boundaries first
   (`segments`, `matching_text`), so an occurrence is linked iff it lies in an anchor. Its
-  contiguous NFA holds ~125 bytes a key where pyahocorasick's trie held ~290 (a full enwiki alias
-  table has ~15M keys, and every worker holds the automaton). pyahocorasick's `iter_long` is not
-  used for it: it skips some occurrences that follow an unfinished longer key (keys "cdda" and
-  "d" over "cdd" give nothing, not "d" twice).
+  contiguous NFA holds ~125 bytes a key where pyahocorasick's trie held ~290. A vocabulary too
+  large for one automaton per worker (a full enwiki alias table has ~15M keys) is matched in parts
+  (`longest_per_start` per part, then `leftmost_longest` over their union: the same matches).
+  pyahocorasick's `iter_long` is not used for it: it skips some occurrences that follow an
+  unfinished longer key (keys "cdda" and "d" over "cdd" give nothing, not "d" twice).
 * longest-first (`find_occurrences` over a `build_automaton` automaton: pyahocorasick,
   `longest_first`) keeps "BCD": the longest occurrence
   anywhere wins, ties to the leftmost, as the paper puts it. `hansel_corpus` finds the few-shot
@@ -36,11 +37,13 @@ from __future__ import annotations
 import unicodedata
 from array import array
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from operator import itemgetter
 from typing import Literal, NamedTuple
 
 import ahocorasick
 import ahocorasick_rs
+import numpy as np
 
 from entbench.filters.mentions import MentionNormalizer
 
@@ -135,6 +138,91 @@ def match(
 
 
 _KEY = itemgetter(0)  # (key index, start, end) -> key index
+
+
+# --- leftmost-longest over a vocabulary in parts (`mention_stats` with `partition_mentions`) ----
+# Leftmost-longest decides between the keys of every part at once, so the parts are not matched
+# leftmost-longest each: each gives the longest of its keys starting at every position (all its
+# occurrences, overlapping, the longest kept per start), and one walk over the union makes the
+# leftmost-longest choice. The longest key starting at a position is the longest of the parts'
+# longest there, so any cut of the vocabulary gives the same counts as one automaton over it all.
+#: Separates segments (and pages) in a matched buffer: no key contains it (`_NEVER`), so no
+#: occurrence crosses it and one walk over the whole buffer is one walk per segment.
+SEPARATOR = 0xFF
+#: Bytes of buffer matched by one native call (cut at a separator): bounds the Python tuples alive.
+_CHUNK_BYTES = 1 << 18
+
+
+def build_overlapping_matcher(mentions: Iterable[str]) -> ahocorasick_rs.BytesAhoCorasick:
+    """An automaton reporting every occurrence of the UTF-8 of `mentions`, overlapping; a match's
+    first item is the mention's index in the iteration order (`longest_per_start`)."""
+    return ahocorasick_rs.BytesAhoCorasick(
+        (mention.encode() if mention else _NEVER for mention in mentions),
+        matchkind=ahocorasick_rs.MatchKind.Standard,
+        implementation=ahocorasick_rs.Implementation.ContiguousNFA,
+    )
+
+
+def longest_per_start(
+    automaton: ahocorasick_rs.BytesAhoCorasick, data: bytes, first_key: int = 0
+) -> np.ndarray:
+    """(start, length, key) rows, int32, sorted by start: at every byte offset of `data` where
+    some key of the automaton starts, the longest one (`first_key` is added to its index).
+
+    `data` is cut into chunks at `SEPARATOR` bytes (no key crosses one), each matched by one call.
+    """
+    parts: list[np.ndarray] = []
+    size = len(data)
+    pos = 0
+    while pos < size:
+        end = data.find(SEPARATOR, pos + _CHUNK_BYTES) + 1 or size
+        found = automaton.find_matches_as_indexes(data[pos:end], overlapping=True)
+        if found:
+            flat = np.fromiter(chain.from_iterable(found), dtype=np.int64, count=3 * len(found))
+            keys, starts, ends = flat[0::3], flat[1::3], flat[2::3]
+            del found, flat
+            lengths = ends - starts
+            longest = np.zeros(end - pos, dtype=np.int64)
+            np.maximum.at(longest, starts, lengths)
+            kept = np.flatnonzero(lengths == longest[starts])  # one key per (start, length)
+            kept = kept[np.argsort(starts[kept], kind="stable")]
+            parts.append(np.stack([starts[kept] + pos, lengths[kept], keys[kept] + first_key], axis=1))
+        pos = end
+    if not parts:
+        return np.empty((0, 3), dtype=np.int32)
+    return _int32(np.concatenate(parts))
+
+
+def _int32(rows: np.ndarray) -> np.ndarray:
+    if len(rows) and max(int(rows[:, 0].max()) + int(rows[:, 1].max()), int(rows[:, 2].max())) >= 1 << 31:
+        raise ValueError("a matched buffer or key index past 2**31")
+    return rows.astype(np.int32)
+
+
+def leftmost_longest(rows: np.ndarray) -> np.ndarray:
+    """The (start, length, key) rows a leftmost-longest search keeps, from the longest key at each
+    start (`longest_per_start`, one array per part of the vocabulary concatenated): from the start
+    of the buffer, the smallest start at or after the position, the longest key there, then on
+    from its end. The same matches as one `LeftmostLongest` automaton over every part's keys."""
+    if len(rows) > 1:  # by start then longest first (each part's rows are sorted: a merge of
+        # sorted runs), and the first of each start
+        order = (rows[:, 0].astype(np.int64) << 32) - rows[:, 1]
+        rows = rows[np.argsort(order, kind="stable")]
+        rows = rows[np.r_[True, rows[1:, 0] != rows[:-1, 0]]]
+    starts = rows[:, 0].astype(np.int64)
+    following = np.searchsorted(starts, starts + rows[:, 1], side="left")
+    kept: list[int] = []
+    i, n = 0, len(following)
+    while i < n:  # a block of Python ints at a time (one each for every row would be ~36 bytes a row)
+        block = i - i % _WALK_BLOCK
+        step = following[block : block + _WALK_BLOCK].tolist()
+        while block <= i < block + len(step):
+            kept.append(i)
+            i = step[i - block]
+    return rows[np.array(kept, dtype=np.int64)]
+
+
+_WALK_BLOCK = 1 << 16
 
 
 # --- longest-first, with raw-text offsets: few-shot candidates (`hansel_corpus`) ---------------

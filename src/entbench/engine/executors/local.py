@@ -82,7 +82,11 @@ class InlineExecutor:
         """Run tasks one after another."""
         try:
             for args in tasks:
-                yield fn(*args, progress=bar.update)
+                result = fn(*args, progress=bar.update)
+                # A done task's arguments (a map task's decompressed block) are not kept while the
+                # next task is planned: its buffer can then be filled again instead of a new one.
+                del args
+                yield result
         finally:
             release_memory()  # each run is one phase
 

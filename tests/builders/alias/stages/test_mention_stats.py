@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -77,8 +78,15 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (EN_DBPEDIA, (), False),
         (ZH_DBPEDIA, ("wikipedia.language=zh", "title_qid.site=zhwiki"), True),
         (ZH_2018, (), True),
+        # the vocabulary matched in parts of 2 mentions (`mention_partitions`): the same counts
+        (EN_DBPEDIA, ("mention_stats.partition_mentions=2",), False),
+        (
+            ZH_DBPEDIA,
+            ("wikipedia.language=zh", "title_qid.site=zhwiki", "mention_stats.partition_mentions=2"),
+            True,
+        ),
     ],
-    ids=["enwiki-dbpedia", "zhwiki-berlin", "zhwiki-2018"],
+    ids=["enwiki-dbpedia", "zhwiki-berlin", "zhwiki-2018", "enwiki-dbpedia-parts", "zhwiki-berlin-parts"],
 )
 def test_p_unlinked_equals_brute_force(
     out: Path, source: Path, params: tuple[str, ...], chinese: bool
@@ -91,6 +99,8 @@ def test_p_unlinked_equals_brute_force(
         progress=False,
         log=lambda m: None,
     )
+    in_parts = any("partition_mentions" in p for p in params)
+    assert ("phases_seconds" in json.loads((dirs["mention_stats"] / "_RUN.json").read_text())) == in_parts
     normalizer = MentionNormalizer("hansel", chinese=chinese)
     expected = brute_force(dirs, normalizer)
     stats = {r["mention"]: r for r in rows(dirs["mention_stats"], "mention_stats")}

@@ -12,11 +12,14 @@ on overlap, `builders.alias.matching`), inside link anchors (linked) and between
     P(unlinked|m) = unlinked occurrences / (linked + unlinked occurrences)   (null if m never occurs)
 
 `docs_linked`/`docs_unlinked` count the articles where m occurs linked / unlinked at least once.
-The sorted keys are listed once per build (in the stage's scratch directory); every worker builds
-the automaton over them once (`_matcher`); map tasks take one span of row groups of a scan shard's
-`pages` each (`engine.inputs`: a few MB of text, read a batch at a time) with the links of the same
-page-id range, and route partial counts by mention. Shards are sized from the scan (`num_shards`
-0, the default).
+The sorted keys are listed once per build (in the stage's scratch directory). Up to
+`partition_mentions` of them, every worker builds one automaton over them once (`_matcher`); map
+tasks take one span of row groups of a scan shard's `pages` each (`engine.inputs`: a few MB of text,
+read a batch at a time, `mention_pages.span_pages`) with the links of the same page-id range, and
+route partial counts by mention. Past that, the vocabulary is matched in parts, one phase each
+(`mention_partitions`), and each map task walks what the phases found in its span
+(`_count_parts`): the same counts, a worker's memory bounded by one part. Shards are sized from the
+scan (`num_shards` 0, the default).
 """
 
 from __future__ import annotations
@@ -35,11 +38,21 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from msgspec import Meta
 
-from entbench.builders.alias.matching import build_matcher, match, matching_text
+from entbench.builders.alias.matching import build_matcher, match
 from entbench.builders.alias.stages.alias_table import normalizer_for
+from entbench.builders.alias.stages.mention_pages import span_pages
+from entbench.builders.alias.stages.mention_partitions import (
+    MENTIONS_FILE,
+    WORKER_BYTES_PER_MENTION,
+    CandidateParams,
+    MentionCandidates,
+    mention_count,
+    partition_count,
+    walk_span,
+)
 from entbench.engine.duck import stage_connection
 from entbench.engine.executors.base import on_release
-from entbench.engine.inputs import Span, iter_span, row_group_spans
+from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
     BucketSink,
@@ -58,20 +71,17 @@ PARTIAL = pa.schema(
     [MENTION_STATS.field(n) for n in ("mention", "linked_occurrences", "unlinked_occurrences")]
     + [MENTION_STATS.field(n) for n in ("docs_linked", "docs_unlinked")]
 )
-MENTIONS_FILE = "mentions.arrow"
-#: A worker's peak per alias-table mention: building the automaton (~300 bytes a mention for a
-#: moment, measured on the 256 MB enwiki world of `bench/pipelines`: 307k mentions of 14 characters
-#: on average; ~125 bytes a mention are then held while the tasks run) and the mentions
-#: themselves. A full enwiki alias table (~15M mentions) is then ~5 GB per worker at the start.
-WORKER_BYTES_PER_MENTION = 320
+#: Default `partition_mentions`: one part's automaton is ~6 MiB held, ~15 MiB while it is built
+#: (`WORKER_BYTES_PER_MENTION`).
+PARTITION_MENTIONS = 50_000
 #: Occurrence ids buffered before they are folded into counts (bounds a task's memory: 8 bytes each).
 FLUSH_IDS = 4_000_000
-PAGE_BATCH = 256
 
 
 @dataclass(frozen=True)
 class MentionStatsParams(Params):
-    """Only the shard count: matching follows the alias table's own normalisation parameters."""
+    """The shard count and the vocabulary's parts: matching follows the alias table's own
+    normalisation parameters."""
 
     num_shards: Annotated[
         int,
@@ -82,6 +92,16 @@ class MentionStatsParams(Params):
             )
         ),
     ] = 0
+    partition_mentions: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description=(
+                "most alias-table mentions in one automaton; a larger vocabulary is matched part by"
+                " part, one pass over the text per part (same counts); 0 = one automaton however large"
+            ),
+        ),
+    ] = PARTITION_MENTIONS
 
 
 class _Counter:
@@ -102,6 +122,15 @@ class _Counter:
         """Close the current page: its matches are what was appended since the two sizes given."""
         self.lengths[0].append(len(self.ids[0]) - linked_before)
         self.lengths[1].append(len(self.ids[1]) - unlinked_before)
+        if len(self.ids[0]) + len(self.ids[1]) >= FLUSH_IDS:
+            self._flush()
+
+    def add_pages(self, ids: tuple[np.ndarray, np.ndarray], counts: tuple[np.ndarray, np.ndarray]) -> None:
+        """Add whole pages at once: the (linked, unlinked) ids, page after page, and each page's
+        number of them."""
+        for kind in (0, 1):
+            self.ids[kind].frombytes(np.ascontiguousarray(ids[kind], dtype=np.int64).tobytes())
+            self.lengths[kind].extend(counts[kind].tolist())
         if len(self.ids[0]) + len(self.ids[1]) >= FLUSH_IDS:
             self._flush()
 
@@ -188,19 +217,44 @@ class MentionStats(Stage[MentionStatsParams]):
         return ((self.wikipedia, "pages"), (self.wikipedia, "links"))
 
     def worker_memory_estimate(self, ctx: StageContext[MentionStatsParams]) -> int | None:
-        """The automaton and the mentions each worker loads: ~`WORKER_BYTES_PER_MENTION` a mention."""
+        """The automaton and the mentions each worker loads: ~`WORKER_BYTES_PER_MENTION` a mention
+        of the vocabulary, or of one part of it (`partition_mentions`: the phases hold the
+        automaton, this map the mentions only)."""
         mentions = ctx.inputs[self.alias_table].stats.get("mentions")
-        return int(mentions) * WORKER_BYTES_PER_MENTION if mentions else None
+        if not mentions:
+            return None
+        limit = ctx.params.partition_mentions
+        return min(int(mentions), limit or int(mentions)) * WORKER_BYTES_PER_MENTION
+
+    def phases(self, ctx: StageContext[MentionStatsParams]) -> list[tuple[Stage, Params]]:
+        """None while the vocabulary fits one automaton (`partition_mentions`); else one phase per
+        part of it (`mention_partitions`): the first also keeps each span's normalised text."""
+        scratch = self._scratch(ctx)
+        self._ensure_mentions(ctx, scratch)
+        limit = ctx.params.partition_mentions
+        parts = partition_count(mention_count(scratch), limit)
+        if parts == 1:
+            return []
+        listed: list[tuple[Stage, Params]] = []
+        for part in range(parts):
+            phase = MentionCandidates(
+                f"{self.stage_name}.part{part}", alias_table=self.alias_table, wikipedia=self.wikipedia
+            )
+            phase.scratch = str(scratch)
+            listed.append((phase, CandidateParams(partition=part, partition_mentions=limit)))
+        return listed
 
     def map_tasks(self, ctx: StageContext[MentionStatsParams]) -> Iterator[MapTask]:
         """List the alias keys once, then one task per span of row groups of the scan's `pages`."""
-        scratch = self._scratch(ctx)
-        if not (scratch / MENTIONS_FILE).exists():
-            # In a function of its own: this generator's frame lives while the tasks run (in this
-            # process, with one worker), and must not keep the mentions alive.
-            self._save_mentions(ctx, scratch)
+        self._ensure_mentions(ctx, self._scratch(ctx))
         for span in row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id"):
             yield MapTask(span.task_id, span.meta())
+
+    def _ensure_mentions(self, ctx: StageContext[MentionStatsParams], scratch: Path) -> None:
+        if not (scratch / MENTIONS_FILE).exists():
+            # In a function of its own: a generator's frame that called it lives while the tasks
+            # run (in this process, with one worker), and must not keep the mentions alive.
+            self._save_mentions(ctx, scratch)
 
     def _save_mentions(self, ctx: StageContext[MentionStatsParams], scratch: Path) -> None:
         """Write the sorted mentions (the automaton's keys, `_matcher`) to the scratch directory."""
@@ -214,46 +268,40 @@ class MentionStats(Stage[MentionStatsParams]):
     def map(
         self, ctx: StageContext[MentionStatsParams], task: MapTask, sink: BucketSink, progress: ProgressFn
     ) -> Stats:
-        """Match every key in the articles of one span of a scan shard; route counts by mention."""
-        wikipedia = ctx.inputs[self.wikipedia]
-        span = Span.from_meta(task.meta)
-        automaton, mentions = _matcher(self._scratch(ctx))
-        language = SiteInfo.from_json(wikipedia.side_file("siteinfo")).language
-        normalizer = normalizer_for(ctx.inputs[self.alias_table].params, language)
-        links = pq.read_table(
-            wikipedia.files("links")[span.file],
-            columns=["page_id", "ordinal", "start", "end"],
-            filters=[("page_id", ">=", span.first), ("page_id", "<=", span.last)],
-        ).sort_by([("page_id", "ascending"), ("ordinal", "ascending")])
-        link_pages = links.column("page_id").to_numpy()
-        link_starts = links.column("start").to_numpy()
-        link_ends = links.column("end").to_numpy()
+        """Match every key in the articles of one span of a scan shard (or walk what the phases
+        found there, `_count_parts`); route counts by mention."""
         counter = _Counter()
         stats = Stats()
-        pages = wikipedia.files("pages")[span.file]
-        for batch in iter_span(pages, span.row_groups, ["page_id", "ns", "is_redirect", "text"], PAGE_BATCH):
-            for page_id, ns, is_redirect, text in zip(
-                *(batch.column(i).to_pylist() for i in range(4)), strict=True
-            ):
-                if ns != 0 or is_redirect:
-                    continue
-                stats.add("pages_scanned")
-                lo, hi = np.searchsorted(link_pages, [page_id, page_id + 1])
-                spans = list(zip(link_starts[lo:hi].tolist(), link_ends[lo:hi].tolist(), strict=True))
-                norm, cut, whole = matching_text(normalizer, text, spans)
-                if not whole:
-                    stats.add("pages_normalised_by_segment")
+        if ctx.phases:
+            mentions = _mentions(self._scratch(ctx))
+            self._count_parts(ctx, task, counter, stats)
+        else:
+            automaton, mentions = _matcher(self._scratch(ctx))
+            span = Span.from_meta(task.meta)
+            language = SiteInfo.from_json(ctx.inputs[self.wikipedia].side_file("siteinfo")).language
+            normalizer = normalizer_for(ctx.inputs[self.alias_table].params, language)
+            for norm, cut in span_pages(ctx.inputs[self.wikipedia], normalizer, span, stats, progress):
                 linked, unlinked = counter.ids
                 before = len(linked), len(unlinked)
                 match(automaton, norm, cut, linked, unlinked)
                 stats.add("occurrences_linked", len(linked) - before[0])
                 stats.add("occurrences_unlinked", len(unlinked) - before[1])
                 counter.page_done(*before)
-            progress(0, batch.num_rows)
         rows = counter.table(mentions)
         sink.emit_by_key("mention_stats", rows, "mention", ctx.num_shards)
         progress(1, 0)
         return stats
+
+    def _count_parts(
+        self, ctx: StageContext[MentionStatsParams], task: MapTask, counter: _Counter, stats: Stats
+    ) -> None:
+        """The leftmost-longest walk over every part's longest keys of the span, counted."""
+        text, ids, counts = walk_span(self._scratch(ctx), task.task_id, len(ctx.phases))
+        counter.add_pages(ids, counts)
+        stats.add("pages_scanned", text.pages)
+        stats.add("pages_normalised_by_segment", text.pages_normalised_by_segment)
+        stats.add("occurrences_linked", len(ids[0]))
+        stats.add("occurrences_unlinked", len(ids[1]))
 
     def reduce(
         self, ctx: StageContext[MentionStatsParams], shard: int, tables: Mapping[str, pa.Table]
@@ -297,6 +345,11 @@ _LOADED: dict[tuple[str, int, int, int], tuple[ahocorasick_rs.BytesAhoCorasick, 
 _BUILD_BATCH = 65_536
 
 
+def _mentions(scratch: Path) -> pa.Array:
+    """The stage's sorted mentions (memory-mapped: only the pages a task names are read)."""
+    return pa.ipc.open_file(pa.memory_map(str(scratch / MENTIONS_FILE))).read_all().column(0).combine_chunks()
+
+
 def _matcher(scratch: Path) -> tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]:
     """The stage's automaton and its mentions (index = the automaton's key index), built once."""
     path = scratch / MENTIONS_FILE
@@ -304,7 +357,7 @@ def _matcher(scratch: Path) -> tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]:
     key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns)
     if key not in _LOADED:
         _LOADED.clear()
-        mentions = pa.ipc.open_file(pa.memory_map(str(path))).read_all().column(0).combine_chunks()
+        mentions = _mentions(scratch)
         batches = (
             mentions.slice(start, _BUILD_BATCH).to_pylist() for start in range(0, len(mentions), _BUILD_BATCH)
         )

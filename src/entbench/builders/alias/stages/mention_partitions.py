@@ -1,0 +1,209 @@
+"""`mention_stats` over an alias vocabulary in parts: one phase per part, so that a worker holds
+one part's automaton at a time, whatever the size of the vocabulary.
+
+The sorted mentions (`MENTIONS_FILE`) are cut into consecutive parts of at most
+`partition_mentions`. Phase k (`MentionCandidates`) runs one task per span of the scan's pages:
+the first phase normalises the span's text once and keeps it in the stage's scratch directory
+(`mention_pages.SpanText`), every phase finds, at each byte of it where a key of its part starts,
+the longest such key (`matching.longest_per_start`) and keeps those (start, length, key) rows
+beside it. The stage's own map then walks the union of every part's rows leftmost-longest
+(`matching.leftmost_longest`): the counts of one automaton over the whole vocabulary, exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ahocorasick_rs
+import numpy as np
+import pyarrow as pa
+
+from entbench.builders.alias.matching import build_overlapping_matcher, leftmost_longest, longest_per_start
+from entbench.builders.alias.stages.alias_table import normalizer_for
+from entbench.builders.alias.stages.mention_pages import SpanText, span_pages
+from entbench.engine.executors.base import on_release
+from entbench.engine.inputs import Span, row_group_spans
+from entbench.engine.stage import BucketSink, MapTask, Output, Params, ProgressFn, Stage, StageContext
+from entbench.engine.stats import Stats
+from entbench.readers.mediawiki.xml_dump import SiteInfo
+
+MENTIONS_FILE = "mentions.arrow"
+#: Where the phases keep each span's text and each part's rows, in the stage's scratch directory.
+TEXT_DIR = "text"
+ROWS_DIR = "longest"
+#: A worker's peak per mention of the automaton it builds (~300 bytes a mention for a moment,
+#: measured on the 256 MB enwiki world of `bench/pipelines`: 307k mentions of 14 characters on
+#: average; ~125 bytes a mention are then held while the tasks run) and the mentions themselves.
+WORKER_BYTES_PER_MENTION = 320
+#: Bytes of a span's text walked at a time (`walk_span`).
+_WALK_BYTES = 1 << 20
+#: Mentions turned into Python strings at a time while an automaton is built (not all at once).
+_BUILD_BATCH = 65_536
+
+
+def mention_count(scratch: Path) -> int:
+    """How many mentions the stage's sorted mentions file lists."""
+    with pa.memory_map(str(scratch / MENTIONS_FILE)) as source:
+        reader = pa.ipc.open_file(source)
+        return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+
+
+def partition_count(mentions: int, partition_mentions: int) -> int:
+    """Parts of at most `partition_mentions` mentions (0: one part)."""
+    if partition_mentions <= 0:
+        return 1
+    return max(1, math.ceil(mentions / partition_mentions))
+
+
+def rows_name(partition: int, task_id: str) -> str:
+    """The file a part's rows of one span are kept in (`ROWS_DIR`)."""
+    return f"p{partition:05d}-{task_id}.npy"
+
+
+@dataclass(frozen=True)
+class CandidateParams(Params):
+    """Which part of the vocabulary, and the parts' size (`mention_stats`' `partition_mentions`)."""
+
+    partition: int = 0
+    partition_mentions: int = 0
+
+
+@dataclass(eq=False)
+class MentionCandidates(Stage[CandidateParams]):
+    """A phase of `mention_stats`: the longest key of one part starting at each position of every
+    span's text (the first phase also normalises the text). It writes no table: its rows go to the
+    stage's scratch directory, read by the stage's map."""
+
+    version = 1
+    layer = "derived"
+    description = "the longest alias key of one part of the vocabulary at each position of the text"
+    progress_unit = "task"
+    progress_items = "pages"
+
+    stage_name: str
+    alias_table: str
+    wikipedia: str
+    #: The stage's scratch directory (not identity: where, not what).
+    scratch: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        self.inputs = (self.wikipedia, self.alias_table)
+
+    def identity(self) -> dict[str, object]:
+        """The stage's inputs, not where its scratch directory is."""
+        return {k: v for k, v in super().identity().items() if k != "scratch"}
+
+    def outputs(self, params: CandidateParams) -> list[Output]:
+        """None: the rows are kept in the stage's scratch directory."""
+        return []
+
+    def map_tasks(self, ctx: StageContext[CandidateParams]) -> Iterator[MapTask]:
+        """One task per span of the scan's pages (the stage's own map tasks, `MentionStats`)."""
+        for span in row_group_spans(ctx.inputs[self.wikipedia].files("pages"), key="page_id"):
+            yield MapTask(span.task_id, span.meta())
+
+    def worker_memory_estimate(self, ctx: StageContext[CandidateParams]) -> int | None:
+        """One part's automaton."""
+        return ctx.params.partition_mentions * WORKER_BYTES_PER_MENTION
+
+    def map(
+        self, ctx: StageContext[CandidateParams], task: MapTask, sink: BucketSink, progress: ProgressFn
+    ) -> Stats:
+        """The span's text (normalised here by the first part), then this part's longest keys."""
+        scratch = Path(self.scratch)
+        stats = Stats()
+        if ctx.params.partition == 0:
+            text = span_text(ctx, self.wikipedia, self.alias_table, Span.from_meta(task.meta), progress)
+            text.save(scratch / TEXT_DIR, task.task_id)
+        else:
+            text = SpanText.load(scratch / TEXT_DIR, task.task_id)
+        automaton, first = part_matcher(scratch, ctx.params.partition, ctx.params.partition_mentions)
+        rows = longest_per_start(automaton, text.data, first)
+        stats.add("positions_with_a_key", len(rows))
+        (scratch / ROWS_DIR).mkdir(parents=True, exist_ok=True)
+        name = rows_name(ctx.params.partition, task.task_id)
+        tmp = scratch / ROWS_DIR / f".{name}.tmp-{os.getpid()}"
+        with open(tmp, "wb") as out:
+            np.save(out, rows)
+        os.replace(tmp, scratch / ROWS_DIR / name)
+        progress(1, 0)
+        return stats
+
+    def reduce(
+        self, ctx: StageContext[CandidateParams], shard: int, tables: Mapping[str, pa.Table]
+    ) -> tuple[dict[str, pa.Table], Stats]:
+        """Nothing to reduce."""
+        return {}, Stats()
+
+
+def walk_span(
+    scratch: Path, task_id: str, parts: int
+) -> tuple[SpanText, tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The span's layout, the keys of the leftmost-longest walk over every part's rows in linked
+    and in unlinked segments (page after page), and how many of each every page has.
+
+    The walk goes a block of the text at a time, each cut after a separator (where the walk starts
+    afresh: no key crosses one), so its working arrays stay a few MB whatever the span."""
+    text = SpanText.load(scratch / TEXT_DIR, task_id, data=False)
+    rows = [np.load(scratch / ROWS_DIR / rows_name(k, task_id)) for k in range(parts)]
+    ends = text.segment_ends
+    cuts = np.unique(
+        ends[np.searchsorted(ends, np.arange(_WALK_BYTES, int(ends[-1]) if len(ends) else 0, _WALK_BYTES))]
+        + 1
+    )
+    found: list[np.ndarray] = []
+    for low, high in zip([0, *cuts.tolist()], [*cuts.tolist(), 1 << 62], strict=True):
+        block = [r[np.searchsorted(r[:, 0], low) : np.searchsorted(r[:, 0], high)] for r in rows]
+        found.append(leftmost_longest(np.concatenate(block)))
+    kept = np.concatenate(found) if found else np.empty((0, 3), np.int32)
+    segment = np.searchsorted(ends, kept[:, 0])
+    is_link = text.linked[segment]
+    page = text.page[segment]
+    ids = (kept[is_link, 2], kept[~is_link, 2])
+    counts = (
+        np.bincount(page[is_link], minlength=text.pages),
+        np.bincount(page[~is_link], minlength=text.pages),
+    )
+    return text, ids, counts
+
+
+def span_text(
+    ctx: StageContext, wikipedia: str, alias_table: str, span: Span, progress: ProgressFn
+) -> SpanText:
+    """The span's articles normalised like the alias table's keys, as one buffer."""
+    scan = ctx.inputs[wikipedia]
+    language = SiteInfo.from_json(scan.side_file("siteinfo")).language
+    normalizer = normalizer_for(ctx.inputs[alias_table].params, language)
+    stats = Stats()
+    return SpanText.build(span_pages(scan, normalizer, span, stats, progress), stats)
+
+
+#: The automaton this process built last and the index of its part's first mention, by the mentions
+#: file's identity and the part: a worker builds each part once per phase, and holds one at a time
+#: (dropped when the process ends a phase, `engine.executors.base.on_release`).
+_LOADED: dict[tuple[str, int, int, int, int, int], tuple[ahocorasick_rs.BytesAhoCorasick, int]] = {}
+
+
+def part_matcher(
+    scratch: Path, partition: int, partition_mentions: int
+) -> tuple[ahocorasick_rs.BytesAhoCorasick, int]:
+    """The overlapping automaton over part `partition` of the sorted mentions, and the index of
+    its first mention (a match's key index plus it is the mention's index)."""
+    path = scratch / MENTIONS_FILE
+    info = os.stat(path)
+    key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns, partition, partition_mentions)
+    if key not in _LOADED:
+        _LOADED.clear()
+        mentions = pa.ipc.open_file(pa.memory_map(str(path))).read_all().column(0)
+        first = partition * partition_mentions
+        part = mentions.slice(first, partition_mentions)
+        batches = (part.slice(start, _BUILD_BATCH).to_pylist() for start in range(0, len(part), _BUILD_BATCH))
+        _LOADED[key] = (build_overlapping_matcher(m for batch in batches for m in batch), first)
+    return _LOADED[key]
+
+
+on_release(_LOADED.clear)
