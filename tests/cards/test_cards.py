@@ -132,6 +132,36 @@ def test_regenerated_card_is_byte_identical_and_keeps_the_invocation(
     assert not [p for p in card.parent.iterdir() if p.name.startswith(".")]  # no temp dirs left
 
 
+def test_a_card_written_again_copies_the_plots_of_unchanged_charts(
+    kb_build: tuple[Path, dict[str, Path]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, _ = kb_build
+    card = out / "cards" / "kb"
+    doc = card_json(out, "kb")
+    keys = doc["plot_keys"]
+    assert isinstance(keys, dict) and sorted(keys) == doc["plots_written"] and keys
+    before = {name: (card / name).read_bytes() for name in keys}
+    drawn: list[str] = []
+    draw = writer.draw
+
+    def counted(chart: Chart, path: Path) -> None:
+        drawn.append(chart.file)
+        draw(chart, path)
+
+    monkeypatch.setattr(writer, "draw", counted)
+    writer.write_card(out, "kb")
+    assert drawn == []  # every chart's data is the same: copied, not drawn
+    assert {name: (card / name).read_bytes() for name in keys} == before
+    # A plot recorded for other chart data (a changed value, title or drawing code) is drawn again.
+    changed = sorted(keys)[0]
+    doc["plot_keys"] = {**keys, changed: "0" * 64}
+    (card / "card.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    writer.write_card(out, "kb")
+    assert drawn == [changed]
+    assert {name: (card / name).read_bytes() for name in keys} == before
+    assert card_json(out, "kb")["plot_keys"] == keys
+
+
 def test_derived_rebuild_command_rebuilds_the_same_fingerprints(
     tmp_path: Path, fixtures_dir: Path, run_cli: CLI, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -76,6 +76,25 @@ def test_published_shards_are_the_builds_byte_for_byte(published: dict[str, Path
     ]
 
 
+def test_publish_copies_the_plots_the_build_drew(
+    world_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from entbench.cards import writer
+
+    def refused(chart: object, path: Path) -> None:
+        raise AssertionError(f"{path.name} drawn again")
+
+    monkeypatch.setattr(writer, "draw", refused)
+    result = api.publish("wikireading", world_out, tmp_path / "wikireading")
+    assert result.card is not None and result.card.plots_failed == {}
+    folder = result.out
+    built = world_out / "cards" / "wikireading"
+    pngs = sorted(p.name for p in folder.glob("*.png"))
+    assert pngs and pngs == sorted(p.name for p in built.glob("*.png"))
+    for name in pngs:
+        assert (folder / name).read_bytes() == (built / name).read_bytes()
+
+
 @pytest.mark.parametrize("target", ["wikireading", "hansel-train", "wikidata"])
 def test_the_card_has_the_hub_front_matter_and_names_no_local_path(
     published: dict[str, Path], world_out: Path, target: str

@@ -123,3 +123,11 @@ def _duckdb_dirty_decay(env_conf: str | None) -> int:
 def test_duckdb_gives_freed_pages_back_at_once_unless_the_user_chose() -> None:
     assert _duckdb_dirty_decay(None) == 0
     assert _duckdb_dirty_decay("dirty_decay_ms:1000") == 1000
+
+
+def test_only_command_lines_that_may_touch_data_run_again_with_huge_pages() -> None:
+    from entbench.cli.main import builds_data
+
+    assert builds_data(["build", "kb", "--out", "o"]) and builds_data(["export", "wikireading"])
+    for prints_only in ([], ["--help"], ["build", "-h"], ["--version"], ["targets"], ["export", "--help"]):
+        assert not builds_data(prints_only), prints_only

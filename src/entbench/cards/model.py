@@ -153,6 +153,7 @@ class CardResult:
     plots_single_bar: list[str] = field(default_factory=list)  # said in a sentence instead
     plots_failed: dict[str, str] = field(default_factory=dict)  # file -> error
     sections_failed: dict[str, str] = field(default_factory=dict)  # section -> error
+    plot_keys: dict[str, str] = field(default_factory=dict)  # file -> `cards.plot_reuse.chart_key`
 
     @property
     def failures(self) -> int:
@@ -167,4 +168,5 @@ class CardResult:
             "plots_single_bar": sorted(self.plots_single_bar),
             "plots_failed": dict(sorted(self.plots_failed.items())),
             "sections_failed": dict(sorted(self.sections_failed.items())),
+            "plot_keys": dict(sorted(self.plot_keys.items())),
         }

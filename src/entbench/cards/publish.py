@@ -5,7 +5,8 @@ folder, ready to upload as it is (`huggingface-cli upload USER/NAME DIR . --repo
                                            and splits to files (`cards.published`)
     DIR/croissant.json                     the Croissant description of the tables (`cards.croissant`)
     DIR/data/<config>/<split>-SSSSS-of-NNNNN.parquet   the build's shards, byte for byte
-    DIR/*.png                              the card's plots
+    DIR/*.png                              the card's plots (copied from the built card's where the
+                                           chart is the same: `cards.plot_reuse`)
 
 The target's splits (its card's `splits`: train/valid/test, …) are the `default` config; every other
 final table is a config of its own, named after the table (after its stage when two stages write a
@@ -100,8 +101,9 @@ def publish(root: Path, target: str, out: Path) -> PublishResult:
                 for table in view.tables(stage) if stage in view.manifests else []:
                     if (stage, table) not in view.published:
                         result.left_out.append(stage if table == stage else f"{stage}.{table}")
-            invocation = recorded_invocation(card_dir(root, target))
-            text, result.card = render_card(view, invocation, tmp)
+            built_card = card_dir(root, target)
+            invocation = recorded_invocation(built_card)
+            text, result.card = render_card(view, invocation, tmp, built_card)
             (tmp / README).write_text(text, encoding="utf-8")
             card = card_for(target)
             description = card.summary or view.description or f"entbench target {target}"

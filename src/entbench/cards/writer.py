@@ -23,6 +23,7 @@ from entbench.cards.hub import citation_blocks
 from entbench.cards.leakage import leakage_section
 from entbench.cards.licence import licence_section
 from entbench.cards.model import CardResult, Chart, Invocation, Section
+from entbench.cards.plot_reuse import chart_key, copy_drawn, drawn_plots
 from entbench.cards.registry import card_for
 from entbench.engine.build_out import build_lock, current_variant, selected_variant
 
@@ -62,7 +63,7 @@ def write_card(out: str | Path, target: str, *, invocation: Invocation | None = 
             tmp.mkdir(parents=True)
             try:
                 result = CardResult(directory=str(final), readme=str(final / README))
-                text = _render(view, invocation, tmp, result)
+                text = _render(view, invocation, tmp, result, drawn_plots(final / CARD_JSON))
                 (tmp / README).write_text(text, encoding="utf-8")
                 doc = {
                     "format": CARD_FORMAT,
@@ -150,24 +151,34 @@ def card_sections(view: BuildView, invocation: Invocation | None = None) -> list
     return _sections(view, invocation, CardResult(directory="", readme=""))
 
 
-def render_card(view: BuildView, invocation: Invocation | None, directory: Path) -> tuple[str, CardResult]:
+def render_card(
+    view: BuildView, invocation: Invocation | None, directory: Path, built: Path | None = None
+) -> tuple[str, CardResult]:
     """The card's README text, its plots drawn into `directory` (`entbench publish` writes a card
-    into the folder it publishes, with `view.published` saying where each table is)."""
+    into the folder it publishes, with `view.published` saying where each table is). A plot of the
+    same chart data as one in the card directory `built` is copied from there (`cards.plot_reuse`)."""
     result = CardResult(directory=str(directory), readme=str(directory / README))
-    return _render(view, invocation, directory, result), result
+    earlier = drawn_plots(built / CARD_JSON) if built is not None else {}
+    return _render(view, invocation, directory, result, earlier), result
 
 
 def _bind(fn: Callable[[BuildView], Section | None], view: BuildView) -> Callable[[], Section | None]:
     return lambda: fn(view)
 
 
-def _render(view: BuildView, invocation: Invocation | None, directory: Path, result: CardResult) -> str:
+def _render(
+    view: BuildView,
+    invocation: Invocation | None,
+    directory: Path,
+    result: CardResult,
+    earlier: dict[str, Path],
+) -> str:
     card = card_for(view.target)
     parts = [generic.front_matter(view, card), generic.overview(view, card)]
     for section in _sections(view, invocation, result):
         parts.append(f"## {section.title}")
         for block in section.blocks:
-            parts.append(_chart(block, directory, result) if isinstance(block, Chart) else block)
+            parts.append(_chart(block, directory, result, earlier) if isinstance(block, Chart) else block)
     parts.append("## About this card")
     parts.append(_about(view, result))
     return generic.join_blocks(parts) + "\n"
@@ -181,7 +192,7 @@ def draw(chart: Chart, path: Path) -> None:
     draw_png(chart, path)
 
 
-def _chart(chart: Chart, directory: Path, result: CardResult) -> str:
+def _chart(chart: Chart, directory: Path, result: CardResult, earlier: dict[str, Path]) -> str:
     if chart.empty:
         result.plots_skipped_empty.append(chart.file)
         return f"*No data to plot for “{chart.title}” (`{chart.file}` not drawn).*"
@@ -189,11 +200,14 @@ def _chart(chart: Chart, directory: Path, result: CardResult) -> str:
         result.plots_single_bar.append(chart.file)
         return single_bar_sentence(chart)
     try:
-        draw(chart, directory / chart.file)
+        key = chart_key(chart)
+        if not copy_drawn(earlier, key, directory / chart.file):
+            draw(chart, directory / chart.file)
     except Exception as exc:  # a plot must never fail the card or the build
         result.plots_failed[chart.file] = f"{type(exc).__name__}: {exc}"
         return f"*Plot `{chart.file}` failed ({type(exc).__name__}: {exc}); counted in `card.json`.*"
     result.plots_written.append(chart.file)
+    result.plot_keys[chart.file] = key
     alt = chart.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")  # [[…]] in a title
     return f"![{alt}]({chart.file})"
 

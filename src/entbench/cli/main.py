@@ -14,7 +14,8 @@ def main() -> None:
     try:
         from entbench.engine.process import reexec_with_huge_pages, set_up_owned_process
 
-        reexec_with_huge_pages()
+        if builds_data(sys.argv[1:]):
+            reexec_with_huge_pages()
         set_up_owned_process()
         from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
         from entbench.cli.app import cli
@@ -24,6 +25,17 @@ def main() -> None:
         # Ctrl-C outside a command's run (start-up, imports, exit): the same one line as inside it.
         print(INTERRUPTED, file=sys.stderr)
         sys.exit(INTERRUPTED_EXIT)
+
+
+#: Arguments after which a command only prints what it knows (help, version, the target list):
+#: huge pages would not help it, and the re-execution would start a second interpreter (~0.05 s).
+_PRINTS_ONLY = frozenset({"-h", "--help", "--version"})
+
+
+def builds_data(args: list[str]) -> bool:
+    """Whether the command line `args` (after `entbench`) may read or write data, so that its
+    process is worth re-running with huge pages (`process.reexec_with_huge_pages`)."""
+    return bool(args) and args[0] != "targets" and _PRINTS_ONLY.isdisjoint(args)
 
 
 def run(group: object, args: list[str] | None = None) -> int:

@@ -20,10 +20,12 @@ import pkgutil
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from entbench.engine.stage import Stage
 from entbench.errors import UserError
+
+if TYPE_CHECKING:  # only annotations: importing `builders` (every command line does) stays light
+    from entbench.engine.stage import Stage
 
 #: Packages whose subpackages are datasets (`declare_datasets`).
 _DATASET_PACKAGES: list[str] = []

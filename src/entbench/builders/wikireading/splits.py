@@ -19,12 +19,13 @@ document with a held-out property goes to test, so documents still never straddl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import xxhash
+
+if TYPE_CHECKING:  # imported where used: `entbench eval wikireading --help` reads SPLITS only
+    import numpy as np
+    import pyarrow as pa
 
 SPLITS = ("train", "valid", "test")
 PAPER_RATIOS = (0.7, 0.1, 0.2)
@@ -81,6 +82,8 @@ def split_documents(
     forced_test: frozenset[int] = frozenset(),
 ) -> np.ndarray:
     """Split index (0 train, 1 valid, 2 test) for each document id; `forced_test` go to test."""
+    import numpy as np
+
     out = np.empty(len(document_ids), dtype=np.int8)
     for i, doc in enumerate(document_ids):
         if doc in forced_test:
@@ -101,6 +104,10 @@ def assign_splits(
     Every instance of a document lands in the same split; documents with a property in
     `held_out` go to test.
     """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     ratios = check_ratios(ratios)
     if instances.num_rows == 0:
         return dict.fromkeys(SPLITS, instances)
