@@ -18,11 +18,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import ahocorasick_rs
 import numpy as np
 import pyarrow as pa
 
-from entbench.builders.alias.matching import build_overlapping_matcher, leftmost_longest, longest_per_start
+from entbench.builders.alias.matching import (
+    OverlappingMatcher,
+    build_overlapping_matcher,
+    leftmost_longest,
+    longest_per_start,
+)
 from entbench.builders.alias.stages.alias_table import normalizer_for
 from entbench.builders.alias.stages.mention_pages import SpanText, span_pages
 from entbench.engine.executors.base import on_release
@@ -182,17 +186,16 @@ def span_text(
     return SpanText.build(span_pages(scan, normalizer, span, stats, progress), stats)
 
 
-#: The automaton this process built last and the index of its part's first mention, by the mentions
+#: The matcher this process built last and the index of its part's first mention, by the mentions
 #: file's identity and the part: a worker builds each part once per phase, and holds one at a time
 #: (dropped when the process ends a phase, `engine.executors.base.on_release`).
-_LOADED: dict[tuple[str, int, int, int, int, int], tuple[ahocorasick_rs.BytesAhoCorasick, int]] = {}
+_LOADED: dict[tuple[str, int, int, int, int, int], tuple[OverlappingMatcher, int]] = {}
 
 
-def part_matcher(
-    scratch: Path, partition: int, partition_mentions: int
-) -> tuple[ahocorasick_rs.BytesAhoCorasick, int]:
-    """The overlapping automaton over part `partition` of the sorted mentions, and the index of
-    its first mention (a match's key index plus it is the mention's index)."""
+def part_matcher(scratch: Path, partition: int, partition_mentions: int) -> tuple[OverlappingMatcher, int]:
+    """The matcher of part `partition` of the sorted mentions (`matching.build_overlapping_matcher`:
+    the native trie when built), and the index of its first mention (a match's key index plus it is
+    the mention's index)."""
     path = scratch / MENTIONS_FILE
     info = os.stat(path)
     key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns, partition, partition_mentions)
