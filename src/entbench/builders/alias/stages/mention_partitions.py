@@ -42,6 +42,8 @@ ROWS_DIR = "longest"
 #: A worker's peak per mention of the automaton it builds (~300 bytes a mention for a moment,
 #: measured on the 256 MB enwiki world of `bench/pipelines`: 307k mentions of 14 characters on
 #: average; ~125 bytes a mention are then held while the tasks run) and the mentions themselves.
+#: That is the reference path's; the native trie holds ~50-57 bytes a mention (the 1.12M mentions of
+#: the 1 GB world, in parts of 50,000) and needs less than the reference while it is built.
 WORKER_BYTES_PER_MENTION = 320
 #: Bytes of a span's text walked at a time (`walk_span`).
 _WALK_BYTES = 1 << 20
