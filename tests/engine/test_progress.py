@@ -93,6 +93,19 @@ def sigint_blocked() -> bool:
     return signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
 
 
+@pytest.fixture
+def sigint_raises() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt during the test, as in a terminal: a shell that starts the
+    suite as a background job (`make test &`, `nohup`) hands it SIGINT ignored, and an ignored
+    signal is dropped, never held."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("sigint_raises")
 def test_a_ctrl_c_while_workers_are_spawned_is_held_then_delivered() -> None:
     """While workers are spawned, SIGINT was ignored (for them to inherit) and so dropped: a Ctrl-C
     in that window let the build run on to exit 0 (seen in CI). It is now blocked instead: held,
