@@ -17,7 +17,8 @@ RUN_TARGETS ?=
 install: $(VENV)/.installed
 
 # The native scanner is compiled by the install (hatch_build.py); editing it reinstalls.
-$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_native/wdscan.c src/entbench/_native/wtrender.c
+$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_native/wdscan.c src/entbench/_native/wtrender.c \
+		src/entbench/_native/mentionparts.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,dask]'
@@ -67,7 +68,7 @@ pytest: install
 # them): each costs ~2.5x here. Every native test still runs, on every fixture it runs on there.
 SANITIZE_FUZZ_SCALE ?= 0.15
 NATIVE_TESTS := tests/builders/wikidata/test_native.py tests/builders/wikidata/test_native_threads.py \
-	tests/readers/test_wikitext_native.py tests/fuzz/test_native_fuzz.py
+	tests/readers/test_wikitext_native.py tests/fuzz/test_native_fuzz.py tests/builders/alias/test_matching_native.py
 sanitize: install
 	ENTBENCH_SANITIZE=1 $(BIN)/python hatch_build.py
 	preload="$$($(BIN)/python hatch_build.py --sanitizer-preload)" && \

@@ -1,12 +1,13 @@
 """Hatch build hook: compiles the native extensions in src/entbench/_native/.
 
 `wdscan.c` is the Wikidata scanner (builders/wikidata/native.py), `wtrender.c` the wikitext inline
-renderer (readers/wikitext/native.py). Each is a fast path only: when no C compiler is available
+renderer (readers/wikitext/native.py), `mentionparts.c` the matcher of a part of an alias vocabulary
+(builders/alias/native.py). Each is a fast path only: when no C compiler is available
 the build warns and produces a pure-Python package whose scans take the reference paths. Set
 ENTBENCH_REQUIRE_NATIVE=1 to make a failed compile an error instead (`make install` and CI do);
 then a compiler warning is an error too.
 `python hatch_build.py` (or `make native`) recompiles in place after editing a C source.
-`ENTBENCH_SANITIZE=1 python hatch_build.py` (part of `make sanitize`) compiles both with
+`ENTBENCH_SANITIZE=1 python hatch_build.py` (part of `make sanitize`) compiles them all with
 AddressSanitizer and UndefinedBehaviorSanitizer into `build/sanitize/` instead, leaving the normal
 builds alone; `tests/conftest.py` loads them from there under the same variable, and
 `python hatch_build.py --sanitizer-preload` prints the runtimes that the Python process must preload.
@@ -31,9 +32,14 @@ except ImportError:  # run as a script (`python hatch_build.py`, `make native`) 
 EXTENSIONS = {
     "_wdscan": Path("src/entbench/_native/wdscan.c"),
     "_wtrender": Path("src/entbench/_native/wtrender.c"),
+    "_mentionparts": Path("src/entbench/_native/mentionparts.c"),
 }
 #: What each one speeds up, for the warning when it cannot be built.
-PURPOSE = {"_wdscan": "the Wikidata scan", "_wtrender": "wikitext rendering"}
+PURPOSE = {
+    "_wdscan": "the Wikidata scan",
+    "_wtrender": "wikitext rendering",
+    "_mentionparts": "matching a vocabulary in parts (mention_stats)",
+}
 #: Where the sanitizer builds go, relative to the repository root (never next to the normal ones: a
 #: sanitized extension cannot be imported without the ASan runtime preloaded).
 SANITIZE_DIR = Path("build/sanitize")

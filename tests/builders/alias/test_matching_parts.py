@@ -26,11 +26,14 @@ def one_automaton(keys: list[str], data: bytes) -> list[tuple[int, int, int]]:
     ]
 
 
-def in_parts(keys: list[str], data: bytes, parts: list[list[int]]) -> list[tuple[int, int, int]]:
-    """The same through one overlapping automaton per part (`parts`: the key indices of each)."""
+def in_parts(
+    keys: list[str], data: bytes, parts: list[list[int]], *, native: bool | None = None
+) -> list[tuple[int, int, int]]:
+    """The same through one overlapping matcher per part (`parts`: the key indices of each; the
+    native trie when built, unless `native` says which)."""
     found = []
     for members in parts:
-        automaton = build_overlapping_matcher([keys[i] for i in members])
+        automaton = build_overlapping_matcher([keys[i] for i in members], native=native)
         rows = longest_per_start(automaton, data)
         rows[:, 2] = np.array(members, dtype=np.int32)[rows[:, 2]] if len(rows) else rows[:, 2]
         found.append(rows)
@@ -69,7 +72,7 @@ def test_buffers_longer_than_one_native_call(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(matching, "_CHUNK_BYTES", 3)  # each call stops at the next separator
     keys = ["ab", "b", "bab"]
     data = bytes([SEPARATOR]).join([b"abab", b"bab", b"", b"babab"])
-    assert in_parts(keys, data, [[0], [1, 2]]) == one_automaton(keys, data)
+    assert in_parts(keys, data, [[0], [1, 2]], native=False) == one_automaton(keys, data)
 
 
 ALPHABET = "abcé中"

@@ -17,7 +17,9 @@ favour of the longer one. The two rules differ when a longer key starts later: w
   (`segments`, `matching_text`), so an occurrence is linked iff it lies in an anchor. Its
   contiguous NFA holds ~125 bytes a key where pyahocorasick's trie held ~290. A vocabulary too
   large for one automaton per worker (a full enwiki alias table has ~15M keys) is matched in parts
-  (`longest_per_start` per part, then `leftmost_longest` over their union: the same matches).
+  (`longest_per_start` per part, then `leftmost_longest` over their union: the same matches); a
+  part is a byte trie in C when the extension is built (`builders.alias.native`), an overlapping
+  ahocorasick-rs automaton otherwise (the reference).
   pyahocorasick's `iter_long` is not used for it: it skips some occurrences that follow an
   unfinished longer key (keys "cdda" and "d" over "cdd" give nothing, not "d" twice).
 * longest-first (`find_occurrences` over a `build_automaton` automaton: pyahocorasick,
@@ -45,6 +47,7 @@ import ahocorasick
 import ahocorasick_rs
 import numpy as np
 
+from entbench.builders.alias.native import PartTrie, native_enabled, native_walk
 from entbench.filters.mentions import MentionNormalizer
 
 Segment = tuple[int, int, bool]  # (start, end, linked) in the text the automaton runs over
@@ -146,37 +149,52 @@ _KEY = itemgetter(0)  # (key index, start, end) -> key index
 # occurrences, overlapping, the longest kept per start), and one walk over the union makes the
 # leftmost-longest choice. The longest key starting at a position is the longest of the parts'
 # longest there, so any cut of the vocabulary gives the same counts as one automaton over it all.
-#: Separates segments (and pages) in a matched buffer: no key contains it (`_NEVER`), so no
+#: Separates segments (and pages) in a matched buffer: no key contains it (no UTF-8 does), so no
 #: occurrence crosses it and one walk over the whole buffer is one walk per segment.
 SEPARATOR = 0xFF
-#: Bytes of buffer matched by one native call (cut at a separator): bounds the Python tuples alive.
+#: Bytes of buffer matched by one ahocorasick-rs call (cut at a separator): bounds the Python tuples alive.
 _CHUNK_BYTES = 1 << 18
 
 
-def build_overlapping_matcher(mentions: Iterable[str]) -> ahocorasick_rs.BytesAhoCorasick:
-    """An automaton reporting every occurrence of the UTF-8 of `mentions`, overlapping; a match's
-    first item is the mention's index in the iteration order (`longest_per_start`)."""
+#: Stands in for an empty key in an overlapping automaton: 0xFE is no byte of UTF-8 text and, unlike
+#: `_NEVER`, not the separator either, so it never matches in a matched buffer.
+_NEVER_IN_BUFFER = b"\xfe"
+#: A part of the vocabulary: the native trie, or the reference's overlapping automaton.
+OverlappingMatcher = PartTrie | ahocorasick_rs.BytesAhoCorasick
+
+
+def build_overlapping_matcher(mentions: Iterable[str], *, native: bool | None = None) -> OverlappingMatcher:
+    """A matcher of every occurrence of the UTF-8 of `mentions` (`longest_per_start`); a key's
+    index is its position in the iteration order, an empty mention never matches. `native`: the C
+    trie (`native.PartTrie`; default: when built and not switched off by `ENTBENCH_NATIVE=0`) or
+    the reference, an overlapping ahocorasick-rs automaton."""
+    if native is None:
+        native = native_enabled()
+    if native:
+        return PartTrie(mention.encode() for mention in mentions)
     return ahocorasick_rs.BytesAhoCorasick(
-        (mention.encode() if mention else _NEVER for mention in mentions),
+        (mention.encode() if mention else _NEVER_IN_BUFFER for mention in mentions),
         matchkind=ahocorasick_rs.MatchKind.Standard,
         implementation=ahocorasick_rs.Implementation.ContiguousNFA,
     )
 
 
-def longest_per_start(
-    automaton: ahocorasick_rs.BytesAhoCorasick, data: bytes, first_key: int = 0
-) -> np.ndarray:
+def longest_per_start(matcher: OverlappingMatcher, data: bytes, first_key: int = 0) -> np.ndarray:
     """(start, length, key) rows, int32, sorted by start: at every byte offset of `data` where
-    some key of the automaton starts, the longest one (`first_key` is added to its index).
+    some key of the matcher starts, the longest one (`first_key` is added to its index).
 
-    `data` is cut into chunks at `SEPARATOR` bytes (no key crosses one), each matched by one call.
+    The native trie does it in one call. The reference cuts `data` into chunks at `SEPARATOR`
+    bytes (no key crosses one), gets every overlapping occurrence of each chunk from the automaton
+    and keeps the longest per start.
     """
+    if isinstance(matcher, PartTrie):
+        return matcher.longest_per_start(data, first_key)
     parts: list[np.ndarray] = []
     size = len(data)
     pos = 0
     while pos < size:
         end = data.find(SEPARATOR, pos + _CHUNK_BYTES) + 1 or size
-        found = automaton.find_matches_as_indexes(data[pos:end], overlapping=True)
+        found = matcher.find_matches_as_indexes(data[pos:end], overlapping=True)
         if found:
             flat = np.fromiter(chain.from_iterable(found), dtype=np.int64, count=3 * len(found))
             keys, starts, ends = flat[0::3], flat[1::3], flat[2::3]
@@ -199,11 +217,12 @@ def _int32(rows: np.ndarray) -> np.ndarray:
     return rows.astype(np.int32)
 
 
-def leftmost_longest(rows: np.ndarray) -> np.ndarray:
+def leftmost_longest(rows: np.ndarray, *, native: bool | None = None) -> np.ndarray:
     """The (start, length, key) rows a leftmost-longest search keeps, from the longest key at each
     start (`longest_per_start`, one array per part of the vocabulary concatenated): from the start
     of the buffer, the smallest start at or after the position, the longest key there, then on
-    from its end. The same matches as one `LeftmostLongest` automaton over every part's keys."""
+    from its end. The same matches as one `LeftmostLongest` automaton over every part's keys.
+    `native`: the walk in C (`native.native_walk`; default: when built and enabled) or in Python."""
     if len(rows) > 1:  # by start then longest first (each part's rows are sorted: a merge of
         # sorted runs), and the first of each start
         order = (rows[:, 0].astype(np.int64) << 32) - rows[:, 1]
@@ -211,6 +230,9 @@ def leftmost_longest(rows: np.ndarray) -> np.ndarray:
         rows = rows[np.r_[True, rows[1:, 0] != rows[:-1, 0]]]
     starts = rows[:, 0].astype(np.int64)
     following = np.searchsorted(starts, starts + rows[:, 1], side="left")
+    if native_enabled() if native is None else native:
+        walked: np.ndarray = rows[native_walk(following)]
+        return walked
     kept: list[int] = []
     i, n = 0, len(following)
     while i < n:  # a block of Python ints at a time (one each for every row would be ~36 bytes a row)

@@ -18,11 +18,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import ahocorasick_rs
 import numpy as np
 import pyarrow as pa
 
-from entbench.builders.alias.matching import build_overlapping_matcher, leftmost_longest, longest_per_start
+from entbench.builders.alias.matching import (
+    OverlappingMatcher,
+    build_overlapping_matcher,
+    leftmost_longest,
+    longest_per_start,
+)
 from entbench.builders.alias.stages.alias_table import normalizer_for
 from entbench.builders.alias.stages.mention_pages import SpanText, span_pages
 from entbench.engine.executors.base import on_release
@@ -38,6 +42,8 @@ ROWS_DIR = "longest"
 #: A worker's peak per mention of the automaton it builds (~300 bytes a mention for a moment,
 #: measured on the 256 MB enwiki world of `bench/pipelines`: 307k mentions of 14 characters on
 #: average; ~125 bytes a mention are then held while the tasks run) and the mentions themselves.
+#: That is the reference path's; the native trie holds ~50-57 bytes a mention (the 1.12M mentions of
+#: the 1 GB world, in parts of 50,000) and needs less than the reference while it is built.
 WORKER_BYTES_PER_MENTION = 320
 #: Bytes of a span's text walked at a time (`walk_span`).
 _WALK_BYTES = 1 << 20
@@ -155,9 +161,13 @@ def walk_span(
         ends[np.searchsorted(ends, np.arange(_WALK_BYTES, int(ends[-1]) if len(ends) else 0, _WALK_BYTES))]
         + 1
     )
+    # Where each block begins in each part's rows, found at once: a search in a column of the rows
+    # (a strided view) would copy the column first, every block.
+    bounds = [0, *cuts.tolist(), 1 << 62]
+    at = [np.searchsorted(r[:, 0], bounds) for r in rows]
     found: list[np.ndarray] = []
-    for low, high in zip([0, *cuts.tolist()], [*cuts.tolist(), 1 << 62], strict=True):
-        block = [r[np.searchsorted(r[:, 0], low) : np.searchsorted(r[:, 0], high)] for r in rows]
+    for b in range(len(bounds) - 1):
+        block = [r[a[b] : a[b + 1]] for r, a in zip(rows, at, strict=True)]
         found.append(leftmost_longest(np.concatenate(block)))
     kept = np.concatenate(found) if found else np.empty((0, 3), np.int32)
     segment = np.searchsorted(ends, kept[:, 0])
@@ -182,17 +192,16 @@ def span_text(
     return SpanText.build(span_pages(scan, normalizer, span, stats, progress), stats)
 
 
-#: The automaton this process built last and the index of its part's first mention, by the mentions
+#: The matcher this process built last and the index of its part's first mention, by the mentions
 #: file's identity and the part: a worker builds each part once per phase, and holds one at a time
 #: (dropped when the process ends a phase, `engine.executors.base.on_release`).
-_LOADED: dict[tuple[str, int, int, int, int, int], tuple[ahocorasick_rs.BytesAhoCorasick, int]] = {}
+_LOADED: dict[tuple[str, int, int, int, int, int], tuple[OverlappingMatcher, int]] = {}
 
 
-def part_matcher(
-    scratch: Path, partition: int, partition_mentions: int
-) -> tuple[ahocorasick_rs.BytesAhoCorasick, int]:
-    """The overlapping automaton over part `partition` of the sorted mentions, and the index of
-    its first mention (a match's key index plus it is the mention's index)."""
+def part_matcher(scratch: Path, partition: int, partition_mentions: int) -> tuple[OverlappingMatcher, int]:
+    """The matcher of part `partition` of the sorted mentions (`matching.build_overlapping_matcher`:
+    the native trie when built), and the index of its first mention (a match's key index plus it is
+    the mention's index)."""
     path = scratch / MENTIONS_FILE
     info = os.stat(path)
     key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns, partition, partition_mentions)
