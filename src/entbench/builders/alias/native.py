@@ -13,21 +13,17 @@ path. `ENTBENCH_NATIVE=0` forces that path, as it does for the Wikidata scan.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
 import numpy as np
+
+from entbench.native_ext import load_extension, native_switched_on
 
 #: The interface of `_mentionparts` this module calls; mentionparts.c's `ABI` must match, so a stale
 #: build (an old .so next to newer sources) is ignored rather than misused.
 NATIVE_ABI = 1
 
-try:
-    from entbench import _mentionparts  # type: ignore[attr-defined]
-except ImportError:  # built without a C compiler: the reference path does all the work
-    _mentionparts = None
-if _mentionparts is not None and getattr(_mentionparts, "ABI", None) != NATIVE_ABI:
-    _mentionparts = None
+_mentionparts = load_extension("_mentionparts", NATIVE_ABI)
 
 
 def native_available() -> bool:
@@ -37,7 +33,7 @@ def native_available() -> bool:
 
 def native_enabled() -> bool:
     """Whether matching takes the native path: built, and not switched off by `ENTBENCH_NATIVE=0`."""
-    return _mentionparts is not None and os.environ.get("ENTBENCH_NATIVE", "1") != "0"
+    return _mentionparts is not None and native_switched_on()
 
 
 class PartTrie:

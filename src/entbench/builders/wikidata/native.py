@@ -11,7 +11,6 @@ install still succeeds and the scan uses the reference path; `ENTBENCH_NATIVE=0`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ import pyarrow as pa
 
 from entbench.builders.wikidata.rows import CLAIMS_MAP_SCHEMA, OFFSET_FIELD
 from entbench.engine.shards import shards_of
+from entbench.native_ext import load_extension, native_switched_on
 from entbench.readers.wikidata_entities import DecodeConfig
 from entbench.schemas import wikidata as schema
 
@@ -27,12 +27,7 @@ from entbench.schemas import wikidata as schema
 #: stale build (an old .so next to newer sources) is ignored rather than misread.
 NATIVE_ABI = 5
 
-try:
-    from entbench import _wdscan  # type: ignore[attr-defined]
-except ImportError:  # built without a C compiler: the reference path does all the work
-    _wdscan = None
-if _wdscan is not None and getattr(_wdscan, "ABI", None) != NATIVE_ABI:
-    _wdscan = None
+_wdscan = load_extension("_wdscan", NATIVE_ABI)
 
 #: Native columns of a snak, named as in `SNAK_VALUE_FIELDS`.
 _SNAK_COLUMNS = tuple(f.name for f in schema.SNAK_VALUE_FIELDS)
@@ -57,7 +52,7 @@ def native_enabled(config: DecodeConfig) -> bool:
     The scanner handles the configurations the stage builds: listed languages, listed sites or
     every site (`*`), every table; partial decodes stay on the reference path.
     """
-    if _wdscan is None or os.environ.get("ENTBENCH_NATIVE", "1") == "0":
+    if _wdscan is None or not native_switched_on():
         return False
     return (
         len(config.languages) <= _MAX_LANGUAGES

@@ -12,8 +12,9 @@ the Wikidata scan."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from entbench.native_ext import load_extension, native_switched_on
 
 #: The interface of `_wtrender.Inline` this package calls; wtrender.c's `ABI` must match, so a stale
 #: build (an old .so next to newer sources) is ignored rather than misused.
@@ -21,12 +22,7 @@ NATIVE_ABI = 7
 #: Link-trail rules the C code applies itself (`NamespaceTable.linktrail`); any other is called back.
 TRAIL_NONE, TRAIL_ASCII_LOWER, TRAIL_CALL = 0, 1, 2
 
-try:
-    from entbench import _wtrender  # type: ignore[attr-defined]
-except ImportError:  # built without a C compiler: the Python path does all the work
-    _wtrender = None
-if _wtrender is not None and getattr(_wtrender, "ABI", None) != NATIVE_ABI:
-    _wtrender = None
+_wtrender = load_extension("_wtrender", NATIVE_ABI)
 
 
 def native_available() -> bool:
@@ -36,7 +32,7 @@ def native_available() -> bool:
 
 def native_enabled() -> bool:
     """Whether rendering takes the native path: built, and not switched off by `ENTBENCH_NATIVE=0`."""
-    return _wtrender is not None and os.environ.get("ENTBENCH_NATIVE", "1") != "0"
+    return _wtrender is not None and native_switched_on()
 
 
 def trail_mode(linktrail: str | None) -> int:
