@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -50,12 +51,44 @@ _WALK_BYTES = 1 << 20
 #: Mentions turned into Python strings at a time while an automaton is built (not all at once).
 _BUILD_BATCH = 65_536
 
+T = TypeVar("T")
+
+
+def read_mentions(scratch: Path) -> pa.ChunkedArray:
+    """The stage's sorted mentions (`MENTIONS_FILE`), memory-mapped: only what is used is read."""
+    return pa.ipc.open_file(pa.memory_map(str(scratch / MENTIONS_FILE))).read_all().column(0)
+
 
 def mention_count(scratch: Path) -> int:
     """How many mentions the stage's sorted mentions file lists."""
-    with pa.memory_map(str(scratch / MENTIONS_FILE)) as source:
-        reader = pa.ipc.open_file(source)
-        return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+    return len(read_mentions(scratch))
+
+
+def mention_strings(mentions: pa.ChunkedArray) -> Iterator[str]:
+    """`mentions` as Python strings, `_BUILD_BATCH` at a time (an automaton's keys, not all at once)."""
+    for start in range(0, len(mentions), _BUILD_BATCH):
+        yield from mentions.slice(start, _BUILD_BATCH).to_pylist()
+
+
+#: The matcher this process built last, by the mentions file's identity and what of it (`built_once`).
+_LOADED: dict[tuple[object, ...], Any] = {}
+
+
+def built_once(scratch: Path, part: tuple[int, ...], build: Callable[[pa.ChunkedArray], T]) -> T:
+    """`build(the stage's sorted mentions)`, once per process for the mentions file and `part`: a
+    matcher takes ~1 s for 300k mentions, so a worker builds it once per phase, not once per task.
+    One is held at a time, and none once the process ends a phase (`on_release`). Built, not
+    loaded: an automaton cannot be saved."""
+    info = os.stat(scratch / MENTIONS_FILE)
+    key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns, *part)
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = build(read_mentions(scratch))
+    built: T = _LOADED[key]
+    return built
+
+
+on_release(_LOADED.clear)
 
 
 def partition_count(mentions: int, partition_mentions: int) -> int:
@@ -192,27 +225,14 @@ def span_text(
     return SpanText.build(span_pages(scan, normalizer, span, stats, progress), stats)
 
 
-#: The matcher this process built last and the index of its part's first mention, by the mentions
-#: file's identity and the part: a worker builds each part once per phase, and holds one at a time
-#: (dropped when the process ends a phase, `engine.executors.base.on_release`).
-_LOADED: dict[tuple[str, int, int, int, int, int], tuple[OverlappingMatcher, int]] = {}
-
-
 def part_matcher(scratch: Path, partition: int, partition_mentions: int) -> tuple[OverlappingMatcher, int]:
     """The matcher of part `partition` of the sorted mentions (`matching.build_overlapping_matcher`:
     the native trie when built), and the index of its first mention (a match's key index plus it is
-    the mention's index)."""
-    path = scratch / MENTIONS_FILE
-    info = os.stat(path)
-    key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns, partition, partition_mentions)
-    if key not in _LOADED:
-        _LOADED.clear()
-        mentions = pa.ipc.open_file(pa.memory_map(str(path))).read_all().column(0)
-        first = partition * partition_mentions
+    the mention's index); built once per worker and phase (`built_once`)."""
+    first = partition * partition_mentions
+
+    def build(mentions: pa.ChunkedArray) -> tuple[OverlappingMatcher, int]:
         part = mentions.slice(first, partition_mentions)
-        batches = (part.slice(start, _BUILD_BATCH).to_pylist() for start in range(0, len(part), _BUILD_BATCH))
-        _LOADED[key] = (build_overlapping_matcher(m for batch in batches for m in batch), first)
-    return _LOADED[key]
+        return build_overlapping_matcher(mention_strings(part)), first
 
-
-on_release(_LOADED.clear)
+    return built_once(scratch, (partition, partition_mentions), build)

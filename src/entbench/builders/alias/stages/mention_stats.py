@@ -46,12 +46,14 @@ from entbench.builders.alias.stages.mention_partitions import (
     WORKER_BYTES_PER_MENTION,
     CandidateParams,
     MentionCandidates,
+    built_once,
     mention_count,
+    mention_strings,
     partition_count,
+    read_mentions,
     walk_span,
 )
 from entbench.engine.duck import stage_connection
-from entbench.engine.executors.base import on_release
 from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
@@ -273,7 +275,7 @@ class MentionStats(Stage[MentionStatsParams]):
         counter = _Counter()
         stats = Stats()
         if ctx.phases:
-            mentions = _mentions(self._scratch(ctx))
+            mentions = read_mentions(self._scratch(ctx)).combine_chunks()
             self._count_parts(ctx, task, counter, stats)
         else:
             automaton, mentions = _matcher(self._scratch(ctx))
@@ -336,36 +338,14 @@ class MentionStats(Stage[MentionStatsParams]):
         return {"mention_stats": result.cast(MENTION_STATS)}, stats
 
 
-#: The automaton and mentions this process built last, by the mentions file's identity: building is
-#: ~1 s for 300k mentions, so a worker builds it once per stage, not once per task (the cache is
-#: dropped when the process ends a phase, `engine.executors.base.on_release`). Built, not loaded:
-#: the automaton cannot be saved, and the build is as quick as loading pyahocorasick's was.
-_LOADED: dict[tuple[str, int, int, int], tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]] = {}
-#: Mentions turned into Python strings at a time while the automaton is built (not all at once).
-_BUILD_BATCH = 65_536
-
-
-def _mentions(scratch: Path) -> pa.Array:
-    """The stage's sorted mentions (memory-mapped: only the pages a task names are read)."""
-    return pa.ipc.open_file(pa.memory_map(str(scratch / MENTIONS_FILE))).read_all().column(0).combine_chunks()
-
-
 def _matcher(scratch: Path) -> tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]:
-    """The stage's automaton and its mentions (index = the automaton's key index), built once."""
-    path = scratch / MENTIONS_FILE
-    info = os.stat(path)
-    key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns)
-    if key not in _LOADED:
-        _LOADED.clear()
-        mentions = _mentions(scratch)
-        batches = (
-            mentions.slice(start, _BUILD_BATCH).to_pylist() for start in range(0, len(mentions), _BUILD_BATCH)
-        )
-        _LOADED[key] = (build_matcher(m for batch in batches for m in batch), mentions)
-    return _LOADED[key]
+    """The stage's automaton and its mentions (index = the automaton's key index), built once per
+    worker (`mention_partitions.built_once`)."""
 
+    def build(mentions: pa.ChunkedArray) -> tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]:
+        return build_matcher(mention_strings(mentions)), mentions.combine_chunks()
 
-on_release(_LOADED.clear)
+    return built_once(scratch, (), build)
 
 
 def _all_mentions(ctx: StageContext, files: list[str], *, tasks: int) -> pa.Array:
