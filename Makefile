@@ -16,9 +16,8 @@ RUN_TARGETS ?=
 
 install: $(VENV)/.installed
 
-# The native scanner is compiled by the install (hatch_build.py); editing it reinstalls.
-$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py src/entbench/_native/wdscan.c src/entbench/_native/wtrender.c \
-		src/entbench/_native/mentionparts.c
+# The native extensions are compiled by the install (hatch_build.py); editing any of them reinstalls.
+$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py $(wildcard src/entbench/_native/*.c)
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,dask]'
