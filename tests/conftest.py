@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -70,6 +71,25 @@ def run_cli() -> Callable[..., Result]:
         return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
     return run
+
+
+def run_in_process(
+    cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, args: Sequence[str]
+) -> subprocess.CompletedProcess[str]:
+    """`entbench ARGS…` run to its end in `cwd`, in this process, by the console script's own `run`
+    (exit status and all), output captured: what the command gives in a process of its own but for
+    that process's start-up (~1 s of CPU each) and its one-time set-up (`main`: huge pages, the
+    worker-process guards). An exception the command lets out fails the test that ran it."""
+    from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
+    from entbench.cli.app import cli
+    from entbench.cli.main import run
+
+    with monkeypatch.context() as patch:
+        patch.chdir(cwd)
+        capsys.readouterr()  # only this command's output
+        status = run(cli, list(args))
+        captured = capsys.readouterr()
+    return subprocess.CompletedProcess(["entbench", *args], status, captured.out, captured.err)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

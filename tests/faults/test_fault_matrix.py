@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, SAMPLES_CONFIG
+from tests.conftest import FIXTURES, SAMPLES_CONFIG, run_in_process
 from tests.faults.fault_support import assert_nothing_half_done_looks_complete
 
 ENTRY = "from entbench.cli.main import main; main()"
@@ -43,22 +43,6 @@ def entbench(*args: str) -> list[str]:
 def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`entbench ARGS…` run to its end in `tmp`, output captured."""
     return subprocess.run(entbench(*args), cwd=tmp, capture_output=True, text=True, timeout=300, check=False)
-
-
-def run_in_process(
-    tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str
-) -> subprocess.CompletedProcess[str]:
-    """`entbench ARGS…` run to its end in `tmp` in this process, by the console script's own `run`
-    (exit status and all), output captured: what `run` gives but for the process start-up."""
-    from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
-    from entbench.cli.app import cli
-    from entbench.cli.main import run as run_cli
-
-    monkeypatch.chdir(tmp)
-    capsys.readouterr()  # only this command's output
-    status = run_cli(cli, list(args))
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(["entbench", *args], status, captured.out, captured.err)
 
 
 def cut(data: bytes, fraction: float) -> bytes:
@@ -269,7 +253,7 @@ def test_fault(
     row: Row, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = row.args(tmp_path)
-    done = run_in_process(tmp_path, capsys, monkeypatch, *args)
+    done = run_in_process(tmp_path, capsys, monkeypatch, args)
     assert done.returncode == row.exit_code, done.stderr
     assert "Traceback" not in done.stderr
     assert row.message in done.stderr, done.stderr
@@ -286,7 +270,7 @@ def test_the_same_dump_as_old_and_new_builds_a_kb_whose_card_says_e_new_is_empty
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = ["build", "kb", "--source", f"wikidata_old={ENTITIES}", "--source", f"wikidata_new={ENTITIES}"]
-    done = run_in_process(tmp_path, capsys, monkeypatch, *args, "--out", str(tmp_path / "o"))
+    done = run_in_process(tmp_path, capsys, monkeypatch, [*args, "--out", str(tmp_path / "o")])
     assert done.returncode == 0, done.stderr
     assert "failure" not in done.stderr and "Traceback" not in done.stderr
     readme = (tmp_path / "o" / "cards" / "kb" / "README.md").read_text(encoding="utf-8")
