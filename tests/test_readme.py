@@ -87,7 +87,7 @@ def sectioned_commands() -> list[tuple[str, str]]:
 
 
 def in_process_args(heading: str, command: str) -> list[str] | None:
-    """The arguments after `entbench` of a command the test runs in its own process, or None for
+    """The arguments after `entbench` of a command the test runs in the test's process, or None for
     one that runs through bash: the quick start's, and any other than a plain `entbench …`."""
     words = command.split()
     if heading == SECTIONS[0] or words[0] != "entbench":
