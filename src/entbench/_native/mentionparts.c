@@ -4,7 +4,8 @@
  * `Trie(keys)` holds one part's keys (bytes; a key's value is its index in `keys`; an empty key
  * never matches; of equal keys the first counts) as a byte trie laid out level by level: node i has
  * a label byte, a value (the key ending there, or -1) and its children are the nodes
- * first[i] .. first[i + 1] - 1, in byte order. 9 bytes a node; a part of consecutive sorted keys
+ * first[i] .. first[i + 1] - 1, in byte order; a bit a node says whether a key ends there (checked
+ * before the value: a bitmap that stays in cache). 9 bytes a node; a part of consecutive sorted keys
  * shares most prefixes (`nbytes` says what one holds).
  * `Trie.longest(data, first_key)` gives, at every offset of `data` where one of its keys starts, the
  * longest such key: (start, length, first_key + index) rows as native int32s, by start. It walks the
@@ -36,6 +37,7 @@ typedef struct {
     Py_ssize_t keys;          /* how many keys it was given (empty ones included) */
     uint32_t root_child[256]; /* the root's child by byte, or NO_CHILD */
     uint64_t pairs[1024];     /* bit (b0 << 8 | b1): some key of two bytes or more starts b0 b1 */
+    uint64_t *ends;           /* bit i: a key ends at node i (a bit, in cache, before its value) */
 } Trie;
 
 /* One key while the trie is built: its bytes (in the copy), length and index. */
@@ -58,6 +60,8 @@ static void Trie_free_arrays(Trie *t) {
     free(t->label);
     free(t->value);
     free(t->first);
+    free(t->ends);
+    t->ends = NULL;
     t->label = NULL;
     t->value = NULL;
     t->first = NULL;
@@ -207,6 +211,14 @@ static int Trie_init(Trie *t, PyObject *args, PyObject *kwds) {
         PyErr_NoMemory();
         goto done;
     }
+    t->ends = calloc(t->nodes / 64 + 1, sizeof(uint64_t));
+    if (!t->ends) {
+        Trie_free_arrays(t);
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (uint32_t i = 0; i < t->nodes; i++)
+        if (t->value[i] != NO_VALUE) t->ends[i >> 6] |= (uint64_t)1 << (i & 63);
     t->keys = n;
     for (int c = 0; c < 256; c++) t->root_child[c] = NO_CHILD;
     memset(t->pairs, 0, sizeof(t->pairs));
@@ -259,7 +271,7 @@ static int longest(const Trie *t, const uint8_t *s, size_t n, int32_t first_key,
                     if (next == NO_CHILD) break;
                     node = next;
                     q++;
-                    if (t->value[node] != NO_VALUE) {
+                    if (t->ends[node >> 6] >> (node & 63) & 1) {
                         best = (uint32_t)(q - p);
                         key = t->value[node];
                     }
@@ -310,7 +322,8 @@ static PyObject *Trie_get_nodes(Trie *t, void *Py_UNUSED(closure)) { return PyLo
 
 static PyObject *Trie_get_nbytes(Trie *t, void *Py_UNUSED(closure)) {
     size_t per_node = sizeof(uint8_t) + sizeof(int32_t) + sizeof(uint32_t);
-    return PyLong_FromSize_t(sizeof(Trie) + (size_t)t->nodes * per_node + sizeof(uint32_t));
+    size_t ends = t->nodes ? ((size_t)t->nodes / 64 + 1) * sizeof(uint64_t) : 0;
+    return PyLong_FromSize_t(sizeof(Trie) + (size_t)t->nodes * per_node + sizeof(uint32_t) + ends);
 }
 
 static PyObject *Trie_len(Trie *t, void *Py_UNUSED(closure)) { return PyLong_FromSsize_t(t->keys); }
