@@ -372,6 +372,12 @@ def get_stage(name: str) -> Stage:
     return _made(name)
 
 
+def find_stage(name: str) -> Stage | None:
+    """The stage registered as `name` (made now, its module imported), or None if there is none:
+    for readers of a build whose manifests may name stages this entbench does not have."""
+    return _made(name) if name in stage_names() else None
+
+
 def get_target(name: str) -> Target:
     """A target by name, or a user error listing the known ones."""
     all_targets = targets()
