@@ -145,12 +145,13 @@ def register_stage(name: str, make: StageMaker, *, replace: bool = False) -> Non
 
 def _made(name: str) -> Stage:
     """The stage `name`, made now if it was only declared."""
-    make = _MAKERS.pop(name, None)
+    make = _MAKERS.get(name)
     if make is not None:
         stage = make(name)
         if stage.stage_name != name:
             raise ValueError(f"stage declared as {name!r} was made as {stage.stage_name!r}")
         _STAGES[name] = stage
+        del _MAKERS[name]  # only once made: a maker that raised raises again at the next lookup
     return _STAGES[name]
 
 
@@ -164,7 +165,8 @@ class _LazyModule(ModuleType):
 def lazy_module(name: str) -> ModuleType:
     """The module `name`, imported when one of its attributes is first read: how a pipeline names
     its stage classes in the functions that make its stages (`register_stage`) without importing
-    them. Bind it under `if not TYPE_CHECKING:` beside a plain import for the type checker."""
+    them. Bind it in the `else` of an `if TYPE_CHECKING:` that imports the module for the type
+    checker, which then checks each stage's construction arguments."""
     return _LazyModule(name)
 
 
