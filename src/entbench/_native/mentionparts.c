@@ -4,7 +4,8 @@
  * `Trie(keys)` holds one part's keys (bytes; a key's value is its index in `keys`; an empty key
  * never matches; of equal keys the first counts) as a byte trie laid out level by level: node i has
  * a label byte, a value (the key ending there, or -1) and its children are the nodes
- * first[i] .. first[i + 1] - 1, in byte order. 9 bytes a node; a part of consecutive sorted keys
+ * first[i] .. first[i + 1] - 1, in byte order; a bit a node says whether a key ends there (checked
+ * before the value: a bitmap that stays in cache). 9 bytes a node; a part of consecutive sorted keys
  * shares most prefixes (`nbytes` says what one holds).
  * `Trie.longest(data, first_key)` gives, at every offset of `data` where one of its keys starts, the
  * longest such key: (start, length, first_key + index) rows as native int32s, by start. It walks the
@@ -12,8 +13,9 @@
  * 65,536-bit set; a one-byte key is found from the first byte alone): a part's keys begin with few
  * of the byte pairs of a text, so most starts cost one lookup, and K parts cost little more than one
  * pass. 0xFF is no byte of UTF-8: a separator there ends every walk.
- * `walk(following)` is `leftmost_longest`'s walk over rows sorted by start: from row 0, keep the row
- * and go on at following[row], until past the end; the kept rows as native int64s.
+ * `union_walk(rows)` is `leftmost_longest` over the union of every part's rows: the longest row at
+ * each start put in a dense array over the range of starts, then one walk along it (linear: no sort
+ * of the union, no search per row).
  * Both release the GIL while they run; the trie is never changed after it is built.
  */
 #define PY_SSIZE_T_CLEAN
@@ -22,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ABI 1
+#define ABI 2
 #define NO_VALUE (-1)
 #define NO_CHILD UINT32_MAX
 
@@ -35,6 +37,7 @@ typedef struct {
     Py_ssize_t keys;          /* how many keys it was given (empty ones included) */
     uint32_t root_child[256]; /* the root's child by byte, or NO_CHILD */
     uint64_t pairs[1024];     /* bit (b0 << 8 | b1): some key of two bytes or more starts b0 b1 */
+    uint64_t *ends;           /* bit i: a key ends at node i (a bit, in cache, before its value) */
 } Trie;
 
 /* One key while the trie is built: its bytes (in the copy), length and index. */
@@ -57,6 +60,8 @@ static void Trie_free_arrays(Trie *t) {
     free(t->label);
     free(t->value);
     free(t->first);
+    free(t->ends);
+    t->ends = NULL;
     t->label = NULL;
     t->value = NULL;
     t->first = NULL;
@@ -206,6 +211,14 @@ static int Trie_init(Trie *t, PyObject *args, PyObject *kwds) {
         PyErr_NoMemory();
         goto done;
     }
+    t->ends = calloc(t->nodes / 64 + 1, sizeof(uint64_t));
+    if (!t->ends) {
+        Trie_free_arrays(t);
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (uint32_t i = 0; i < t->nodes; i++)
+        if (t->value[i] != NO_VALUE) t->ends[i >> 6] |= (uint64_t)1 << (i & 63);
     t->keys = n;
     for (int c = 0; c < 256; c++) t->root_child[c] = NO_CHILD;
     memset(t->pairs, 0, sizeof(t->pairs));
@@ -258,7 +271,7 @@ static int longest(const Trie *t, const uint8_t *s, size_t n, int32_t first_key,
                     if (next == NO_CHILD) break;
                     node = next;
                     q++;
-                    if (t->value[node] != NO_VALUE) {
+                    if (t->ends[node >> 6] >> (node & 63) & 1) {
                         best = (uint32_t)(q - p);
                         key = t->value[node];
                     }
@@ -309,7 +322,8 @@ static PyObject *Trie_get_nodes(Trie *t, void *Py_UNUSED(closure)) { return PyLo
 
 static PyObject *Trie_get_nbytes(Trie *t, void *Py_UNUSED(closure)) {
     size_t per_node = sizeof(uint8_t) + sizeof(int32_t) + sizeof(uint32_t);
-    return PyLong_FromSize_t(sizeof(Trie) + (size_t)t->nodes * per_node + sizeof(uint32_t));
+    size_t ends = t->nodes ? ((size_t)t->nodes / 64 + 1) * sizeof(uint64_t) : 0;
+    return PyLong_FromSize_t(sizeof(Trie) + (size_t)t->nodes * per_node + sizeof(uint32_t) + ends);
 }
 
 static PyObject *Trie_len(Trie *t, void *Py_UNUSED(closure)) { return PyLong_FromSsize_t(t->keys); }
@@ -336,52 +350,86 @@ static PyTypeObject TrieType = {
     .tp_new = PyType_GenericNew,
 };
 
-PyDoc_STRVAR(walk_doc,
-             "walk(following) -> bytearray\n\n"
-             "`following`: native int64s, for each row (sorted by start) the first row starting at or after its\n"
-             "end. From row 0, keep the row and go on at following[row] until past the end: the kept rows as\n"
-             "native int64s. ValueError if a step does not go forward.");
+PyDoc_STRVAR(union_walk_doc,
+             "union_walk(rows) -> bytearray\n\n"
+             "`rows`: (start, length, key) native int32 rows, in any order, at most one per (start, length)\n"
+             "that counts (of equal ones the first). The rows a leftmost-longest walk keeps: from the\n"
+             "smallest start, the longest row there, then on from its end; as native int32 rows by start.\n"
+             "Linear in the rows and the range of their starts (two int32s of scratch per position of it).\n"
+             "ValueError if `rows` is not int32 triples or a row has a negative start or a length < 1.");
 
-static PyObject *py_walk(PyObject *Py_UNUSED(module), PyObject *arg) {
+/* The longest row at each start of [lo, lo + span), then the walk: O(rows + span), no sort. */
+static int union_walk(const int32_t *rows, size_t n, Out *o) {
+    int32_t lo = INT32_MAX, hi = 0;
+    for (size_t r = 0; r < n; r++) {
+        int32_t s = rows[3 * r], len = rows[3 * r + 1];
+        if (s < 0 || len < 1) return -2;
+        if (s < lo) lo = s;
+        if (s > hi) hi = s;
+    }
+    if (!n) return 0;
+    size_t span = (size_t)(hi - lo) + 1;
+    int32_t *best = calloc(span, 2 * sizeof(int32_t)); /* per position: length, row index */
+    if (!best) return -1;
+    for (size_t r = 0; r < n; r++) {
+        size_t at = 2 * (size_t)(rows[3 * r] - lo);
+        if (rows[3 * r + 1] > best[at]) { /* the first of equal lengths stays */
+            best[at] = rows[3 * r + 1];
+            best[at + 1] = (int32_t)r;
+        }
+    }
+    size_t at = 0;
+    while (at < span) {
+        int32_t len = best[2 * at];
+        if (!len) {
+            at++;
+            continue;
+        }
+        if (out_reserve(o, 3 * sizeof(int32_t)) < 0) {
+            free(best);
+            return -1;
+        }
+        memcpy(o->data + o->len, rows + 3 * (size_t)best[2 * at + 1], 3 * sizeof(int32_t));
+        o->len += 3 * sizeof(int32_t);
+        at += (size_t)len;
+    }
+    free(best);
+    return 0;
+}
+
+static PyObject *py_union_walk(PyObject *Py_UNUSED(module), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    if (view.len % (Py_ssize_t)sizeof(int64_t)) {
+    if (view.len % (Py_ssize_t)(3 * sizeof(int32_t)) || (size_t)view.len / (3 * sizeof(int32_t)) >= INT32_MAX) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "following must be int64s");
+        PyErr_SetString(PyExc_ValueError, "rows must be int32 triples (fewer than 2**31)");
         return NULL;
     }
-    size_t n = (size_t)view.len / sizeof(int64_t);
+    size_t n = (size_t)view.len / (3 * sizeof(int32_t));
     Out o = {NULL, 0, 0};
-    int rc = 0;
+    int rc;
     Py_BEGIN_ALLOW_THREADS
-    const char *following = view.buf;
-    int64_t i = 0;
-    while (i >= 0 && (size_t)i < n) {
-        if (out_reserve(&o, sizeof(int64_t)) < 0) {
-            rc = -1;
-            break;
-        }
-        memcpy(o.data + o.len, &i, sizeof(int64_t));
-        o.len += sizeof(int64_t);
-        int64_t next;
-        memcpy(&next, following + (size_t)i * sizeof(int64_t), sizeof(int64_t));
-        if (next <= i) {
-            rc = -2;
-            break;
-        }
-        i = next;
+    /* a copy when the buffer is not int32-aligned (a slice of a bytes object could be) */
+    int32_t *aligned = NULL;
+    const int32_t *rows = view.buf;
+    if ((uintptr_t)view.buf % sizeof(int32_t)) {
+        aligned = malloc((size_t)view.len ? (size_t)view.len : 1);
+        if (aligned) memcpy(aligned, view.buf, (size_t)view.len);
+        rows = aligned;
     }
+    rc = rows ? union_walk(rows, n, &o) : -1;
+    free(aligned);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     if (rc == -2) {
         free(o.data);
-        PyErr_SetString(PyExc_ValueError, "a step of the walk does not go forward");
+        PyErr_SetString(PyExc_ValueError, "a row with a negative start or a length below 1");
         return NULL;
     }
     return out_bytes(&o, rc < 0);
 }
 
-static PyMethodDef module_methods[] = {{"walk", (PyCFunction)py_walk, METH_O, walk_doc}, {NULL, NULL, 0, NULL}};
+static PyMethodDef module_methods[] = {{"union_walk", (PyCFunction)py_union_walk, METH_O, union_walk_doc}, {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mentionparts",
                                     "Native matching of a part of an alias vocabulary (see mentionparts.c).", -1,

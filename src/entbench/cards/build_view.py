@@ -12,9 +12,7 @@ import json
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench.cards.model import PublishedTable
@@ -24,6 +22,9 @@ from entbench.engine.duck import connect, parquet_view
 from entbench.engine.manifest import load_manifest
 from entbench.engine.stage import side_file_name
 from entbench.errors import UserError
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 #: Written next to a Wikipedia scan's shards: the dump's `<siteinfo>` (dbname, language, namespaces).
 SITEINFO = side_file_name("siteinfo")  # the Wikipedia scan's side file
@@ -58,7 +59,7 @@ class BuildView:
         #: The target's final stages (what users consume); every stage when the target is unknown.
         self.final: tuple[str, ...] = spec.stages if spec else tuple(sorted(stage_paths))
         self.description = spec.description if spec else ""
-        known = registry.stages()
+        known = registry.stage_names()
         if spec and all(name in known for name in stage_paths):
             order = [s.stage_name for s in registry.stage_order(spec.stages)]
             order += sorted(set(stage_paths) - set(order))

@@ -257,13 +257,13 @@ def trial_note(limited: Mapping[str, str]) -> str:
 def stages_table(view: BuildView) -> str:
     """Stage, layer, version and fingerprint of every stage, upstream first."""
     rows = []
-    known = registry.stages()
     for stage in view.order:
         m = view.manifests[stage]
         final = "yes" if stage in view.final else ""
         # What the stage computes as this entbench says it (a description is no output of the
         # stage, so an older build's manifest may carry older wording); the manifest's otherwise.
-        description = known[stage].description if stage in known else m.get("description", "")
+        spec = registry.find_stage(stage)
+        description = spec.description if spec else m.get("description", "")
         rows.append(
             (
                 f"`{stage}`",
@@ -369,12 +369,12 @@ def rebuild_command(view: BuildView, invocation: Invocation | None) -> tuple[str
     args = ["entbench", "build", view.target]
     for name, info in view.sources().items():
         args += ["--source", f"{name}={info['path']}"]
-    known = registry.stages()
     for stage in view.order:
         params = view.manifests[stage]["params"]
         defaults: Mapping[str, Any] = {}
-        if stage in known:
-            defaults = known[stage].params_type().to_json()
+        spec = registry.find_stage(stage)
+        if spec:
+            defaults = spec.params_type().to_json()
         for key, value in sorted(params.items()):
             if key not in defaults or defaults[key] != value:
                 args += ["--param", f"{stage}.{key}={_cli_value(value)}"]

@@ -34,10 +34,9 @@ def _rows_solved(view: BuildView, stage: str) -> str:
 
 def audits(view: BuildView) -> list[tuple[str, MemAuditStage]]:
     """The target's memorisation-audit stages, in build order."""
-    known = registry.stages()
     found = []
     for name in view.order:
-        stage = known.get(name)
+        stage = registry.find_stage(name)
         if isinstance(stage, MemAuditStage):
             found.append((name, stage))
     return found

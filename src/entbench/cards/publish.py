@@ -54,14 +54,12 @@ def layout(view: BuildView) -> dict[tuple[str, str], PublishedTable]:
     """Where each non-empty final table goes: the card's splits in `default`, every other table a
     config of its own (see the module docstring)."""
     card = card_for(view.target)
-    known = registry.stages()
     tables: list[tuple[str, str]] = []
     for stage in view.final:
         if stage not in view.manifests:
             continue
-        declared = (
-            [o.name for o in known[stage].outputs(known[stage].params_type())] if stage in known else []
-        )
+        spec = registry.find_stage(stage)
+        declared = [o.name for o in spec.outputs(spec.params_type())] if spec else []
         names = view.tables(stage)
         tables += [
             (stage, t)

@@ -104,8 +104,8 @@ def dry_run(
     order = registry.stage_order(spec.stages)
     for stage in order:
         config.params_for(stage.params_type, stage.stage_name)  # a bad parameter is the same error
-    known = {name for stage in registry.stages().values() for name in stage.sources}
-    check_sources(target, order, config, known)  # a missing or unknown source: the build's error
+    # A missing or unknown source: the build's error.
+    check_sources(target, order, config, registry.source_names)
     sources = _sources(order, config)
     lines = [f"dry run of {target} into {out} (nothing is built or written):", "sources:"]
     for src in sources.values():

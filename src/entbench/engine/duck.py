@@ -23,10 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from entbench.engine.stage import StageContext
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 #: The sub-directory of a stage's (or a card's) scratch directory DuckDB spills into.
 SPILL_DIR = "duckdb"
@@ -50,6 +52,8 @@ def connect(*, scratch: Path, workers: int, tasks: int, ordered: bool = True) ->
     running = max(1, min(workers, tasks))
     spill = scratch / SPILL_DIR
     spill.mkdir(parents=True, exist_ok=True)
+    import duckdb
+
     con = duckdb.connect(
         ":memory:",
         config={

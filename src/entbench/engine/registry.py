@@ -6,6 +6,13 @@ reference describing its stages; importing `entbench.builders` declares that pac
 (`declare_datasets`). Its datasets' pipelines are found and imported the first time a stage or
 target is looked up, so `entbench --help` stays fast; every list of targets elsewhere (`make
 run`'s, the golden check's, the cards', the export commands', the tests') is read from here.
+
+A pipeline declares each stage by name with a function that makes it (`declare_stage`), and
+reaches its stage modules through `lazy_module`: a stage's module (and what it imports: pyarrow's
+compute functions, DuckDB, numpy, spaCy) is imported when the stage is first looked up, so a
+process reads the target list, a build's manifests or one target's stages without importing every
+dataset's code (each `entbench` command, and the hundreds a test run starts, paid ~0.8 s of CPU
+for it).
 Stages whose number follows a build's sources (one scan per dump of a series) are registered by a
 sources hook (`on_sources`), which a build runs with its source names before it plans
 (`configure_sources`).
@@ -20,7 +27,8 @@ import pkgutil
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 from entbench.errors import UserError
 
@@ -106,7 +114,12 @@ class DocSection:
 #: A function of a build's source names that registers the stages those names call for.
 SourcesHook = Callable[[Collection[str]], None]
 
+#: A function making the stage declared under the name it is given (`declare_stage`).
+StageMaker = Callable[[str], "Stage"]
+
 _STAGES: dict[str, Stage] = {}
+#: Stages declared and not made yet (`declare_stage`), by name: made at their first lookup.
+_MAKERS: dict[str, StageMaker] = {}
 _TARGETS: dict[str, Target] = {}
 _SOURCES_HOOKS: list[SourcesHook] = []
 _ALIASES: dict[str, Alias] = {}
@@ -120,13 +133,41 @@ _loaded = False
 _loading = ""
 
 
-def register_stage(stage: Stage, *, replace: bool = False) -> Stage:
-    """Add a stage instance under its name (names are unique; `replace` lets a sources hook put
-    the instance for this build's sources in place of the one registered for another build's)."""
-    if stage.stage_name in _STAGES and not replace:
-        raise ValueError(f"stage {stage.stage_name!r} registered twice")
-    _STAGES[stage.stage_name] = stage
-    return stage
+def register_stage(name: str, make: StageMaker, *, replace: bool = False) -> None:
+    """Declare the stage `name`, made by `make(name)` the first time it is looked up (its module
+    is imported then: `lazy_module`). Names are unique; `replace` lets a sources hook put the stage
+    for this build's sources in place of the one declared for another build's."""
+    if (name in _STAGES or name in _MAKERS) and not replace:
+        raise ValueError(f"stage {name!r} registered twice")
+    _STAGES.pop(name, None)
+    _MAKERS[name] = make
+
+
+def _made(name: str) -> Stage:
+    """The stage `name`, made now if it was only declared."""
+    make = _MAKERS.get(name)
+    if make is not None:
+        stage = make(name)
+        if stage.stage_name != name:
+            raise ValueError(f"stage declared as {name!r} was made as {stage.stage_name!r}")
+        _STAGES[name] = stage
+        del _MAKERS[name]  # only once made: a maker that raised raises again at the next lookup
+    return _STAGES[name]
+
+
+class _LazyModule(ModuleType):
+    """A module imported at its first attribute lookup (`lazy_module`)."""
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self.__name__), attr)
+
+
+def lazy_module(name: str) -> ModuleType:
+    """The module `name`, imported when one of its attributes is first read: how a pipeline names
+    its stage classes in the functions that make its stages (`register_stage`) without importing
+    them. Bind it in the `else` of an `if TYPE_CHECKING:` that imports the module for the type
+    checker, which then checks each stage's construction arguments."""
+    return _LazyModule(name)
 
 
 def on_sources(hook: SourcesHook) -> None:
@@ -236,9 +277,22 @@ def _load() -> None:
 
 
 def stages() -> dict[str, Stage]:
-    """All registered stages by name."""
+    """All registered stages by name (each one made: every dataset's stage modules are imported)."""
     _load()
+    for name in list(_MAKERS):
+        _made(name)
     return dict(_STAGES)
+
+
+def source_names() -> set[str]:
+    """Every source some registered stage reads (each stage is made to know)."""
+    return {name for stage in stages().values() for name in stage.sources}
+
+
+def stage_names() -> set[str]:
+    """The names of all registered stages, none of them made (no stage module imported)."""
+    _load()
+    return {*_STAGES, *_MAKERS}
 
 
 def targets() -> dict[str, Target]:
@@ -314,10 +368,16 @@ def build_order() -> list[str]:
 
 def get_stage(name: str) -> Stage:
     """A stage by name, or a user error listing the known ones."""
-    all_stages = stages()
-    if name not in all_stages:
-        raise UserError(f"unknown stage {name!r}; known stages: {', '.join(sorted(all_stages))}")
-    return all_stages[name]
+    names = stage_names()
+    if name not in names:
+        raise UserError(f"unknown stage {name!r}; known stages: {', '.join(sorted(names))}")
+    return _made(name)
+
+
+def find_stage(name: str) -> Stage | None:
+    """The stage registered as `name` (made now, its module imported), or None if there is none:
+    for readers of a build whose manifests may name stages this entbench does not have."""
+    return _made(name) if name in stage_names() else None
 
 
 def get_target(name: str) -> Target:

@@ -422,7 +422,7 @@ class Builder:
 
     # --- helpers -----------------------------------------------------------------------------
     def _check_params(self, order: Sequence[Stage]) -> None:
-        all_names = set(registry.stages())
+        all_names = registry.stage_names()
         for name in self.config.params:
             if name not in all_names:
                 raise UserError(
@@ -434,8 +434,7 @@ class Builder:
     def _check_sources(self, target: str, order: Sequence[Stage]) -> None:
         """Every source the target reads is given, every `--source` is one it reads; then each is
         identified (size, sha256) and named on stderr before any work starts."""
-        known = {name for stage in registry.stages().values() for name in stage.sources}
-        for name in check_sources(target, order, self.config, known, registry.aliases()):
+        for name in check_sources(target, order, self.config, registry.source_names, registry.aliases()):
             self._log(f"source {name}: not read by target {target} (given with --source, left alone)")
         if self.limit is not None:
             self.config = limit_sources(order, self.config, self.limit, self.out / LIMITED_DIR, self._log)

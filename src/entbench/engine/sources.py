@@ -89,20 +89,24 @@ def check_sources(
     target: str,
     order: Sequence[Stage],
     config: BuildConfig,
-    known: Iterable[str],
+    known: Callable[[], Iterable[str]],
     aliases: Mapping[str, Alias] | None = None,
 ) -> list[str]:
     """The `--source` names given that `target` does not read (but another target does); a
     `UserError` for a name no target reads (with the closest of the target's, a likely typo) or for
     every source the target needs and was not given (naming the aliases it is accepted under).
-    `config` has its aliases resolved already (`config.resolve_aliases`)."""
+    `config` has its aliases resolved already (`config.resolve_aliases`). `known()` gives every
+    source a stage reads (`registry.source_names`), asked for only when a source given is not the
+    target's: it makes every dataset's stages."""
     needed = list(dict.fromkeys(name for stage in order for name in stage.sources))
     reads = ", ".join(needed) or "no source"
-    known_names = set(known)
+    known_names: set[str] | None = None
     unused = []
     for name in config.given_sources:
         if name in needed:
             continue
+        if known_names is None:
+            known_names = set(known())
         if name in known_names:
             unused.append(name)
             continue

@@ -125,9 +125,19 @@ def test_bad_arguments() -> None:
         trie.longest_per_start(b"ab", (1 << 31) - 2)
     with pytest.raises(RuntimeError, match="built once"):
         trie._trie.__init__([b"c"])  # another thread could be walking it
-    with pytest.raises(ValueError, match="forward"):
-        native.native_walk(np.array([1, 1], dtype=np.int64))
-    assert native.native_walk(np.array([2, 2, 3], dtype=np.int64)).tolist() == [0, 2]
+    with pytest.raises(ValueError, match="length below 1"):
+        native.native_union_walk(np.array([[0, 0, 1]], dtype=np.int32))
+    with pytest.raises(ValueError, match="negative start"):
+        native.native_union_walk(np.array([[-1, 2, 1]], dtype=np.int32))
+    with pytest.raises(ValueError, match="triples"):
+        native._mentionparts.union_walk(b"\x00" * 8)  # type: ignore[union-attr]
+    assert native.native_union_walk(np.empty((0, 3), np.int32)).tolist() == []
+    rows = np.array([[5, 1, 9], [2, 2, 7], [3, 4, 8], [2, 1, 6]], dtype=np.int32)  # any order
+    assert native.native_union_walk(rows).tolist() == [[2, 2, 7], [5, 1, 9]]
+    # from an unaligned buffer (a copy is walked)
+    assert native._mentionparts.union_walk(memoryview(b"\x00" + rows.tobytes())[1:]) == bytearray(  # type: ignore[union-attr]
+        np.array([[2, 2, 7], [5, 1, 9]], dtype=np.int32).tobytes()
+    )
 
 
 def test_many_children_and_long_shared_prefixes() -> None:
@@ -162,6 +172,20 @@ def test_native_agrees_with_the_reference(keys: list[str], segments: list[str], 
     # drawn too (it never matches); segments are separated as a span's text is.
     data = SEP.join(s.encode() for s in segments)
     assert in_sorted_parts(keys, data, size) == one_automaton(keys, data)
+
+
+@fuzz_settings(300)
+@given(
+    st.lists(st.tuples(st.integers(0, 60), st.integers(1, 9), st.integers(0, 1 << 30)), max_size=40),
+    st.randoms(use_true_random=False),
+)
+def test_union_walk_agrees_with_the_reference(rows: list[tuple[int, int, int]], rng: random.Random) -> None:
+    # Rows in any order, with ties at one (start, length) (the first counts) and starts far from 0:
+    # the dense walk in C keeps what the sort-and-search reference keeps.
+    shift = rng.choice([0, 1, 1 << 20])
+    union = np.array([(s + shift, n, k) for s, n, k in rows], dtype=np.int32).reshape(-1, 3)
+    expected = leftmost_longest(union, native=False)
+    assert leftmost_longest(union, native=True).tolist() == expected.tolist()
 
 
 @fuzz_settings(200)

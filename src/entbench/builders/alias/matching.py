@@ -47,7 +47,7 @@ import ahocorasick
 import ahocorasick_rs
 import numpy as np
 
-from entbench.builders.alias.native import PartTrie, native_enabled, native_walk
+from entbench.builders.alias.native import PartTrie, native_enabled, native_union_walk
 from entbench.filters.mentions import MentionNormalizer
 
 Segment = tuple[int, int, bool]  # (start, end, linked) in the text the automaton runs over
@@ -222,7 +222,10 @@ def leftmost_longest(rows: np.ndarray, *, native: bool | None = None) -> np.ndar
     start (`longest_per_start`, one array per part of the vocabulary concatenated): from the start
     of the buffer, the smallest start at or after the position, the longest key there, then on
     from its end. The same matches as one `LeftmostLongest` automaton over every part's keys.
-    `native`: the walk in C (`native.native_walk`; default: when built and enabled) or in Python."""
+    `native`: in C (`native.native_union_walk`, linear in the rows and their range of starts; default:
+    when built and enabled) or the reference in numpy and Python (a sort of the union, a search per row)."""
+    if native_enabled() if native is None else native:
+        return native_union_walk(rows)
     if len(rows) > 1:  # by start then longest first (each part's rows are sorted: a merge of
         # sorted runs), and the first of each start
         order = (rows[:, 0].astype(np.int64) << 32) - rows[:, 1]
@@ -230,9 +233,6 @@ def leftmost_longest(rows: np.ndarray, *, native: bool | None = None) -> np.ndar
         rows = rows[np.r_[True, rows[1:, 0] != rows[:-1, 0]]]
     starts = rows[:, 0].astype(np.int64)
     following = np.searchsorted(starts, starts + rows[:, 1], side="left")
-    if native_enabled() if native is None else native:
-        walked: np.ndarray = rows[native_walk(following)]
-        return walked
     kept: list[int] = []
     i, n = 0, len(following)
     while i < n:  # a block of Python ints at a time (one each for every row would be ~36 bytes a row)

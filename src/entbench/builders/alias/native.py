@@ -5,8 +5,8 @@ src/entbench/_native/mentionparts.c), if built.
 there. The reference asks ahocorasick-rs for every overlapping occurrence, one Python tuple each,
 and keeps the longest per start with numpy; `_mentionparts.Trie` walks a byte trie of the part's
 keys from each start whose first two bytes begin one of them, and returns the same rows as one
-buffer (tests/builders/alias/test_matching_native.py compares the two). `_mentionparts.walk` is
-`matching.leftmost_longest`'s walk. The extension is compiled when the package is installed
+buffer (tests/builders/alias/test_matching_native.py compares the two). `_mentionparts.union_walk`
+is `matching.leftmost_longest` in one linear pass. The extension is compiled when the package is installed
 (hatch_build.py); without a C compiler the install still succeeds and matching takes the reference
 path. `ENTBENCH_NATIVE=0` forces that path, as it does for the Wikidata scan.
 """
@@ -21,7 +21,7 @@ from entbench.native_ext import load_extension, native_switched_on
 
 #: The interface of `_mentionparts` this module calls; mentionparts.c's `ABI` must match, so a stale
 #: build (an old .so next to newer sources) is ignored rather than misused.
-NATIVE_ABI = 1
+NATIVE_ABI = 2
 
 _mentionparts = load_extension("_mentionparts", NATIVE_ABI)
 
@@ -64,9 +64,10 @@ class PartTrie:
         return np.frombuffer(found, dtype=np.int32).reshape(-1, 3)
 
 
-def native_walk(following: np.ndarray) -> np.ndarray:
-    """`_mentionparts.walk`: the rows `matching.leftmost_longest` keeps, by their `following`."""
+def native_union_walk(rows: np.ndarray) -> np.ndarray:
+    """`_mentionparts.union_walk`: the (start, length, key) int32 rows `matching.leftmost_longest`
+    keeps of `rows` (in any order), by start; two int32s of scratch per byte of their range of starts."""
     if _mentionparts is None:
         raise RuntimeError("the native mention matcher is not built")
-    kept = _mentionparts.walk(np.ascontiguousarray(following, dtype=np.int64))
-    return np.frombuffer(kept, dtype=np.int64)
+    kept = _mentionparts.union_walk(np.ascontiguousarray(rows, dtype=np.int32))
+    return np.frombuffer(kept, dtype=np.int32).reshape(-1, 3)

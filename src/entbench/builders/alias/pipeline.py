@@ -9,14 +9,22 @@ The `_kb` pair resolves titles through the kb's newer Wikidata dump (`wikidata_n
 
 from __future__ import annotations
 
-from entbench.builders.alias.stages.alias_table import AliasTable
-from entbench.builders.alias.stages.mention_stats import MentionStats
-from entbench.engine.registry import register_docs, register_stage, register_target
+from typing import TYPE_CHECKING
 
-register_stage(AliasTable("alias_table", title_qid="title_qid"))
-register_stage(AliasTable("alias_table_kb", title_qid="title_qid_kb"))
-register_stage(MentionStats("mention_stats", alias_table="alias_table"))
-register_stage(MentionStats("mention_stats_kb", alias_table="alias_table_kb"))
+from entbench.engine.registry import lazy_module, register_docs, register_stage, register_target
+
+if TYPE_CHECKING:
+    from entbench.builders.alias.stages import alias_table, mention_stats
+else:  # imported when a stage of theirs is first looked up (`registry.lazy_module`)
+    alias_table = lazy_module("entbench.builders.alias.stages.alias_table")
+    mention_stats = lazy_module("entbench.builders.alias.stages.mention_stats")
+
+register_stage("alias_table", lambda name: alias_table.AliasTable(name, title_qid="title_qid"))
+register_stage("alias_table_kb", lambda name: alias_table.AliasTable(name, title_qid="title_qid_kb"))
+register_stage("mention_stats", lambda name: mention_stats.MentionStats(name, alias_table="alias_table"))
+register_stage(
+    "mention_stats_kb", lambda name: mention_stats.MentionStats(name, alias_table="alias_table_kb")
+)
 register_target(
     "alias-table",
     ("alias_table", "mention_stats"),

@@ -25,11 +25,14 @@ import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 DRAWS = pa.schema(
     [

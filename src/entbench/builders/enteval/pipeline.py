@@ -13,21 +13,40 @@
 
 from __future__ import annotations
 
-from entbench.builders.enteval.stages.cap import CapStage
-from entbench.builders.enteval.stages.cerp import CerpStage
-from entbench.builders.enteval.stages.common import TaskStage
-from entbench.builders.enteval.stages.efp import EfpStage
-from entbench.builders.enteval.stages.ert import ErtStage
-from entbench.builders.enteval.stages.esr import KoreStage, WikiSrsStage
-from entbench.builders.enteval.stages.et import EtStage
-from entbench.builders.enteval.stages.ned import NedStage
-from entbench.builders.enteval.stages.rare import RareStage
-from entbench.builders.enteval.stages.tasks import EntEvalTasks
-from entbench.builders.enteval.stages.wikient import WikiEnt, WikiEntDescriptions
-from entbench.engine.registry import AuditedTable, Export, register_docs, register_stage, register_target
+import functools
+from typing import TYPE_CHECKING
 
-register_stage(WikiEntDescriptions())
-register_stage(WikiEnt())
+from entbench.engine.registry import (
+    AuditedTable,
+    Export,
+    lazy_module,
+    register_docs,
+    register_stage,
+    register_target,
+)
+
+if TYPE_CHECKING:
+    from entbench.builders.enteval.stages import (
+        cap,
+        cerp,
+        common,
+        efp,
+        ert,
+        esr,
+        et,
+        ned,
+        rare,
+        tasks,
+        wikient,
+    )
+else:  # imported when a stage of theirs is first looked up (`registry.lazy_module`)
+    cap, cerp, common, efp, ert, esr, et, ned, rare, tasks, wikient = (
+        lazy_module(f"entbench.builders.enteval.stages.{name}")
+        for name in ("cap", "cerp", "common", "efp", "ert", "esr", "et", "ned", "rare", "tasks", "wikient")
+    )
+
+register_stage("wikient_descriptions", lambda name: wikient.WikiEntDescriptions(name))
+register_stage("wikient", lambda name: wikient.WikiEnt(name))
 register_target(
     "wikient",
     ("wikient",),
@@ -50,20 +69,43 @@ register_target(
     ),
 )
 
-TASK_STAGES: tuple[TaskStage, ...] = (
-    KoreStage(),
-    WikiSrsStage(),
-    ErtStage(),
-    NedStage(),
-    RareStage(),
-    CapStage(),
-    CerpStage(),
-    EtStage(),
-    EfpStage(),
+#: The task stages' names (each class's `name`), as the registry declares them before any is made.
+TASK_NAMES = (
+    "enteval_kore",
+    "enteval_wikisrs",
+    "enteval_ert",
+    "enteval_conll_yago",
+    "enteval_rare",
+    "enteval_cap",
+    "enteval_cerp",
+    "enteval_et",
+    "enteval_efp",
 )
-for _stage in TASK_STAGES:
-    register_stage(_stage)
-register_stage(EntEvalTasks(TASK_STAGES))
+
+
+@functools.cache
+def task_stages() -> dict[str, common.TaskStage]:
+    """The task stages by name, one instance each, in the order `enteval_tasks` gathers them: the
+    registry's and the ones `enteval_tasks` reads are the same (made with the first looked up)."""
+    made = (
+        esr.KoreStage(),
+        esr.WikiSrsStage(),
+        ert.ErtStage(),
+        ned.NedStage(),
+        rare.RareStage(),
+        cap.CapStage(),
+        cerp.CerpStage(),
+        et.EtStage(),
+        efp.EfpStage(),
+    )
+    return {stage.stage_name: stage for stage in made}
+
+
+for _name in TASK_NAMES:
+    register_stage(_name, lambda name: task_stages()[name])
+register_stage(
+    "enteval_tasks", lambda name: tasks.EntEvalTasks(tuple(task_stages().values()), stage_name=name)
+)
 register_target(
     "enteval-tasks",
     ("enteval_tasks",),

@@ -31,22 +31,13 @@ a linker needs). `entbench export hansel-train|hansel-kb|hansel-test` writes the
 
 from __future__ import annotations
 
-import pyarrow as pa
+import functools
+from typing import TYPE_CHECKING
 
-from entbench.builders.alias.stages.alias_table import AliasTable
-from entbench.builders.alias.stages.mention_stats import MentionStats
-from entbench.builders.hansel.stages.audit import HanselLeakageAudit
-from entbench.builders.hansel.stages.corpus import HanselCorpus
-from entbench.builders.hansel.stages.fewshot import HanselFewshot
-from entbench.builders.hansel.stages.kb import HanselKb
-from entbench.builders.hansel.stages.links import HanselLinks
-from entbench.builders.hansel.stages.train import HanselTrain
-from entbench.builders.hansel.stages.zeroshot import HanselZeroshot
-from entbench.builders.wikipedia.stages.scan import WikipediaScan
-from entbench.builders.wikipedia.stages.title_qid import TitleQid
 from entbench.engine.registry import (
     AuditedTable,
     Export,
+    lazy_module,
     register_alias,
     register_doc_instances,
     register_docs,
@@ -54,40 +45,82 @@ from entbench.engine.registry import (
     register_target,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from entbench.builders.alias.stages import alias_table, mention_stats
+    from entbench.builders.hansel.stages import audit, corpus, fewshot, kb, links, train, zeroshot
+    from entbench.builders.wikipedia.stages import scan, title_qid
+else:  # imported when a stage of theirs is first looked up (`registry.lazy_module`)
+    pa = lazy_module("pyarrow")
+    alias_table = lazy_module("entbench.builders.alias.stages.alias_table")
+    mention_stats = lazy_module("entbench.builders.alias.stages.mention_stats")
+    audit, corpus, fewshot, kb, links, train, zeroshot = (
+        lazy_module(f"entbench.builders.hansel.stages.{name}")
+        for name in ("audit", "corpus", "fewshot", "kb", "links", "train", "zeroshot")
+    )
+    scan = lazy_module("entbench.builders.wikipedia.stages.scan")
+    title_qid = lazy_module("entbench.builders.wikipedia.stages.title_qid")
+
 WIKI = "wiki"
 #: The name of the wiki source (and scan) in the published Hansel setting, accepted for `wiki`.
 ZHWIKI = "zhwiki"
 TRAIN_STAGE = "hansel"
 KB_STAGE = "hansel_kb"
 ALIAS_STAGE = "hansel_alias_table"
-_IDS = {
-    "validation": (pa.field("id", pa.string(), nullable=False),),
-    "fewshot_candidates": (pa.field("id", pa.string(), nullable=False),),
-    "zeroshot_pool": (
-        pa.field("pool_index", pa.int64(), nullable=False),
-        pa.field("qid", pa.string(), nullable=False),
-    ),
-}
 
 register_alias(ZHWIKI, WIKI, "its name in the published Hansel setting")
-register_stage(WikipediaScan(WIKI))
-register_stage(TitleQid("hansel_title_qid", wikidata="wikidata_new", wikipedia=WIKI))
-register_stage(AliasTable(ALIAS_STAGE, title_qid="hansel_title_qid", wikipedia=WIKI))
-register_stage(MentionStats("hansel_mention_stats", alias_table=ALIAS_STAGE, wikipedia=WIKI))
-register_stage(HanselKb(KB_STAGE, wikipedia=WIKI))
-register_stage(HanselLinks("hansel_links", wikipedia=WIKI, title_qid="hansel_title_qid"))
-register_stage(HanselTrain(TRAIN_STAGE, wikipedia=WIKI, links="hansel_links"))
-register_stage(HanselCorpus("hansel_corpus", alias_table="hansel_alias_table"))
+register_stage(WIKI, lambda name: scan.WikipediaScan(name))
 register_stage(
-    HanselFewshot(
-        "hansel_fewshot",
+    "hansel_title_qid", lambda name: title_qid.TitleQid(name, wikidata="wikidata_new", wikipedia=WIKI)
+)
+register_stage(
+    ALIAS_STAGE, lambda name: alias_table.AliasTable(name, title_qid="hansel_title_qid", wikipedia=WIKI)
+)
+register_stage(
+    "hansel_mention_stats",
+    lambda name: mention_stats.MentionStats(name, alias_table=ALIAS_STAGE, wikipedia=WIKI),
+)
+register_stage(KB_STAGE, lambda name: kb.HanselKb(name, wikipedia=WIKI))
+register_stage(
+    "hansel_links", lambda name: links.HanselLinks(name, wikipedia=WIKI, title_qid="hansel_title_qid")
+)
+register_stage(TRAIN_STAGE, lambda name: train.HanselTrain(name, wikipedia=WIKI, links="hansel_links"))
+register_stage("hansel_corpus", lambda name: corpus.HanselCorpus(name, alias_table="hansel_alias_table"))
+register_stage(
+    "hansel_fewshot",
+    lambda name: fewshot.HanselFewshot(
+        name,
         corpus="hansel_corpus",
         alias_table=ALIAS_STAGE,
         mention_stats="hansel_mention_stats",
         entity_texts=KB_STAGE,
-    )
+    ),
 )
-register_stage(HanselZeroshot("hansel_zeroshot", entity_texts=KB_STAGE, wikipedia=WIKI))
+register_stage(
+    "hansel_zeroshot", lambda name: zeroshot.HanselZeroshot(name, entity_texts=KB_STAGE, wikipedia=WIKI)
+)
+
+
+def _leakage_audit(name: str, evaluation: tuple[str, str], span: str, label: str) -> audit.HanselLeakageAudit:
+    """The audit of `evaluation`'s (span, label) pairs against the training pairs, its rows
+    identified by that table's id columns."""
+    ids = {
+        "validation": (pa.field("id", pa.string(), nullable=False),),
+        "fewshot_candidates": (pa.field("id", pa.string(), nullable=False),),
+        "zeroshot_pool": (
+            pa.field("pool_index", pa.int64(), nullable=False),
+            pa.field("qid", pa.string(), nullable=False),
+        ),
+    }
+    return audit.HanselLeakageAudit(
+        name,
+        train=(TRAIN_STAGE, "train"),
+        evaluation=evaluation,
+        evaluation_columns=(span, label),
+        id_fields=ids[evaluation[1]],
+    )
+
 
 # The leakage audits (spec §5 "every Hansel output"): each evaluation table's (mention, entity)
 # pairs against the training pairs.
@@ -96,15 +129,7 @@ for _name, _evaluation, _span, _label in (
     ("hansel_fewshot_mem_audit", ("hansel_fewshot", "fewshot_candidates"), "mention", "at1"),
     ("hansel_zeroshot_mem_audit", ("hansel_zeroshot", "zeroshot_pool"), "title", "qid"),
 ):
-    register_stage(
-        HanselLeakageAudit(
-            _name,
-            train=(TRAIN_STAGE, "train"),
-            evaluation=_evaluation,
-            evaluation_columns=(_span, _label),
-            id_fields=_IDS[_evaluation[1]],
-        )
-    )
+    register_stage(_name, functools.partial(_leakage_audit, evaluation=_evaluation, span=_span, label=_label))
 
 register_target(
     "hansel-train",

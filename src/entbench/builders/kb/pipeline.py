@@ -11,14 +11,24 @@ Each stage lives in its own module of `builders.kb.stages`; this one only wires 
 
 from __future__ import annotations
 
-from entbench.builders.kb.stages.diff import EntityDiff
-from entbench.builders.kb.stages.filter import InternalFilter
-from entbench.builders.kb.stages.snaks import TopSnaks
-from entbench.builders.kb.stages.types import CoarseTypes, TypeClosure
-from entbench.engine.registry import register_docs, register_stage, register_target
+from typing import TYPE_CHECKING
 
-for _stage in (InternalFilter(), EntityDiff(), TypeClosure(), CoarseTypes(), TopSnaks()):
-    register_stage(_stage)
+from entbench.engine.registry import lazy_module, register_docs, register_stage, register_target
+
+if TYPE_CHECKING:
+    from entbench.builders.kb.stages import diff, snaks, types
+    from entbench.builders.kb.stages import filter as internal_filter
+else:  # imported when a stage of theirs is first looked up (`registry.lazy_module`)
+    diff = lazy_module("entbench.builders.kb.stages.diff")
+    internal_filter = lazy_module("entbench.builders.kb.stages.filter")
+    snaks = lazy_module("entbench.builders.kb.stages.snaks")
+    types = lazy_module("entbench.builders.kb.stages.types")
+
+register_stage("internal_filter", lambda name: internal_filter.InternalFilter(name))
+register_stage("entity_diff", lambda name: diff.EntityDiff(name))
+register_stage("type_closure", lambda name: types.TypeClosure(name))
+register_stage("coarse_types", lambda name: types.CoarseTypes(name))
+register_stage("top_snaks", lambda name: snaks.TopSnaks(name))
 
 register_target(
     "kb",

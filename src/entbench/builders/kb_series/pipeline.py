@@ -14,14 +14,12 @@ each scan's is its dump's size and sha256, and the series stages' are their scan
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from entbench.builders.kb_series.series import MIN_DUMPS, dump_sources, series_length
-from entbench.builders.kb_series.stages.filter import SeriesFilter
-from entbench.builders.kb_series.stages.new import SeriesNew
-from entbench.builders.kb_series.stages.zeroshot import SeriesZeroshot
-from entbench.builders.wikidata.stages.scan import WikidataScan
 from entbench.engine.registry import (
     AuditedTable,
+    lazy_module,
     on_sources,
     register_doc_instances,
     register_docs,
@@ -29,15 +27,29 @@ from entbench.engine.registry import (
     register_target,
 )
 
+if TYPE_CHECKING:
+    from entbench.builders.kb_series.stages import filter as series_filter
+    from entbench.builders.kb_series.stages import new, zeroshot
+    from entbench.builders.wikidata.stages import scan
+else:  # imported when a stage of theirs is first looked up (`registry.lazy_module`)
+    series_filter = lazy_module("entbench.builders.kb_series.stages.filter")
+    new = lazy_module("entbench.builders.kb_series.stages.new")
+    zeroshot = lazy_module("entbench.builders.kb_series.stages.zeroshot")
+    scan = lazy_module("entbench.builders.wikidata.stages.scan")
+
 
 def register_series(count: int) -> None:
     """Register the scans and series stages of a series of `count` dumps (replacing another count's)."""
     dumps = dump_sources(count)
     for dump in dumps:
-        register_stage(WikidataScan(dump), replace=True)
-    register_stage(SeriesFilter(dumps), replace=True)
-    register_stage(SeriesNew(dumps), replace=True)
-    register_stage(SeriesZeroshot(dumps), replace=True)
+        register_stage(dump, lambda name: scan.WikidataScan(name), replace=True)
+    register_stage(
+        "series_filter", lambda name: series_filter.SeriesFilter(dumps, stage_name=name), replace=True
+    )
+    register_stage("series_new", lambda name: new.SeriesNew(dumps, stage_name=name), replace=True)
+    register_stage(
+        "series_zeroshot", lambda name: zeroshot.SeriesZeroshot(dumps, stage_name=name), replace=True
+    )
 
 
 def _on_sources(names: Collection[str]) -> None:

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
-from entbench.engine.stage import StageContext
 from entbench.errors import UserError
+
+if TYPE_CHECKING:  # the pipeline imports this module: keep it light
+    from entbench.engine.stage import StageContext
 
 #: Sources `wikidata_0`, `wikidata_1`, … (a scan stage of the same name reads each).
 SOURCE_PREFIX = "wikidata_"

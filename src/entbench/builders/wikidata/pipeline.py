@@ -9,11 +9,17 @@ The `kb` stages read `wikidata_old` and `wikidata_new`; every other target reads
 
 from __future__ import annotations
 
-from entbench.builders.wikidata.stages.scan import WikidataScan
-from entbench.engine.registry import register_docs, register_stage, register_target
+from typing import TYPE_CHECKING
+
+from entbench.engine.registry import lazy_module, register_docs, register_stage, register_target
+
+if TYPE_CHECKING:
+    from entbench.builders.wikidata.stages import scan
+else:  # imported when a stage of its is first looked up (`registry.lazy_module`)
+    scan = lazy_module("entbench.builders.wikidata.stages.scan")
 
 for _source in ("wikidata", "wikidata_old", "wikidata_new"):
-    register_stage(WikidataScan(_source))
+    register_stage(_source, lambda name: scan.WikidataScan(name))
 
 register_target(
     "wikidata", ("wikidata",), "normalized tables of one Wikidata JSON dump (source: wikidata)", card="dumps"

@@ -12,11 +12,17 @@ that dump once. Hansel registers its own instances over its `wiki` scan (`builde
 
 from __future__ import annotations
 
-from entbench.builders.wikipedia.stages.scan import WikipediaScan
-from entbench.builders.wikipedia.stages.title_qid import TitleQid
-from entbench.engine.registry import register_docs, register_stage, register_target
+from typing import TYPE_CHECKING
 
-register_stage(WikipediaScan("wikipedia"))
+from entbench.engine.registry import lazy_module, register_docs, register_stage, register_target
+
+if TYPE_CHECKING:
+    from entbench.builders.wikipedia.stages import scan, title_qid
+else:  # imported when a stage of theirs is first looked up (`registry.lazy_module`)
+    scan = lazy_module("entbench.builders.wikipedia.stages.scan")
+    title_qid = lazy_module("entbench.builders.wikipedia.stages.title_qid")
+
+register_stage("wikipedia", lambda name: scan.WikipediaScan(name))
 register_target(
     "wikipedia",
     ("wikipedia",),
@@ -24,8 +30,8 @@ register_target(
     card="dumps",
 )
 
-register_stage(TitleQid("title_qid", wikidata="wikidata"))
-register_stage(TitleQid("title_qid_kb", wikidata="wikidata_new"))
+register_stage("title_qid", lambda name: title_qid.TitleQid(name, wikidata="wikidata"))
+register_stage("title_qid_kb", lambda name: title_qid.TitleQid(name, wikidata="wikidata_new"))
 register_target(
     "title-qid", ("title_qid",), "Wikipedia titles -> QIDs (sources: wikipedia, wikidata)", card="title_qid"
 )

@@ -19,9 +19,8 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -38,6 +37,9 @@ from entbench.engine.build_out import locate_stage
 from entbench.engine.duck import connect
 from entbench.engine.stage import UpstreamOutput
 from entbench.errors import DataError, UserError
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 TARGET = "wikireading"
 COMPARISON = (

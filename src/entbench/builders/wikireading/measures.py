@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,6 +20,9 @@ import pyarrow.parquet as pq
 
 from entbench.builders.wikireading.corpus import AnswerFigures, Summary, summarize
 from entbench.builders.wikireading.scoring import PropertyInfo, ScoreBoard
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 BATCH_ROWS = 4096
 

@@ -24,30 +24,51 @@ original formats (`entbench.builders.wikireading.export`); `entbench eval wikire
 
 from __future__ import annotations
 
-import pyarrow as pa
+import functools
+from typing import TYPE_CHECKING
 
-from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
-from entbench.builders.wikireading.stages.instances import WikiReadingInstances
-from entbench.builders.wikireading.stages.splits import WikiReadingSplit
-from entbench.builders.wikireading.stages.stats import WikiReadingStats
-from entbench.builders.wikireading.stages.triples import WikiReadingTriples
-from entbench.engine.registry import AuditedTable, Export, register_docs, register_stage, register_target
+from entbench.engine.registry import (
+    AuditedTable,
+    Export,
+    lazy_module,
+    register_docs,
+    register_stage,
+    register_target,
+)
 
-register_stage(WikiReadingTriples())
-register_stage(WikiReadingInstances())
-register_stage(WikiReadingSplit())
-register_stage(WikiReadingStats())
-for _split in ("valid", "test"):
-    register_stage(
-        MemAuditStage(
-            f"wikireading_mem_audit_{_split}",
-            train=("wikireading", "train"),
-            evaluation=("wikireading", _split),
-            span_columns=("question",),
-            label_column="answers",
-            id_fields=(pa.field("key", pa.string(), nullable=False),),
-        )
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from entbench.builders.edge_probing.stages import mem_audit
+    from entbench.builders.wikireading.stages import instances, splits, stats, triples
+else:  # imported when a stage of theirs is first looked up (`registry.lazy_module`)
+    pa = lazy_module("pyarrow")
+    mem_audit = lazy_module("entbench.builders.edge_probing.stages.mem_audit")
+    instances = lazy_module("entbench.builders.wikireading.stages.instances")
+    splits = lazy_module("entbench.builders.wikireading.stages.splits")
+    stats = lazy_module("entbench.builders.wikireading.stages.stats")
+    triples = lazy_module("entbench.builders.wikireading.stages.triples")
+
+register_stage("wikireading_triples", lambda name: triples.WikiReadingTriples(name))
+register_stage("wikireading_instances", lambda name: instances.WikiReadingInstances(name))
+register_stage("wikireading", lambda name: splits.WikiReadingSplit(name))
+register_stage("wikireading_stats", lambda name: stats.WikiReadingStats(name))
+
+
+def _mem_audit(name: str, split: str) -> mem_audit.MemAuditStage:
+    """The memorisation audit of the split `split` against train."""
+    return mem_audit.MemAuditStage(
+        name,
+        train=("wikireading", "train"),
+        evaluation=("wikireading", split),
+        span_columns=("question",),
+        label_column="answers",
+        id_fields=(pa.field("key", pa.string(), nullable=False),),
     )
+
+
+for _split in ("valid", "test"):
+    register_stage(f"wikireading_mem_audit_{_split}", functools.partial(_mem_audit, split=_split))
 
 register_target(
     "wikireading",

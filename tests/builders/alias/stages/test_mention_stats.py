@@ -156,8 +156,10 @@ def test_counts_fold_the_same_whenever_they_flush(monkeypatch: pytest.MonkeyPatc
         expected["unlinked"].update(page[1])
         expected["dl"].update(set(page[0]))
         expected["du"].update(set(page[1]))
-    table = counter.table(pa.array([f"m{i}" for i in range(12)])).to_pylist()
+    rows, ids = counter.table(pa.array([f"m{i}" for i in range(12)]))
+    table = rows.to_pylist()
     seen = sorted(set(expected["linked"]) | set(expected["unlinked"]))
+    assert ids.tolist() == seen
     assert [r["mention"] for r in table] == [f"m{i}" for i in seen]
     for row, i in zip(table, seen, strict=True):
         assert (row["linked_occurrences"], row["unlinked_occurrences"]) == (

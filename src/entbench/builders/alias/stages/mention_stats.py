@@ -54,6 +54,7 @@ from entbench.builders.alias.stages.mention_partitions import (
     walk_span,
 )
 from entbench.engine.duck import stage_connection
+from entbench.engine.executors.base import on_release
 from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
@@ -149,13 +150,15 @@ class _Counter:
             self.ids[kind] = array("q")  # a new array: `frombuffer` views may not resize the old one
             self.lengths[kind] = []
 
-    def table(self, mentions: pa.Array) -> pa.Table:
-        """One row per mention seen, with its four counts."""
+    def table(self, mentions: pa.Array) -> tuple[pa.Table, np.ndarray]:
+        """One row per mention seen, with its four counts; and the mention ids of the rows."""
         self._flush()
         columns: list[tuple[np.ndarray, np.ndarray]] = []
         for kind in range(4):
             parts = self.parts[kind]
-            if parts:
+            if len(parts) == 1:  # one fold (most tasks): its ids are distinct and sorted already
+                columns.append(parts[0])
+            elif parts:
                 ids = np.concatenate([p[0] for p in parts])
                 counts = np.concatenate([p[1] for p in parts])
                 uniq, inverse = np.unique(ids, return_inverse=True)
@@ -169,7 +172,7 @@ class _Counter:
             full[np.searchsorted(all_ids, ids)] = counts
             values.append(pa.array(full, pa.int64()))
         names = mentions.take(pa.array(all_ids, pa.int64()))
-        return pa.Table.from_arrays([names, *values], schema=PARTIAL)
+        return pa.Table.from_arrays([names, *values], schema=PARTIAL), all_ids
 
 
 def _distinct_sorted(values: np.ndarray) -> np.ndarray:
@@ -289,8 +292,9 @@ class MentionStats(Stage[MentionStatsParams]):
                 stats.add("occurrences_linked", len(linked) - before[0])
                 stats.add("occurrences_unlinked", len(unlinked) - before[1])
                 counter.page_done(*before)
-        rows = counter.table(mentions)
-        sink.emit_by_key("mention_stats", rows, "mention", ctx.num_shards)
+        rows, ids = counter.table(mentions)
+        shards = _mention_shards(self._scratch(ctx), mentions, ctx.num_shards)
+        sink.emit_sharded("mention_stats", rows, shards[ids])
         progress(1, 0)
         return stats
 
@@ -346,6 +350,32 @@ def _matcher(scratch: Path) -> tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]:
         return build_matcher(mention_strings(mentions)), mentions.combine_chunks()
 
     return built_once(scratch, (), build)
+
+
+#: The output shard of every mention of the sorted mentions file, by the file's identity and the
+#: shard count (`_mention_shards`): one per process, dropped at a phase's end.
+_SHARDS: dict[tuple[object, ...], np.ndarray] = {}
+
+
+def _mention_shards(scratch: Path, mentions: pa.Array, num_shards: int) -> np.ndarray:
+    """`shards_of` every mention (index: the mention's id), hashed once per worker (4 bytes a
+    mention), not once per task for each mention it found: a task finds a larger share of a larger
+    vocabulary, so hashing per task grew faster than the text."""
+    info = os.stat(scratch / MENTIONS_FILE)
+    key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns, num_shards)
+    if key not in _SHARDS:
+        _SHARDS.clear()
+        shards = np.empty(len(mentions), dtype=np.int32)
+        for start in range(0, len(mentions), _HASH_BATCH):
+            batch = mentions.slice(start, _HASH_BATCH).to_pylist()
+            shards[start : start + len(batch)] = shards_of(batch, num_shards)
+        _SHARDS[key] = shards
+    return _SHARDS[key]
+
+
+on_release(_SHARDS.clear)
+#: Mentions turned into Python strings at a time while their shards are hashed.
+_HASH_BATCH = 65_536
 
 
 def _all_mentions(ctx: StageContext, files: list[str], *, tasks: int) -> pa.Array:

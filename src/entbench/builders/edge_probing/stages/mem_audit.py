@@ -109,10 +109,11 @@ class MemAuditParams(Params):
 class MemAuditStage(Stage[MemAuditParams]):
     """Audit a built benchmark's evaluation split for train memorisation (Mem-Exact/Freq/Uniform).
 
-    Construct one per audited pair and register it, e.g. in a Hansel builder::
+    Construct one per audited pair and register it, e.g. in a Hansel builder's pipeline (which
+    reaches this module through `registry.lazy_module`, as `mem_audit`)::
 
-        register_stage(MemAuditStage(
-            "hansel_mem_audit",
+        register_stage("hansel_mem_audit", lambda name: mem_audit.MemAuditStage(
+            name,
             train=("hansel_train", "examples"),
             evaluation=("hansel_validation", "examples"),
             span_columns=("mention",),

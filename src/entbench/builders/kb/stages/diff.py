@@ -14,9 +14,8 @@ dump's redirect stubs, are listed in `id_changes` and counted, never mixed into 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
-import duckdb
 from msgspec import Meta
 
 from entbench.builders.kb.stages.query import (
@@ -32,6 +31,9 @@ from entbench.engine.stage import Output, Params, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import kb as schema
 from entbench.schemas.base import column_suffix
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 NOT_IN_OLD_DUMP = "not-in-old-dump"
 NOT_IN_KNOWN = "not-in-known"

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-import duckdb
 from msgspec import Meta
 
 from entbench.builders.kb.stages.query import (
@@ -31,6 +30,9 @@ from entbench.filters import internal
 from entbench.schemas import kb as schema
 from entbench.typesys.closure import downward_closure_sql, p279_edges_sql, roots_sql
 from entbench.typesys.qids import check_qids, sql_string
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 
 @dataclass(frozen=True)

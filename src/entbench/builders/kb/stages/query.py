@@ -11,9 +11,8 @@ depend on `--workers` (DuckDB's own thread count changes the order rows come out
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import duckdb
 import pyarrow as pa
 
 from entbench.engine.duck import parquet_view, stage_connection
@@ -21,6 +20,9 @@ from entbench.engine.stage import BucketSink, MapTask, P, Params, ProgressFn, St
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas.kb import NEW, OLD
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 #: The scan stage each snapshot's normalized tables come from.
 SNAPSHOT_STAGES: dict[str, str] = {OLD: "wikidata_old", NEW: "wikidata_new"}

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-import duckdb
 from msgspec import Meta
 
 from entbench.builders.kb.stages.query import QueryStage, count, register_snapshots
@@ -21,6 +20,9 @@ from entbench.engine.stage import Output, Params, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import kb as schema
 from entbench.typesys import snaks as ts
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 DEFAULT_K = 10_000
 

@@ -9,9 +9,8 @@ trained on), E_new entities in the new dump (the only one they exist in).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import duckdb
 from msgspec import Meta
 
 from entbench.builders.kb.stages.query import (
@@ -36,6 +35,9 @@ from entbench.typesys.coarse import (
     parse_precedence,
 )
 from entbench.typesys.qids import check_qids, qid_number_sql, sql_string, sql_string_list
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 DEFAULT_ROOTS: tuple[str, ...] = tuple(spec.partition("=")[2] for spec in DEFAULT_PRECEDENCE)
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar
-
-import duckdb
+from typing import TYPE_CHECKING, ClassVar
 
 from entbench.builders.kb.stages.filter import InternalFilterParams, decision_stats
 from entbench.builders.kb.stages.query import NORMALIZED_VIEWS, QueryStage
@@ -25,6 +23,9 @@ from entbench.errors import UserError
 from entbench.filters import internal
 from entbench.schemas import kb_series as schema
 from entbench.typesys.closure import downward_closure_sql, p279_edges_sql, roots_sql
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 
 def register_dumps(

@@ -27,9 +27,8 @@ and not the other (`union_not_new_since_first`: deleted, redirected or filtered 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import duckdb
 from msgspec import Meta
 
 from entbench.builders.kb.stages.query import count, count_by, kb_params_check
@@ -49,6 +48,9 @@ from entbench.typesys.coarse import (
     parse_precedence,
 )
 from entbench.typesys.qids import qid_number_sql
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 FIRST_SEEN = "first-seen"
 NOT_IN_PREVIOUS_DUMP = "not-in-previous-dump"

@@ -16,8 +16,8 @@ fewer than `size` the period's E_new allowed) and `period_<i>_drawn_<criterion>_
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -30,6 +30,9 @@ from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas import kb_series as schema
 from entbench.schemas.base import column_suffix
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 
 @dataclasses.dataclass(eq=False)

@@ -30,9 +30,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 from msgspec import Meta
@@ -59,6 +58,9 @@ from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import Output, Params, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.schemas import wikireading as schema
+
+if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
+    import duckdb
 
 CARD_FILE = "_DATASET_CARD.md"  # a sidecar: `_` keeps Parquet readers off it
 FIGURES_FILE = "_paper_statistics.json"
