@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, SAMPLES_CONFIG
+from tests.conftest import FIXTURES, SAMPLES_CONFIG, run_in_process
 from tests.faults.fault_support import assert_nothing_half_done_looks_complete
 
 ENTRY = "from entbench.cli.main import main; main()"
@@ -43,22 +43,6 @@ def entbench(*args: str) -> list[str]:
 def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`entbench ARGS…` run to its end in `tmp`, output captured."""
     return subprocess.run(entbench(*args), cwd=tmp, capture_output=True, text=True, timeout=300, check=False)
-
-
-def run_in_process(
-    tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str
-) -> subprocess.CompletedProcess[str]:
-    """`entbench ARGS…` run to its end in `tmp` in this process, by the console script's own `run`
-    (exit status and all), output captured: what `run` gives but for the process start-up."""
-    from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
-    from entbench.cli.app import cli
-    from entbench.cli.main import run as run_cli
-
-    monkeypatch.chdir(tmp)
-    capsys.readouterr()  # only this command's output
-    status = run_cli(cli, list(args))
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(["entbench", *args], status, captured.out, captured.err)
 
 
 def cut(data: bytes, fraction: float) -> bytes:
@@ -269,7 +253,7 @@ def test_fault(
     row: Row, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = row.args(tmp_path)
-    done = run_in_process(tmp_path, capsys, monkeypatch, *args)
+    done = run_in_process(tmp_path, capsys, monkeypatch, args)
     assert done.returncode == row.exit_code, done.stderr
     assert "Traceback" not in done.stderr
     assert row.message in done.stderr, done.stderr
@@ -286,7 +270,7 @@ def test_the_same_dump_as_old_and_new_builds_a_kb_whose_card_says_e_new_is_empty
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = ["build", "kb", "--source", f"wikidata_old={ENTITIES}", "--source", f"wikidata_new={ENTITIES}"]
-    done = run_in_process(tmp_path, capsys, monkeypatch, *args, "--out", str(tmp_path / "o"))
+    done = run_in_process(tmp_path, capsys, monkeypatch, [*args, "--out", str(tmp_path / "o")])
     assert done.returncode == 0, done.stderr
     assert "failure" not in done.stderr and "Traceback" not in done.stderr
     readme = (tmp_path / "o" / "cards" / "kb" / "README.md").read_text(encoding="utf-8")
@@ -321,10 +305,12 @@ def wait_for_a_finished_map_task(tmp: Path, proc: subprocess.Popen[str]) -> None
 
 @pytest.mark.slow  # a real process, signalled or piped
 @pytest.mark.parametrize("after", [0.3, 1.0, "map"])
-def test_ctrl_c_is_one_line_and_exit_130_in_any_phase(after: float | str, tmp_path: Path) -> None:
+def test_ctrl_c_is_one_line_and_exit_130_in_any_phase(
+    after: float | str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while the workers start,
     while they import, and during the map: one line, exit 130, no traceback from any process; the
-    re-run then completes."""
+    re-run (in this process: what it resumes is on disk) then completes."""
     args = two_worker_build_of_20_tasks(tmp_path)
     proc = start(args, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if after == "map":
@@ -337,16 +323,15 @@ def test_ctrl_c_is_one_line_and_exit_130_in_any_phase(after: float | str, tmp_pa
     assert proc.returncode == 130, stderr
     assert lines == ["entbench: interrupted; re-run the same command to resume"], stderr
     assert_nothing_half_done_looks_complete(tmp_path / "o")
-    again = run(tmp_path, *args)
+    again = run_in_process(tmp_path, capsys, monkeypatch, args)
     assert again.returncode == 0, again.stderr
 
 
 @pytest.mark.slow  # a real process, signalled or piped
-def test_a_closed_output_pipe_ends_quietly(tmp_path: Path) -> None:
+def test_a_closed_output_pipe_ends_quietly(tmp_path: Path, solo_build: Callable[[str], Path]) -> None:
     """`entbench inspect … | head`: exit 141 (as tools killed by SIGPIPE), nothing on stderr."""
-    assert run(tmp_path, "build", "wikidata", *SAMPLES, "--out", str(tmp_path / "o")).returncode == 0
-    # Enough rows that the output is well past a pipe's 64 KB buffer.
-    inspect = ["inspect", str(tmp_path / "o"), "--rows", "2000", "--width", "200"]
+    # Enough rows that the output is well past a pipe's 64 KB buffer (inspect only reads the build).
+    inspect = ["inspect", str(solo_build("wikidata")), "--rows", "2000", "--width", "200"]
     proc = start(inspect, tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline()
     proc.stdout.close()  # the reader goes away after one line
@@ -373,11 +358,16 @@ def test_a_build_piped_into_a_reader_that_leaves_still_completes(tmp_path: Path)
 
 
 @pytest.mark.slow  # a real process, signalled or piped
-def test_a_complete_build_on_a_read_only_out_is_a_no_op(tmp_path: Path) -> None:
+def test_a_complete_build_on_a_read_only_out_is_a_no_op(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A finished build on a read-only mount builds again without writing (its lock, its listing,
     its card are left as they are). Needs a mount namespace (root in a container); skipped without."""
     out = tmp_path / "o"
-    assert run(tmp_path, "build", "kb", *SAMPLES, "--out", str(out)).returncode == 0
+    assert (
+        run_in_process(tmp_path, capsys, monkeypatch, ["build", "kb", *SAMPLES, "--out", str(out)]).returncode
+        == 0
+    )
     if shutil.which("unshare") is None:
         pytest.skip("no unshare(1) to mount the build read-only")
     command = " ".join(
@@ -421,7 +411,9 @@ def _worker_pids(parent: int) -> list[int]:
 
 
 @pytest.mark.slow  # a real process, signalled or piped
-def test_a_worker_killed_by_the_oom_killer_is_one_clear_line_and_the_rerun_resumes(tmp_path: Path) -> None:
+def test_a_worker_killed_by_the_oom_killer_is_one_clear_line_and_the_rerun_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SIGKILL to a worker during the map (what the kernel's OOM killer sends): exit 1 and one
     line saying what happened and what to do, nothing half-done looks complete, the re-run completes."""
     args = two_worker_build_of_20_tasks(tmp_path)
@@ -437,5 +429,5 @@ def test_a_worker_killed_by_the_oom_killer_is_one_clear_line_and_the_rerun_resum
     assert len(errors) == 1 and "a worker process was killed (SIGKILL)" in errors[0], stderr
     assert "fewer --workers" in errors[0]
     assert_nothing_half_done_looks_complete(tmp_path / "o")
-    again = run(tmp_path, *args)
+    again = run_in_process(tmp_path, capsys, monkeypatch, args)
     assert again.returncode == 0, again.stderr
