@@ -158,7 +158,7 @@ def _le(a: float | None, b: float | None) -> bool | None:
 
 
 def projection(doc: dict[str, Any], scan_bench: Path) -> dict[str, Any]:
-    """Hours per target on full dumps for 1, 2 and 32 cores, from the stages' rates at 4S.
+    """Hours per target on full dumps for 1, 2 and 32 cores, from the stages' rates at the largest size.
 
     Each stage's time is linear in its input: the wiki's XML bytes or articles, or the Wikidata
     dump's entities or truthy statements (`WIKIDATA_DRIVEN`), whichever projects longer. 1 and 2

@@ -131,3 +131,41 @@ def test_only_command_lines_that_may_touch_data_run_again_with_huge_pages() -> N
     assert builds_data(["build", "kb", "--out", "o"]) and builds_data(["export", "wikireading"])
     for prints_only in ([], ["--help"], ["build", "-h"], ["--version"], ["targets"], ["export", "--help"]):
         assert not builds_data(prints_only), prints_only
+
+
+def test_a_ctrl_c_cpython_could_not_raise_is_raised_at_the_next_check() -> None:
+    """A KeyboardInterrupt raised in a weakref callback (as importlib's module-lock callbacks are,
+    when Ctrl-C comes while modules load) is kept, not printed as "Exception ignored", and raised
+    by `raise_lost_interrupt`, which the entry point calls after its imports and the runner
+    before each stage; other unraisable errors still reach the hook that was there before."""
+    import weakref
+
+    def interrupted(_: object) -> None:
+        raise KeyboardInterrupt
+
+    def failed(_: object) -> None:
+        raise ValueError("a real bug")
+
+    class Target:
+        pass
+
+    reached_before: list[BaseException | None] = []
+    before = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: reached_before.append(unraisable.exc_value)
+    try:
+        process.keep_lost_interrupts()
+        process.raise_lost_interrupt()  # nothing lost yet: nothing raised
+        target = Target()
+        ref = weakref.ref(target, interrupted)
+        del target
+        assert ref() is None and reached_before == []
+        with pytest.raises(KeyboardInterrupt):
+            process.raise_lost_interrupt()
+        process.raise_lost_interrupt()  # raised once
+        other = Target()
+        ref = weakref.ref(other, failed)
+        del other
+        assert [str(exc) for exc in reached_before] == ["a real bug"]
+    finally:
+        sys.unraisablehook = before
+        process._lost_interrupts.clear()

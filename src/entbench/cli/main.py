@@ -12,7 +12,7 @@ def main() -> None:
     """Console-script entry point (it may run the command again in a fresh process first:
     `process.reexec_with_huge_pages`)."""
     try:
-        from entbench.engine.process import reexec_with_huge_pages, set_up_owned_process
+        from entbench.engine.process import raise_lost_interrupt, reexec_with_huge_pages, set_up_owned_process
 
         if builds_data(sys.argv[1:]):
             reexec_with_huge_pages()
@@ -20,6 +20,7 @@ def main() -> None:
         from entbench.cli import commands  # noqa: F401 - registers the commands on `cli`
         from entbench.cli.app import cli
 
+        raise_lost_interrupt()
         sys.exit(run(cli))
     except KeyboardInterrupt:
         # Ctrl-C outside a command's run (start-up, imports, exit): the same one line as inside it.
@@ -46,10 +47,12 @@ def run(group: object, args: list[str] | None = None) -> int:
     import click
 
     from entbench.cli.app import SIGPIPE_EXIT, closed_stdout
+    from entbench.engine.process import raise_lost_interrupt
 
     assert isinstance(group, click.Command)
     try:
         status = group.main(args, prog_name="entbench", standalone_mode=False)
+        raise_lost_interrupt()
     except (click.exceptions.Abort, KeyboardInterrupt, EOFError):
         print(INTERRUPTED, file=sys.stderr)
         return INTERRUPTED_EXIT

@@ -23,6 +23,7 @@ from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 
 class _NoPandas(MetaPathFinder):
@@ -46,9 +47,37 @@ def without_pandas() -> None:
 def set_up_owned_process() -> None:
     """What every process entbench owns gets (the command itself, pool workers, a LocalCluster's
     workers); before pyarrow's import, which picks its allocator."""
+    keep_lost_interrupts()
     without_pandas()
     unmap_freed_buffers()
     purge_duckdb_freed_pages()
+
+
+_lost_interrupts: list[BaseException] = []
+
+
+def keep_lost_interrupts() -> None:
+    """Keep a Ctrl-C that CPython could not raise, for `raise_lost_interrupt` to raise later.
+
+    A KeyboardInterrupt raised inside a weakref or GC callback (importlib's module-lock callbacks
+    run while modules load) cannot propagate: CPython prints "Exception ignored in …" and goes on,
+    so a Ctrl-C in the first second of a build was lost and the build ran to its end (exit 0).
+    """
+    default = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _lost_interrupts.append(unraisable.exc_value)
+        else:
+            default(unraisable)
+
+    sys.unraisablehook = hook
+
+
+def raise_lost_interrupt() -> None:
+    """Raise the KeyboardInterrupt that a Ctrl-C gave where it could not be raised, if any."""
+    if _lost_interrupts:
+        raise KeyboardInterrupt from _lost_interrupts.pop()
 
 
 #: glibc's `mallopt` parameters: the size from which an allocation is a mapping of its own, and

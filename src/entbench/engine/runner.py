@@ -42,6 +42,7 @@ from entbench.engine.config import BuildConfig, resolve_aliases
 from entbench.engine.executors import Executor, make_executor
 from entbench.engine.manifest import MANIFEST_NAME, check_complete, upstream_from_manifest
 from entbench.engine.plan import StagePlan, plan_stage
+from entbench.engine.process import raise_lost_interrupt
 from entbench.engine.progress import StageBar
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.shuffle import (
@@ -149,6 +150,7 @@ class Builder:
         dirs: dict[str, Path] = {}
         with build_lock(self.out, self._log):
             for stage in order:
+                raise_lost_interrupt()
                 upstream = {name: results[name] for name in stage.inputs}
                 plan = self.plan(stage, upstream)
                 results[stage.stage_name] = self.run(plan, executor, force=force)
