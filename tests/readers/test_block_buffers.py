@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import bz2
+import gzip
 import io
 from pathlib import Path
 
-from entbench.readers.compressed.dumps import iter_blocks
+import pytest
+from isal import igzip
+
+from entbench.readers.compressed.dumps import StreamTruncated, _direct_readinto, iter_blocks
 
 FIXTURE = (
     Path(__file__).resolve().parents[2] / "fixtures" / "wikidata" / "latest-all.2017-03.head-part.json.bz2"
@@ -51,3 +55,36 @@ def test_a_view_of_a_block_keeps_it_from_being_refilled() -> None:
         del block
     for offset, view in views:
         assert data[offset : offset + len(view)] == view.tobytes()
+
+
+class _ReadOnly:
+    """A stream with `read` only: `iter_blocks` falls back to reads and copies."""
+
+    def __init__(self, stream: io.BufferedIOBase) -> None:
+        self.read = stream.read
+
+
+def _blocks_and_end(stream: object) -> tuple[list[tuple[int, bytes]], int | None]:
+    blocks: list[tuple[int, bytes]] = []
+    try:
+        for offset, block in iter_blocks(stream, BLOCK, read_bytes=4096):  # type: ignore[arg-type]
+            blocks.append((offset, bytes(block)))
+    except StreamTruncated as exc:
+        return blocks, exc.offset
+    return blocks, None
+
+
+@pytest.mark.parametrize("cut", [None, 0.5, 0.93])
+def test_a_gzip_file_reads_into_the_blocks_as_its_reads_would(tmp_path: Path, cut: float | None) -> None:
+    """isal's `IGzipFile` is read through its buffered reader's own `readinto` (no copy): the
+    same blocks as its `read`, and a stream cut short ends at the same offset after the same blocks."""
+    data = _dump()
+    compressed = gzip.compress(data, 6, mtime=0)
+    path = tmp_path / "dump.json.gz"
+    path.write_bytes(compressed if cut is None else compressed[: int(len(compressed) * cut)])
+    assert _direct_readinto(igzip.open(path, "rb")) is not None
+    with igzip.open(path, "rb") as direct, igzip.open(path, "rb") as copied:
+        assert _blocks_and_end(direct) == _blocks_and_end(_ReadOnly(copied))
+    blocks, end = _blocks_and_end(igzip.open(path, "rb"))
+    assert (end is None) == (cut is None)
+    assert b"".join(block for _, block in blocks) == (data if cut is None else data[: end or 0])

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
+from entbench.engine.key_order import order_and_duplicates
 from entbench.errors import UserError
 from entbench.schemas.base import schema_hash, schema_to_json
 
@@ -140,29 +141,12 @@ def sort_order(table: pa.Table, sort_by: Sequence[str]) -> pa.Array | None:
     time (`write_parquet(order=…)`), so a shard is never held twice."""
     if table.num_rows <= 1 or not sort_by:
         return None
-    order = pc.sort_indices(table, sort_keys=[(c, "ascending") for c in sort_by])
-    duplicates = _adjacent_duplicates(table.select(list(sort_by)).take(order), sort_by)
+    order, duplicates = order_and_duplicates(table, sort_by)
     if duplicates:
         raise DuplicateKeyError(
             f"{duplicates} rows share a key on {list(sort_by)}; the sort key must be unique"
         )
     return order
-
-
-def _adjacent_duplicates(table: pa.Table, keys: Sequence[str]) -> int:
-    """Rows equal to their predecessor on every key column (the table is sorted by `keys`)."""
-    n = table.num_rows
-    same: pa.Array | None = None
-    for key in keys:
-        column = table.column(key)
-        current, previous = column.slice(1), column.slice(0, n - 1)
-        # Null keys compare equal to null keys (as a sort would group them), unequal to values.
-        equal = pc.fill_null(pc.equal(current, previous), False)
-        both_null = pc.and_(pc.is_null(current), pc.is_null(previous))
-        equal = pc.or_(equal, both_null)
-        same = equal if same is None else pc.and_(same, equal)
-    assert same is not None
-    return int(pc.sum(same).as_py() or 0)
 
 
 def write_parquet(

