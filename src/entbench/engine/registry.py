@@ -7,7 +7,7 @@ reference describing its stages; importing `entbench.builders` declares that pac
 target is looked up, so `entbench --help` stays fast; every list of targets elsewhere (`make
 run`'s, the golden check's, the cards', the export commands', the tests') is read from here.
 
-A pipeline declares each stage by name with a function that makes it (`declare_stage`), and
+A pipeline declares each stage by name with a function that makes it (`register_stage`), and
 reaches its stage modules through `lazy_module`: a stage's module (and what it imports: pyarrow's
 compute functions, DuckDB, numpy, spaCy) is imported when the stage is first looked up, so a
 process reads the target list, a build's manifests or one target's stages without importing every
@@ -114,11 +114,11 @@ class DocSection:
 #: A function of a build's source names that registers the stages those names call for.
 SourcesHook = Callable[[Collection[str]], None]
 
-#: A function making the stage declared under the name it is given (`declare_stage`).
+#: A function making the stage declared under the name it is given (`register_stage`).
 StageMaker = Callable[[str], "Stage"]
 
 _STAGES: dict[str, Stage] = {}
-#: Stages declared and not made yet (`declare_stage`), by name: made at their first lookup.
+#: Stages declared and not made yet (`register_stage`), by name: made at their first lookup.
 _MAKERS: dict[str, StageMaker] = {}
 _TARGETS: dict[str, Target] = {}
 _SOURCES_HOOKS: list[SourcesHook] = []
