@@ -64,27 +64,39 @@ def mention_count(scratch: Path) -> int:
     return len(read_mentions(scratch))
 
 
+def mention_batches(mentions: pa.ChunkedArray | pa.Array) -> Iterator[list[str]]:
+    """`mentions` as lists of Python strings, `_BUILD_BATCH` at a time (not all at once)."""
+    for start in range(0, len(mentions), _BUILD_BATCH):
+        yield mentions.slice(start, _BUILD_BATCH).to_pylist()
+
+
 def mention_strings(mentions: pa.ChunkedArray) -> Iterator[str]:
     """`mentions` as Python strings, `_BUILD_BATCH` at a time (an automaton's keys, not all at once)."""
-    for start in range(0, len(mentions), _BUILD_BATCH):
-        yield from mentions.slice(start, _BUILD_BATCH).to_pylist()
+    for batch in mention_batches(mentions):
+        yield from batch
 
 
-#: The matcher this process built last, by the mentions file's identity and what of it (`built_once`).
-_LOADED: dict[tuple[object, ...], Any] = {}
+#: What this process built last of each kind (`built_once`): the mentions file's identity and what
+#: of it, and the thing built.
+_LOADED: dict[str, tuple[tuple[object, ...], Any]] = {}
 
 
-def built_once(scratch: Path, part: tuple[int, ...], build: Callable[[pa.ChunkedArray], T]) -> T:
+def built_once(
+    scratch: Path, part: tuple[int, ...], build: Callable[[pa.ChunkedArray], T], *, kind: str = "matcher"
+) -> T:
     """`build(the stage's sorted mentions)`, once per process for the mentions file and `part`: a
     matcher takes ~1 s for 300k mentions, so a worker builds it once per phase, not once per task.
-    One is held at a time, and none once the process ends a phase (`on_release`). Built, not
-    loaded: an automaton cannot be saved."""
+    One of each `kind` is held at a time (the one it replaces is dropped before it is built), and
+    none once the process ends a phase (`on_release`). Built, not loaded: an automaton cannot be
+    saved."""
     info = os.stat(scratch / MENTIONS_FILE)
     key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns, *part)
-    if key not in _LOADED:
-        _LOADED.clear()
-        _LOADED[key] = build(read_mentions(scratch))
-    built: T = _LOADED[key]
+    held = _LOADED.get(kind)
+    if held is None or held[0] != key:
+        _LOADED.pop(kind, None)
+        held = (key, build(read_mentions(scratch)))
+        _LOADED[kind] = held
+    built: T = held[1]
     return built
 
 

@@ -47,6 +47,7 @@ from entbench.builders.alias.stages.mention_partitions import (
     CandidateParams,
     MentionCandidates,
     built_once,
+    mention_batches,
     mention_count,
     mention_strings,
     partition_count,
@@ -54,7 +55,6 @@ from entbench.builders.alias.stages.mention_partitions import (
     walk_span,
 )
 from entbench.engine.duck import stage_connection
-from entbench.engine.executors.base import on_release
 from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
@@ -293,7 +293,7 @@ class MentionStats(Stage[MentionStatsParams]):
                 stats.add("occurrences_unlinked", len(unlinked) - before[1])
                 counter.page_done(*before)
         rows, ids = counter.table(mentions)
-        shards = _mention_shards(self._scratch(ctx), mentions, ctx.num_shards)
+        shards = _mention_shards(self._scratch(ctx), ctx.num_shards)
         sink.emit_sharded("mention_stats", rows, shards[ids])
         progress(1, 0)
         return stats
@@ -352,30 +352,20 @@ def _matcher(scratch: Path) -> tuple[ahocorasick_rs.BytesAhoCorasick, pa.Array]:
     return built_once(scratch, (), build)
 
 
-#: The output shard of every mention of the sorted mentions file, by the file's identity and the
-#: shard count (`_mention_shards`): one per process, dropped at a phase's end.
-_SHARDS: dict[tuple[object, ...], np.ndarray] = {}
+def _mention_shards(scratch: Path, num_shards: int) -> np.ndarray:
+    """`shards_of` every mention (index: the mention's id), hashed once per worker and phase
+    (`built_once`, 4 bytes a mention), not once per task for each mention it found: a task finds a
+    larger share of a larger vocabulary, so hashing per task grew faster than the text."""
 
-
-def _mention_shards(scratch: Path, mentions: pa.Array, num_shards: int) -> np.ndarray:
-    """`shards_of` every mention (index: the mention's id), hashed once per worker (4 bytes a
-    mention), not once per task for each mention it found: a task finds a larger share of a larger
-    vocabulary, so hashing per task grew faster than the text."""
-    info = os.stat(scratch / MENTIONS_FILE)
-    key = (str(scratch), info.st_ino, info.st_size, info.st_mtime_ns, num_shards)
-    if key not in _SHARDS:
-        _SHARDS.clear()
+    def build(mentions: pa.ChunkedArray) -> np.ndarray:
         shards = np.empty(len(mentions), dtype=np.int32)
-        for start in range(0, len(mentions), _HASH_BATCH):
-            batch = mentions.slice(start, _HASH_BATCH).to_pylist()
-            shards[start : start + len(batch)] = shards_of(batch, num_shards)
-        _SHARDS[key] = shards
-    return _SHARDS[key]
+        at = 0
+        for batch in mention_batches(mentions):
+            shards[at : at + len(batch)] = shards_of(batch, num_shards)
+            at += len(batch)
+        return shards
 
-
-on_release(_SHARDS.clear)
-#: Mentions turned into Python strings at a time while their shards are hashed.
-_HASH_BATCH = 65_536
+    return built_once(scratch, (num_shards,), build, kind="shards")
 
 
 def _all_mentions(ctx: StageContext, files: list[str], *, tasks: int) -> pa.Array:
