@@ -64,7 +64,7 @@ def test_pieces_of_streams_are_the_trimmed_streams_cut_at_pages(tmp_path: Path, 
 
 
 def test_pieces_of_a_block_keep_its_positions() -> None:
-    header, pages = real_dump()
+    _, pages = real_dump()
     block = b"\n  " + trim_to_pages(pages)  # as `iter_page_blocks` cuts after a `</page>`
     pieces = list(page_pieces([block[:7], block[7:70_000], block[70_000:]], 30_000, trim=False))
     assert b"".join(p for _, p in pieces) == block
