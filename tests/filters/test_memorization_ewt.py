@@ -18,7 +18,7 @@ import pytest
 from entbench.filters.memorization import Item, audit, percent
 from entbench.readers.edge_probing.items import read_conllu
 
-pytestmark = pytest.mark.slow  # full EWT train, 14 times (~45 CPU s)
+pytestmark = pytest.mark.slow  # full EWT train, 14 times (~1 min of CPU)
 
 EWT = Path(__file__).resolve().parents[2] / "fixtures" / "ud-ewt"
 Pair = tuple[tuple[str, ...], tuple[str, ...]]
