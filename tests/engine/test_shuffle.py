@@ -17,6 +17,7 @@ import pytest
 from entbench import api
 from entbench.engine import tasks
 from entbench.engine.shuffle import (
+    FLUSH_BYTES,
     FileBucketSink,
     ShuffleLayout,
     gather_bucket,
@@ -213,3 +214,20 @@ def test_a_record_of_an_older_spill_layout_counts_as_unfinished(tmp_path: Path) 
     del record["spill_format"]
     path.write_text(json.dumps(record), encoding="utf-8")
     assert read_done(tmp_path, "t00000") is None
+
+
+def test_a_sink_writes_a_batch_once_its_rows_hold_flush_bytes(tmp_path: Path) -> None:
+    """Wide rows (a Wikipedia scan's pages) are written once they hold `FLUSH_BYTES`, not held to
+    `FLUSH_ROWS`: a task's buffer stays bounded; the reducer gathers the same rows in order."""
+    layout = shuffle_layout(1, 64)
+    sink = FileBucketSink(tmp_path, "t00000", {"rows": SCHEMA}, layout)
+    text = "x" * 100_000  # ~84 rows make FLUSH_BYTES (8 MB)
+    for part in range(10):
+        rows = list(range(part * 50, part * 50 + 50))
+        sink.emit("rows", 0, pa.record_batch([[0] * 50, rows, [text] * 50], schema=SCHEMA))
+    sink.close(Stats(rows=500))
+    record = read_done(tmp_path, "t00000")
+    assert record is not None
+    spans = record["batches"]["rows"]
+    assert len(spans) >= 5 and max(length for _g, _o, length in spans) < 2 * FLUSH_BYTES
+    assert gathered(tmp_path, shard_inputs(tmp_path, ["t00000"], [0]), 0) == [(0, r) for r in range(500)]

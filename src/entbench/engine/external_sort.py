@@ -185,6 +185,11 @@ class _RunCursor:
             yield self._batch.slice(self._position, n)
             self._position += n
             count -= n
+            if self._position == self._batch.num_rows:
+                # Not kept until the next take: a run taken to its end is never taken from again,
+                # and every finished run held its last batch (a few MB of pages' text each) to the
+                # end of the merge, so a shard's merge grew with its number of runs.
+                self._batch = None
 
     def close(self) -> None:
         if self._file is not None:

@@ -33,8 +33,11 @@ from entbench.engine.shards import atomic_write_text, split_by_shard_ids
 from entbench.engine.stage import BucketSink
 from entbench.engine.stats import Stats
 
-#: Rows buffered per (table, spill group) before a batch is written.
+#: Rows buffered per (table, spill group) before a batch is written...
 FLUSH_ROWS = 32_768
+#: ...or fewer when they hold this many bytes: 32k rows of a Wikipedia scan's pages are ~80 MB of
+#: text, so a map task's buffered rows followed its size (the task's other buffers are bounded).
+FLUSH_BYTES = 8 << 20
 #: The column that tags each spilled row with its shard when a spill group holds several shards.
 SHARD_COLUMN = "__entbench_shard"
 #: Bytes a merge task buffers before it sorts and writes them (its memory bound: about twice this).
@@ -178,6 +181,7 @@ class FileBucketSink(BucketSink):
         self._spill_schemas = spill_schemas(self.schemas, layout)
         self._pending: dict[tuple[str, int], list[pa.RecordBatch]] = {}
         self._pending_rows: dict[tuple[str, int], int] = {}
+        self._pending_bytes: dict[tuple[str, int], int] = {}
         self._files = _SpillFile(directory, task_id, self._spill_schemas)
 
     def emit(self, table: str, shard: int, batch: pa.RecordBatch | pa.Table) -> None:
@@ -212,12 +216,14 @@ class FileBucketSink(BucketSink):
             return
         self._pending.setdefault(key, []).extend(b for b in rows.to_batches() if b.num_rows)
         self._pending_rows[key] = self._pending_rows.get(key, 0) + rows.num_rows
-        if self._pending_rows[key] >= FLUSH_ROWS:
+        self._pending_bytes[key] = self._pending_bytes.get(key, 0) + rows.nbytes
+        if self._pending_rows[key] >= FLUSH_ROWS or self._pending_bytes[key] >= FLUSH_BYTES:
             self._flush(key)
 
     def _flush(self, key: tuple[str, int]) -> None:
         batches = self._pending.pop(key, [])
         self._pending_rows.pop(key, None)
+        self._pending_bytes.pop(key, None)
         if not batches:
             return
         table, group = key

@@ -26,7 +26,7 @@ import bz2
 import io
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 from xml.etree.ElementTree import ParseError
@@ -38,6 +38,7 @@ from mwxml.errors import MalformedXML
 from entbench.errors import DataError, UserError
 from entbench.readers.compressed.dumps import detect_compression, open_decompressed
 from entbench.readers.mediawiki.interwiki import INTERWIKI_PREFIXES, WIKIPEDIA_LANGUAGES
+from entbench.readers.mediawiki.multistream import iter_streams
 from entbench.readers.mediawiki.namespaces import link_trail, namespace_aliases
 from entbench.readers.mediawiki.pages import FEED_BYTES, MalformedPage, PageRecord, iter_page_records
 from entbench.readers.wikitext.titles import NamespaceTable, fold_prefix
@@ -443,10 +444,41 @@ def read_stream_offsets(index_path: str, dump_path: str) -> list[int]:
 
 def read_streams(path: str, start: int, end: int) -> bytes:
     """Decompress the concatenated bz2 streams in [start, end) of a multistream dump."""
-    with open(path, "rb") as f:
-        f.seek(start)
-        raw = f.read(end - start)
-    try:
-        return bz2.decompress(raw)
-    except (OSError, ValueError, EOFError) as exc:
-        raise DataError(f"cannot decompress the bz2 streams here: {exc}", path=path, offset=start) from exc
+    return b"".join(iter_streams(path, start, end))
+
+
+def page_pieces(chunks: Iterable[bytes], piece_bytes: int, *, trim: bool) -> Iterator[tuple[int, bytes]]:
+    """Blocks of whole `<page>` elements of about `piece_bytes` (a page larger than that is one
+    piece) from consecutive byte chunks, and where each starts: (position, bytes).
+
+    `trim`: the chunks are decompressed streams (`trim_to_pages`' input): what precedes the first
+    `<page>` and follows the last `</page>` is dropped and positions count from the first `<page>`,
+    so the pieces put together are `trim_to_pages` of the whole. Otherwise the chunks are already
+    a block of whole pages (`iter_page_blocks`' or `read_page_range`'s) and positions count from
+    its first byte."""
+    buf = b""
+    position = 0  # of buf[0] in the (trimmed) block
+    started = not trim
+    for chunk in chunks:
+        buf = buf + chunk if buf else chunk
+        if not started:
+            first = buf.find(PAGE_OPEN)
+            if first < 0:
+                buf = buf[-(len(PAGE_OPEN) - 1) :]  # a `<page>` may be cut across chunks
+                continue
+            buf, started = buf[first:], True
+        while len(buf) >= piece_bytes:
+            close = buf.rfind(PAGE_CLOSE, 0, piece_bytes)
+            if close < 0:
+                close = buf.find(PAGE_CLOSE)  # a page larger than a piece is a piece
+                if close < 0:
+                    break  # no whole page yet: read on
+            cut = close + len(PAGE_CLOSE)
+            yield position, buf[:cut]
+            position += cut
+            buf = buf[cut:]
+    if not started:
+        return
+    last = page_block_end(buf) if trim else len(buf)
+    if last:
+        yield position, buf[:last]

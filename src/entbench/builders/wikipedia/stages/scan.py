@@ -48,6 +48,7 @@ from entbench.engine.stats import Stats, counted
 from entbench.gc_pause import gc_paused
 from entbench.readers.compressed.blocks import iter_decompressed_blocks
 from entbench.readers.compressed.dumps import detect_compression
+from entbench.readers.mediawiki.multistream import iter_streams
 from entbench.readers.mediawiki.xml_dump import (
     BadPage,
     RawPage,
@@ -57,13 +58,12 @@ from entbench.readers.mediawiki.xml_dump import (
     iter_page_blocks,
     iter_pages_or_bad,
     multistream_index_path,
+    page_pieces,
     parse_siteinfo,
     read_header,
     read_page_range,
     read_plain_tail,
     read_stream_offsets,
-    read_streams,
-    trim_to_pages,
 )
 from entbench.readers.wikitext.markup import CONVERTER_LANGUAGES, DEFAULT_ZH_VARIANTS
 from entbench.readers.wikitext.render import (
@@ -80,6 +80,9 @@ from entbench.schemas import wikipedia as schema
 EXPANSION = {"none": 1, "gzip": 4, "bz2": 5}
 #: Target decompressed XML bytes per output shard when `num_shards` is 0 (auto).
 AUTO_SHARD_INPUT_BYTES = 512 << 20
+#: Decompressed XML a map task parses and hands to the sink at a time: its memory bound (a task
+#: covers up to --chunk-mb, and a dump of a few GB gives tasks of that size).
+PIECE_BYTES = 4 << 20
 SEQ_COLUMN = "_seq"  # (block offset, page index) of a row: breaks ties between duplicate page ids
 
 
@@ -252,30 +255,40 @@ class WikipediaScan(DumpScan[WikipediaScanParams]):
         params = ctx.params
         src = ctx.sources[self.sources[0]]
         header = str(task.meta["header"]).encode("utf-8")
+        pieces: Iterator[tuple[int, bytes]]
         if task.payload is not None:
-            offset, body = int(task.meta["offset"]), bytes(task.payload)  # bytes already: no copy
+            offset = int(task.meta["offset"])
+            pieces = page_pieces((bytes(task.payload),), PIECE_BYTES, trim=False)  # bytes already: no copy
             units = int(task.meta["compressed_delta"])
         elif "mstart" in task.meta:
             offset = int(task.meta["mstart"])
-            body = trim_to_pages(read_streams(src.path, offset, int(task.meta["mend"])))
+            streams = iter_streams(src.path, offset, int(task.meta["mend"]), PIECE_BYTES)
+            pieces = page_pieces(streams, PIECE_BYTES, trim=True)
             units = int(task.meta["mend"]) - int(task.meta["pstart"])
         else:
             offset, body = read_page_range(src.path, int(task.meta["start"]), int(task.meta["end"]))
+            pieces = page_pieces((body,), PIECE_BYTES, trim=False)
+            del body
             units = int(task.meta["end"]) - int(task.meta["start"])
         site = site_for(params, header, src.label)
         rows = PageRows(params, site, ctx.num_shards)
         rejects = self.rejects(ctx, rows.stats)
         index = 0
-        for page in iter_pages_or_bad(header, body, offset):
-            if isinstance(page, BadPage):
-                where, detail = page.offset, page.detail
-                if "mstart" in task.meta:  # pages of decompressed bz2 streams: name the streams' offset
-                    where, detail = offset, f"{detail} (byte {page.offset - offset} of these streams)"
-                rejects.add(where, page.reason, detail, page.head)
-                continue
-            rows.add(page, offset * 4096 + index)
-            index += 1
-        rows.emit(sink)
+        # A piece of pages at a time, its rows handed to the sink before the next is read: the
+        # task's memory is a piece's, whatever the task's size (which grows with the dump up to
+        # --chunk-mb). `_seq` still counts the task's pages, so rows and their order are the same.
+        for start, piece in pieces:
+            for page in iter_pages_or_bad(header, piece, offset + start):
+                if isinstance(page, BadPage):
+                    where, detail = page.offset, page.detail
+                    if "mstart" in task.meta:  # pages of decompressed bz2 streams: name the streams' offset
+                        where, detail = offset, f"{detail} (byte {page.offset - offset} of these streams)"
+                    rejects.add(where, page.reason, detail, page.head)
+                    continue
+                rows.add(page, offset * 4096 + index)
+                index += 1
+            del piece
+            rows.emit(sink)
         rows.stats.add("input_progress_bytes", units)
         progress(units, rows.stats.get("pages_seen", 0))
         rejects.write(ctx, task)
@@ -414,7 +427,7 @@ class PageRows:
             rows.link_seqs.extend(itertools.repeat(seq, n))
 
     def emit(self, sink: BucketSink) -> None:
-        """Hand every shard's rows to the sink as Arrow tables."""
+        """Hand every shard's rows gathered since the last call to the sink as Arrow tables."""
         seq = pa.field(SEQ_COLUMN, pa.int64(), nullable=False)
         page_schema, link_schema = schema.PAGES.append(seq), schema.LINKS.append(seq)
         for shard, rows in enumerate(self.shards):
@@ -424,6 +437,7 @@ class PageRows:
                 target, normalized, anchor, start, end, paragraph = zip(*rows.links, strict=True)
                 columns = (rows.link_page_ids, rows.link_ordinals, target, normalized, anchor, start, end)
                 sink.emit("links", shard, _to_table((*columns, paragraph, rows.link_seqs), link_schema))
+        self.shards = [_ShardRows() for _ in range(self.num_shards)]
 
 
 class _ShardRows:
