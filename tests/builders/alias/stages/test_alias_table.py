@@ -42,6 +42,7 @@ def build_alias(out: Path, source: Path, params: tuple[str, ...] = (), **kw: Any
         params=params,
         progress=False,
         log=lambda m: None,
+        card=False,
         **kw,
     )
 
@@ -157,7 +158,12 @@ def test_alias_table_kb_over_the_same_dump_is_the_same_table(out: Path) -> None:
     `alias-table`, and it satisfies the same invariants (Σ P(e|m) = 1, components add up)."""
     plain = build_alias(out, EN_DBPEDIA)
     kb = build(
-        "alias-table-kb", out=out, sources=(f"wikipedia={EN_DBPEDIA}",), progress=False, log=lambda m: None
+        "alias-table-kb",
+        out=out,
+        sources=(f"wikipedia={EN_DBPEDIA}",),
+        progress=False,
+        log=lambda m: None,
+        card=False,
     )
     remapped = {
         "wikipedia": kb["wikipedia"],
