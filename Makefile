@@ -62,17 +62,22 @@ pytest: install
 # builds, which stay as they are): any memory error or undefined operation aborts the run. The
 # sanitizer runtimes must be preloaded into Python; CPython keeps memory to the end by design, so no
 # leak check; PYTHONMALLOC=malloc lets ASan see the small allocations Python's allocator would pool;
-# --capture=sys leaves the C-level stderr alone, so a report is printed even though it aborts. The
-# fuzz tests try 15% of their examples (tests/fuzz/budget.py; the plain run has compared all of
+# --capture=sys leaves the C-level stderr alone, so a report is printed even though it aborts.
+# malloc_context_size=0: ASan records no call stack at each malloc and free (by default 30 frames,
+# unwound on every one of Python's allocations: a fifth of this step's CPU time). Errors are found
+# and reported the same, with the stack of the bad access, only without where the block was
+# allocated or freed: `make sanitize SANITIZE_ASAN_OPTIONS=detect_leaks=0` shows those. The fuzz
+# tests try 15% of their examples (tests/fuzz/budget.py; the plain run has compared all of
 # them): each costs ~2.5x here. Every native test still runs, on every fixture it runs on there.
 SANITIZE_FUZZ_SCALE ?= 0.15
+SANITIZE_ASAN_OPTIONS ?= detect_leaks=0:malloc_context_size=0
 NATIVE_TESTS := tests/builders/wikidata/test_native.py tests/builders/wikidata/test_native_threads.py \
 	tests/readers/test_wikitext_native.py tests/fuzz/test_native_fuzz.py tests/builders/alias/test_matching_native.py
 sanitize: install
 	ENTBENCH_SANITIZE=1 $(BIN)/python hatch_build.py
 	preload="$$($(BIN)/python hatch_build.py --sanitizer-preload)" && \
 	PYTHONDONTWRITEBYTECODE= ENTBENCH_SANITIZE=1 ENTBENCH_REQUIRE_NATIVE=1 ENTBENCH_FUZZ_SCALE=$(SANITIZE_FUZZ_SCALE) \
-		PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 LD_PRELOAD="$$preload" \
+		PYTHONMALLOC=malloc ASAN_OPTIONS=$(SANITIZE_ASAN_OPTIONS) UBSAN_OPTIONS=print_stacktrace=1 LD_PRELOAD="$$preload" \
 		$(BIN)/python -m pytest -n 2 -q --capture=sys $(NATIVE_TESTS)
 
 fixtures: install

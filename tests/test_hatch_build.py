@@ -151,7 +151,7 @@ def _run_probe(directory: Path, call: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.update(
         LD_PRELOAD=" ".join(map(str, hatch_build.sanitizer_preload())),
-        ASAN_OPTIONS="detect_leaks=0",
+        ASAN_OPTIONS="detect_leaks=0:malloc_context_size=0",  # the Makefile's SANITIZE_ASAN_OPTIONS
         PYTHONMALLOC="malloc",
     )
     code = f"import sys; sys.path.insert(0, {str(directory)!r}); import _probe; print(_probe.{call})"

@@ -117,6 +117,20 @@ def small(run_cli: RunCli, out: Path, train: Path, test: Path, *extra: str) -> R
     return result
 
 
+@pytest.fixture(scope="module")
+def deprel_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small pair's `conllu-deprel` run (default mode), shared by the tests that read it."""
+    from entbench.cli import commands  # noqa: F401 - registers the commands
+    from entbench.cli.app import cli
+
+    def run(args: list[str]) -> Result:
+        return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+    out = tmp_path_factory.mktemp("deprel") / "out"
+    small(run, out, SMALL_TRAIN, SMALL_TEST, "--input-format", "conllu-deprel")
+    return out
+
+
 @pytest.mark.parametrize("mode", ["eptest", "strict"])
 def test_running_twice_gives_identical_files(tmp_path: Path, run_cli: RunCli, mode: str) -> None:
     args = ("--input-format", "conllu-upos", "--mode", mode)
@@ -128,11 +142,10 @@ def test_running_twice_gives_identical_files(tmp_path: Path, run_cli: RunCli, mo
 
 
 def test_the_card_holds_the_leakage_audit_and_a_command_that_rewrites_it(
-    tmp_path: Path, run_cli: RunCli
+    deprel_run: Path, run_cli: RunCli
 ) -> None:
     """Edge probing has no build target: `OUT/README.md` is its card, with the Mem-Exact overlap."""
-    out = tmp_path / "out"
-    small(run_cli, out, SMALL_TRAIN, SMALL_TEST, "--input-format", "conllu-deprel")
+    out = deprel_run
     report = json.loads((out / "report.json").read_text())
     stats = json.loads((out / "stats.json").read_text())
     card = (out / "README.md").read_text(encoding="utf-8")
@@ -152,7 +165,9 @@ def test_the_card_holds_the_leakage_audit_and_a_command_that_rewrites_it(
     assert digests(out) == before
 
 
-def test_gzipped_jiant_input_gives_the_conllu_decisions(tmp_path: Path, run_cli: RunCli) -> None:
+def test_gzipped_jiant_input_gives_the_conllu_decisions(
+    tmp_path: Path, run_cli: RunCli, deprel_run: Path
+) -> None:
     paths = []
     for source in (SMALL_TRAIN, SMALL_TEST):
         plain = tmp_path / f"{source.parent.name}.jsonl"
@@ -161,9 +176,8 @@ def test_gzipped_jiant_input_gives_the_conllu_decisions(tmp_path: Path, run_cli:
         packed.write_bytes(gzip.compress(plain.read_bytes(), mtime=0))
         paths.append(packed)
     small(run_cli, tmp_path / "jiant", paths[0], paths[1])
-    small(run_cli, tmp_path / "conllu", SMALL_TRAIN, SMALL_TEST, "--input-format", "conllu-deprel")
     jiant_report = json.loads((tmp_path / "jiant" / "report.json").read_text())
-    assert jiant_report == json.loads((tmp_path / "conllu" / "report.json").read_text())
+    assert jiant_report == json.loads((deprel_run / "report.json").read_text())
     stats = json.loads((tmp_path / "jiant" / "stats.json").read_text())
     unseen = pq.read_table(tmp_path / "jiant" / "unseen_label.parquet")
     assert jiant_report["n_test"] + unseen.num_rows == stats["test"]["items"] == 23_146
@@ -172,7 +186,7 @@ def test_gzipped_jiant_input_gives_the_conllu_decisions(tmp_path: Path, run_cli:
     for heuristic in HEURISTICS:
         columns = ["span1_text", "span2_text", "labels", "reason"]
         jiant = pq.read_table(tmp_path / "jiant" / heuristic / "removed.parquet", columns=columns)
-        conllu = pq.read_table(tmp_path / "conllu" / heuristic / "removed.parquet", columns=columns)
+        conllu = pq.read_table(deprel_run / heuristic / "removed.parquet", columns=columns)
         assert jiant.equals(conllu)
 
 

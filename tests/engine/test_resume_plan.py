@@ -123,6 +123,7 @@ def test_a_map_whose_workers_would_not_fit_in_memory_is_announced_with_a_worker_
 
 def test_mention_stats_estimates_one_parts_automaton_or_the_whole_vocabularys() -> None:
     from entbench.builders.alias.stages.mention_stats import (
+        PARTITION_MENTIONS,
         WORKER_BYTES_PER_MENTION,
         MentionStats,
         MentionStatsParams,
@@ -135,7 +136,7 @@ def test_mention_stats_estimates_one_parts_automaton_or_the_whole_vocabularys() 
         "mention_stats", MentionStatsParams(), 1, {}, {"alias_table": upstream}, "/nowhere", BuildOptions()
     )
     # by default the vocabulary is matched in parts: a worker holds one part's automaton
-    assert stage.worker_memory_estimate(ctx) == 50_000 * WORKER_BYTES_PER_MENTION  # ~16 MB
+    assert stage.worker_memory_estimate(ctx) == PARTITION_MENTIONS * WORKER_BYTES_PER_MENTION  # ~80 MB
     whole = dataclasses.replace(ctx, params=MentionStatsParams(partition_mentions=0))
     assert stage.worker_memory_estimate(whole) == 15_000_000 * WORKER_BYTES_PER_MENTION  # ~5 GB
 

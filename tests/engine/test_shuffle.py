@@ -38,13 +38,20 @@ SCHEMA = pa.schema([("task", pa.int32()), ("row", pa.int32()), ("text", pa.strin
 Expected = dict[int, list[tuple[int, int]]]
 
 
+@pytest.fixture(scope="module")
+def direct(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stage directory of `SOURCE` built the direct way (no merge pass): the bytes every build
+    through the merge pass must give. Built once for the module; read it, never write into it."""
+    return build(tmp_path_factory.mktemp("direct"), SOURCE, *PARAMS)
+
+
 def killed_merged_build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str, calls: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct: Path, task: str, calls: int
 ) -> tuple[dict[str, str], Callable[..., Any], Path]:
-    """Build `SOURCE` once whole (the reference), then in 3 spill groups killed after `calls`
-    calls of the task function `task`: (reference shard hashes, `task`'s original function to put back,
-    the stage's unfinished directory)."""
-    reference = shard_hashes(build(tmp_path / "ref", SOURCE, *PARAMS))
+    """Build `SOURCE` in 3 spill groups killed after `calls` calls of the task function `task`:
+    (the `direct` build's shard hashes, `task`'s original function to put back, the stage's
+    unfinished directory)."""
+    reference = shard_hashes(direct)
     original = die_after(monkeypatch, task, calls)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", SOURCE, *PARAMS, shuffle_groups=3)
@@ -122,17 +129,19 @@ def test_merge_buffer_bound_splits_output_into_more_batches_not_other_rows(
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_wikidata_build_through_the_merge_pass_writes_identical_bytes(tmp_path: Path, workers: int) -> None:
-    reference = shard_hashes(build(tmp_path / "direct", SOURCE, *PARAMS), files=True)
+def test_wikidata_build_through_the_merge_pass_writes_identical_bytes(
+    tmp_path: Path, direct: Path, workers: int
+) -> None:
+    reference = shard_hashes(direct, files=True)
     stage = build(tmp_path / "merged", SOURCE, *PARAMS, workers=workers, shuffle_groups=3, chunk_mb=1)
     assert shard_hashes(stage, files=True) == reference
     assert not (stage / "_merge").exists()  # spills are scratch
 
 
 def test_build_killed_in_the_merge_pass_resumes_to_identical_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct: Path
 ) -> None:
-    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "merge_task", 1)
+    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, direct, "merge_task", 1)
     assert sorted(p.name for p in (incomplete / "_merge").glob("*.done.json")) == ["g00000.done.json"]
     monkeypatch.setattr(tasks, "merge_task", original)
     merged_again: list[int] = []
@@ -147,9 +156,10 @@ def test_build_killed_in_the_merge_pass_resumes_to_identical_bytes(
 
 
 def test_resume_with_another_layout_runs_the_map_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct: Path
 ) -> None:
-    reference, original, _ = killed_merged_build(tmp_path, monkeypatch, "shard_task", 0)  # before the reduce
+    # Killed before the reduce.
+    reference, original, _ = killed_merged_build(tmp_path, monkeypatch, direct, "shard_task", 0)
     monkeypatch.setattr(tasks, "shard_task", original)
     logged: list[str] = []
     dirs = api.build(
@@ -165,9 +175,9 @@ def test_resume_with_another_layout_runs_the_map_again(
 
 
 def test_map_spills_are_deleted_once_every_group_is_merged_and_a_resume_needs_none(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct: Path
 ) -> None:
-    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, "shard_task", 2)
+    reference, original, incomplete = killed_merged_build(tmp_path, monkeypatch, direct, "shard_task", 2)
     assert not list((incomplete / "_map").glob("*.spill"))
     assert list((incomplete / "_map").glob("*.done.json"))
     assert len(list((incomplete / "_merge").glob("*.done.json"))) == 3

@@ -2,8 +2,8 @@
 
 The pinned counts were computed once by the brute-force implementations below, written from the
 definitions (spec §7) and independently of `entbench.filters.memorization`: full weight vectors,
-`random.choices` itself, no indexes, no aggregation. Each test checks the brute force against the
-pinned numbers and the filter against both.
+`random.choices` itself, no indexes, no aggregation. Each row checks the filter against the pinned
+numbers; the rows of `ORACLE_ROWS` also check the brute force against them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from entbench.filters.memorization import Item, audit, percent
 from entbench.readers.edge_probing.items import read_conllu
 
-pytestmark = pytest.mark.slow  # full EWT train, 14 times (~1 min on 2 cores)
+pytestmark = pytest.mark.slow  # full EWT train, 14 times (~1 min of CPU)
 
 EWT = Path(__file__).resolve().parents[2] / "fixtures" / "ud-ewt"
 Pair = tuple[tuple[str, ...], tuple[str, ...]]
@@ -39,6 +39,14 @@ PINNED = {
     ("v2.16", "dep-pred", "strict"): (46156, 12491, 16853, 15291),
     ("v2.2", "xpos", "eptest"): (25150, 22655, 13139, 10358),
     ("v2.2", "xpos", "strict"): (25148, 6684, 20667, 12371),
+}
+
+# The brute force runs on the v2.2 rows of every task, in both modes: each of its code paths (one
+# span or two, a few labels or many, either definition) on the paper's release. The other rows
+# (v2.16, xpos) take the same paths on other data, and re-deriving their pinned numbers would
+# cost another ~14 CPU s (a quarter of the file's); the filter is checked on every row.
+ORACLE_ROWS = {
+    ("v2.2", task, mode) for task in ("pos", "dep-cls", "dep-pred") for mode in ("eptest", "strict")
 }
 
 
@@ -122,8 +130,9 @@ def brute_strict(train: list[Pair], test: list[Pair], seed: int = 30) -> tuple[i
 def test_ewt_train_vs_dev_numbers(version: str, task: str, mode: str) -> None:
     train = pairs(version, "train", task, mode)
     dev = pairs(version, "dev", task, mode)
-    brute = brute_eptest(train, dev) if mode == "eptest" else brute_strict(train, dev)
-    assert brute == PINNED[version, task, mode]
+    if (version, task, mode) in ORACLE_ROWS:
+        brute = brute_eptest(train, dev) if mode == "eptest" else brute_strict(train, dev)
+        assert brute == PINNED[version, task, mode]
     result = audit(
         (Item(*p) for p in train), [Item(*p) for p in dev], mode="eptest" if mode == "eptest" else "strict"
     )

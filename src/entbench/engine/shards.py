@@ -127,7 +127,8 @@ def prepare_rows(table: pa.Table, schema: pa.Schema, sort_by: Sequence[str]) -> 
 
 def cast_rows(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """`table` with exactly the declared columns, in order, cast to their declared types."""
-    missing = [name for name in schema.names if name not in table.column_names]
+    present = set(table.column_names)  # a new list at each access: once, not once per column
+    missing = [name for name in schema.names if name not in present]
     if missing:
         raise ValueError(f"rows lack declared columns {missing}")
     return table.select(schema.names).cast(schema)

@@ -8,6 +8,7 @@ order-free heuristic (Mem-Exact).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -67,17 +68,24 @@ class UdItemsStage(Stage):
         return [Output("items", ITEMS, ("id",))]
 
     def shard(self, ctx: StageContext, shard: int) -> tuple[dict[str, pa.Table], Stats]:
-        items = read_conllu(ctx.sources[self.sources[0]].path, "pos")
-        table = pa.Table.from_pydict(
-            {
-                "id": [f"{it.sentence_index:05d}-{it.target_index:03d}" for it in items],
-                "word": [it.span1_text for it in items],
-                "upos": [it.labels[0] for it in items],
-            },
-            schema=ITEMS,
-        )
+        table = items_table(ctx.sources[self.sources[0]].path)
         part = split_by_shard(table, "id", ctx.num_shards).get(shard, ITEMS.empty_table())
         return {"items": part}, Stats(items=part.num_rows)
+
+
+@functools.cache
+def items_table(path: str) -> pa.Table:
+    """The `pos` items of a CoNLL-U file as an items table: read once per process, not once per
+    shard of each of this module's builds (this scaffolding is not what the tests are about)."""
+    items = read_conllu(path, "pos")
+    return pa.Table.from_pydict(
+        {
+            "id": [f"{it.sentence_index:05d}-{it.target_index:03d}" for it in items],
+            "word": [it.span1_text for it in items],
+            "upos": [it.labels[0] for it in items],
+        },
+        schema=ITEMS,
+    )
 
 
 class SmallShardsAudit(MemAuditStage):

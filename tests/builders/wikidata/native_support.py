@@ -284,6 +284,8 @@ def diff_tables(name: str, ref: pa.Table, nat: pa.Table) -> str | None:
         return f"{name}: schemas differ\n  reference {ref.schema}\n  native    {nat.schema}"
     if ref.equals(nat):
         for column in ref.column_names:
+            if not _has_float(ref.schema.field(column).type):
+                continue  # no sign to compare (and no copy of the column made to find that out)
             ref_bits, nat_bits = _float_sign_bits(ref.column(column)), _float_sign_bits(nat.column(column))
             if ref_bits != nat_bits:
                 return (

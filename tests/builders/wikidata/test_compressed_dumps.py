@@ -40,6 +40,29 @@ def dump_bytes() -> bytes:
     return bz2.decompress((FIXTURES / "entities-new.json.bz2").read_bytes())
 
 
+@pytest.fixture(scope="module")
+def gz_bytes(dump_bytes: bytes) -> bytes:
+    """`dump_bytes` as one `.gz` stream (level 6, no mtime): each test writes it where it likes."""
+    return gzip.compress(dump_bytes, 6, mtime=0)
+
+
+@pytest.fixture(scope="module")
+def bz2_bytes(dump_bytes: bytes) -> bytes:
+    """`dump_bytes` as one `.bz2` stream."""
+    return bz2.compress(dump_bytes)
+
+
+@pytest.fixture(scope="module")
+def sequential_hashes(tmp_path_factory: pytest.TempPathFactory, gz_bytes: bytes) -> dict[str, str]:
+    """Shard hashes of the single-worker build of `gz_bytes` (no index is read or written): the
+    reference the several-worker builds must equal. Made once for the module, since a source enters
+    fingerprints by its content, not its path, so a dump of these bytes anywhere has these shards."""
+    tmp = tmp_path_factory.mktemp("sequential")
+    gz = tmp / "dump.json.gz"
+    gz.write_bytes(gz_bytes)
+    return shard_hashes(build(tmp / "w1", gz, workers=1))
+
+
 def build(out: Path, source: Path, **kwargs: Any) -> Path:
     dirs = samples.build(
         "wikidata",
@@ -95,9 +118,11 @@ def sha256_of(path: Path) -> str:
     ).sha256
 
 
-def test_gz_index_is_built_once_and_reused_with_identical_bytes(tmp_path: Path, dump_bytes: bytes) -> None:
+def test_gz_index_is_built_once_and_reused_with_identical_bytes(
+    tmp_path: Path, dump_bytes: bytes, gz_bytes: bytes
+) -> None:
     gz = tmp_path / "dump.json.gz"
-    gz.write_bytes(gzip.compress(dump_bytes, 6, mtime=0))
+    gz.write_bytes(gz_bytes)
     index_file = Path(str(gz) + INDEX_SUFFIX)
     sequential = build(tmp_path / "w1", gz, workers=1)
     assert not index_file.exists()  # one worker: isal, no index
@@ -119,9 +144,9 @@ def test_gz_index_is_built_once_and_reused_with_identical_bytes(tmp_path: Path, 
     assert table_rows(build(tmp_path / "plain", plain, workers=2)) == table_rows(indexed)
 
 
-def test_indexed_ranges_read_every_line_once(tmp_path: Path, dump_bytes: bytes) -> None:
+def test_indexed_ranges_read_every_line_once(tmp_path: Path, dump_bytes: bytes, gz_bytes: bytes) -> None:
     gz = tmp_path / "dump.json.gz"
-    gz.write_bytes(gzip.compress(dump_bytes, 6, mtime=0))
+    gz.write_bytes(gz_bytes)
     build(tmp_path / "out", gz, workers=2)
     index = load_gzip_index(str(gz), sha256_of(gz))
     assert index is not None and index.decompressed_size == len(dump_bytes)
@@ -138,11 +163,13 @@ def test_indexed_ranges_read_every_line_once(tmp_path: Path, dump_bytes: bytes) 
     assert b"".join(data for _begin, data in pieces) == dump_bytes
 
 
-def test_thinned_index_keeps_far_checkpoints_and_reads_the_same(tmp_path: Path, dump_bytes: bytes) -> None:
+def test_thinned_index_keeps_far_checkpoints_and_reads_the_same(
+    tmp_path: Path, dump_bytes: bytes, gz_bytes: bytes
+) -> None:
     import rapidgzip
 
     gz = tmp_path / "dump.json.gz"
-    gz.write_bytes(gzip.compress(dump_bytes, 6, mtime=0))
+    gz.write_bytes(gz_bytes)
     digest = sha256_of(gz)
     with rapidgzip.RapidgzipFile(str(gz), parallelization=1, chunk_size=256 << 10) as reader:
         assert len(reader.read()) == len(dump_bytes)
@@ -160,11 +187,13 @@ def test_thinned_index_keeps_far_checkpoints_and_reads_the_same(tmp_path: Path, 
     assert b"".join(data for _begin, data in pieces) == dump_bytes
 
 
-def test_stale_or_damaged_index_is_never_trusted(tmp_path: Path, dump_bytes: bytes) -> None:
+def test_stale_or_damaged_index_is_never_trusted(
+    tmp_path: Path, gz_bytes: bytes, sequential_hashes: dict[str, str]
+) -> None:
     gz = tmp_path / "dump.json.gz"
-    gz.write_bytes(gzip.compress(dump_bytes, 6, mtime=0))
-    reference = shard_hashes(build(tmp_path / "w1", gz, workers=1))
-    build(tmp_path / "first", gz, workers=2)
+    gz.write_bytes(gz_bytes)
+    reference = sequential_hashes
+    assert shard_hashes(build(tmp_path / "first", gz, workers=2)) == reference
     digest = sha256_of(gz)
     index_file = Path(str(gz) + INDEX_SUFFIX)
     good = index_file.read_bytes()
@@ -185,15 +214,15 @@ def test_stale_or_damaged_index_is_never_trusted(tmp_path: Path, dump_bytes: byt
 
 
 def test_index_goes_to_the_cache_when_it_cannot_sit_beside_the_dump(
-    tmp_path: Path, dump_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gz_bytes: bytes, sequential_hashes: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = tmp_path / "cache"
     monkeypatch.setenv("ENTBENCH_CACHE_DIR", str(cache))
     gz = tmp_path / "dump.json.gz"
-    gz.write_bytes(gzip.compress(dump_bytes, 6, mtime=0))
+    gz.write_bytes(gz_bytes)
     # Tests run as root, for whom a read-only directory is writable: block the name instead.
     Path(str(gz) + INDEX_SUFFIX).mkdir()
-    reference = shard_hashes(build(tmp_path / "w1", gz, workers=1))
+    reference = sequential_hashes
     assert shard_hashes(build(tmp_path / "first", gz, workers=2)) == reference
     digest = sha256_of(gz)
     cached = cache / "rapidgzip-index" / f"{digest}{INDEX_SUFFIX}"
@@ -219,9 +248,9 @@ def test_multistream_bz2_on_two_workers_writes_the_same_bytes(tmp_path: Path, du
 @pytest.mark.parametrize("suffix", [".json.gz", ".json.bz2"])
 @pytest.mark.parametrize("fraction", [0.5, 0.97])
 def test_damaged_stream_is_the_same_error_on_any_worker_count(
-    tmp_path: Path, dump_bytes: bytes, suffix: str, fraction: float
+    tmp_path: Path, gz_bytes: bytes, bz2_bytes: bytes, suffix: str, fraction: float
 ) -> None:
-    compressed = gzip.compress(dump_bytes, 6, mtime=0) if suffix == ".json.gz" else bz2.compress(dump_bytes)
+    compressed = gz_bytes if suffix == ".json.gz" else bz2_bytes
     dump = tmp_path / f"cut{suffix}"
     dump.write_bytes(compressed[: int(len(compressed) * fraction)])
     errors = []
@@ -236,11 +265,13 @@ def test_damaged_stream_is_the_same_error_on_any_worker_count(
     assert not Path(str(dump) + INDEX_SUFFIX).exists()  # a damaged stream leaves no index
 
 
-def test_dask_workers_read_indexed_gz_ranges_with_local_bytes(tmp_path: Path, dump_bytes: bytes) -> None:
+def test_dask_workers_read_indexed_gz_ranges_with_local_bytes(
+    tmp_path: Path, gz_bytes: bytes, sequential_hashes: dict[str, str]
+) -> None:
     pytest.importorskip("distributed")
     gz = tmp_path / "dump.json.gz"
-    gz.write_bytes(gzip.compress(dump_bytes, 6, mtime=0))
-    reference = shard_hashes(build(tmp_path / "local", gz, workers=1))
+    gz.write_bytes(gz_bytes)
+    reference = sequential_hashes
     first = build(tmp_path / "dask-first", gz, workers=2, executor="dask")  # leaves the index
     assert all(t.startswith("g") for t in planned_task_ids(tmp_path, gz, workers=2))
     indexed = build(tmp_path / "dask-indexed", gz, workers=2, executor="dask")

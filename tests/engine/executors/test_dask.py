@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,6 +13,9 @@ from tests import builds as samples
 from tests.builders.kb.support import shard_hashes
 
 pytest.importorskip("distributed")
+
+if TYPE_CHECKING:
+    from entbench.engine.executors.dask import DaskExecutor
 
 
 @pytest.mark.parametrize("target", ["kb"])  # two Wikidata scans (map/reduce) and five DuckDB stages
@@ -63,15 +68,21 @@ def test_dask_build_published_to_a_store_has_the_local_bytes(tmp_path: Path) -> 
             assert hashlib.sha256(f.read()).hexdigest() == sha256, name
 
 
-def test_a_local_clusters_workers_get_entbenchs_process_set_up() -> None:
-    """Arrow allocates through malloc and pandas stays unimported in the workers entbench starts."""
+@pytest.fixture(scope="module")
+def local_cluster() -> Iterator[DaskExecutor]:
+    """A dask executor on a LocalCluster of two worker processes, started once for the tests that
+    run tasks on one directly (the build tests start their own, as `build` does). The test that
+    kills its workers comes last in this file."""
     from entbench.engine.executors.dask import DaskExecutor
 
     executor = DaskExecutor(2, None)
-    try:
-        found = executor._client.run(_worker_set_up)
-    finally:
-        executor.close()
+    yield executor
+    executor.close()
+
+
+def test_a_local_clusters_workers_get_entbenchs_process_set_up(local_cluster: DaskExecutor) -> None:
+    """Arrow allocates through malloc and pandas stays unimported in the workers entbench starts."""
+    found = local_cluster._client.run(_worker_set_up)
     assert len(found) == 2
     assert set(found.values()) == {("system", "refused")}
 
@@ -96,17 +107,14 @@ def kill_own_worker(_value: int, *, progress: object) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def test_a_task_that_kills_its_dask_workers_is_a_worker_lost_error() -> None:
-    from entbench.engine.executors.dask import DaskExecutor
+def test_a_task_that_kills_its_dask_workers_is_a_worker_lost_error(local_cluster: DaskExecutor) -> None:
     from entbench.engine.progress import StageBar
     from entbench.errors import WorkerLost
 
-    executor = DaskExecutor(2, None)
     bar = StageBar("map", total=None, unit="task", items="rows", enabled=False)
     try:
         with pytest.raises(WorkerLost) as caught:
-            list(executor.run(kill_own_worker, [(1,)], bar))
+            list(local_cluster.run(kill_own_worker, [(1,)], bar))
     finally:
         bar.close()
-        executor.close()
     assert "out-of-memory killer" in str(caught.value) and "re-run the same command" in str(caught.value)

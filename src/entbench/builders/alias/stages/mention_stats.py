@@ -74,9 +74,13 @@ PARTIAL = pa.schema(
     [MENTION_STATS.field(n) for n in ("mention", "linked_occurrences", "unlinked_occurrences")]
     + [MENTION_STATS.field(n) for n in ("docs_linked", "docs_unlinked")]
 )
-#: Default `partition_mentions`: one part's automaton is ~6 MiB held, ~15 MiB while it is built
-#: (`WORKER_BYTES_PER_MENTION`).
-PARTITION_MENTIONS = 50_000
+#: Default `partition_mentions`: one part's C trie is ~14 MiB (~57 bytes a mention), the reference
+#: automaton ~80 MiB while it is built (`WORKER_BYTES_PER_MENTION`). Each part is one more pass over
+#: the text, so parts that are too small make the stage grow faster than the dump; parts whose trie
+#: outgrows the caches walk slower. On the `bench/pipelines` enwiki worlds (1 worker, CPU s, 16S:
+#: 1.12M mentions) parts of 50k / 150k / 250k / 1M took 124 / 118 / 113 / 132 s at 16S, 24 s at 4S
+#: for both 50k and 250k.
+PARTITION_MENTIONS = 250_000
 #: Occurrence ids buffered before they are folded into counts (bounds a task's memory: 8 bytes each).
 FLUSH_IDS = 4_000_000
 
