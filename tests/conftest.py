@@ -153,3 +153,12 @@ def world_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.world_support import shared_world
 
     return shared_world(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def real_sources_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The build directory of the demo world's files given as real sources (`--source`), its
+    targets built once per session (`tests.world_support.REAL_TARGETS`; read it, never write)."""
+    from tests.world_support import shared_real_sources
+
+    return shared_real_sources(tmp_path_factory)

@@ -10,7 +10,10 @@ the documented defaults. `make test` is not run: it is the command this test is 
 The demo world is built once per test session (`world_out`); `entbench-out` starts as a copy of that
 build, so `make run` finds every stage done (stage directories are named by fingerprint: what it
 would have built is what is there) and every card up to date (the shared build records the same
-`--out entbench-out`), and the commands after it build only what differs from it.
+`--out entbench-out`), and the commands after it build only what differs from it. Likewise `/data/out`
+starts with the stages (not the target listings, not the cards) of the session's build of the same
+files given as real sources (`real_sources_out`, the targets tests/engine/test_boundary.py checks),
+which the real-use builds of WikiReading and WikiEnt from those files would write again.
 
 The quick start's commands, every `make` and every command that needs a shell (a glob, a
 redirection, quoting) run in a process of their own, through bash and the console script, as typed.
@@ -32,7 +35,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import FIXTURES, REPO_ROOT, run_in_process
-from tests.world_support import copy_world
+from tests.world_support import REAL_TARGETS, copy_stages, copy_world
 
 pytestmark = pytest.mark.slow  # every target of the demo world, and real-use builds on its files
 
@@ -111,12 +114,17 @@ def test_the_readme_shows_commands_to_run() -> None:
 
 @pytest.mark.timeout(1800)  # some 40 commands, a dozen of them builds
 def test_every_readme_command_runs_on_the_demo_world(
-    tmp_path: Path, world_out: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    world_out: Path,
+    real_sources_out: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     venv = Path(sys.executable).parent.parent
     (tmp_path / ".venv").symlink_to(venv)
     (tmp_path / "fixtures").symlink_to(FIXTURES)
     copy_world(world_out, tmp_path / "entbench-out")
+    copy_stages(real_sources_out, tmp_path / "data-out", REAL_TARGETS)
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     in_process = 0
     for heading, shown in sectioned_commands():

@@ -11,6 +11,11 @@ A test that must write into a build of the world (the README's commands, which s
 stages done and build only what differs. That is correct by construction: a stage's directory is
 named by its fingerprint (code version, parameters, inputs), so a copied stage is reused only where
 the build would have written the same bytes.
+
+The same world's files given as real sources (`--source`, so each stage's documented defaults and
+nothing of the demo's parameters) are built once per session too (`shared_real_sources`), for the
+tests of that boundary and the README's real-use commands, which build the same targets from the
+same files.
 """
 
 from __future__ import annotations
@@ -20,16 +25,40 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
+from entbench import api
 from entbench.engine import build_out
 from entbench.golden import GOLDEN_TARGETS  # every target of the demo world, in build order
 from tests.cards.card_support import build
+from tests.conftest import FIXTURES
 
 DONE = "world-built.json"
+WORLD = FIXTURES / "world"
+#: The demo world's files given as real sources: the same bytes, so only the parameters differ.
+REAL_SOURCES = (
+    f"wikidata={WORLD / 'wikidata-new.json.gz'}",
+    f"wikipedia={WORLD / 'enwiki.xml.bz2'}",
+)
+#: The targets of `REAL_SOURCES`' shared build, in build order (each reuses the scans of those before).
+REAL_TARGETS = ("wikidata", "wikireading", "alias-table", "wikient", "enteval-tasks")
+
+
+def build_once(out: Path, targets: Sequence[str], build_target: Callable[[str], object]) -> None:
+    """`build_target` each of `targets` from `out`'s parent, unless a finished build is in `out`;
+    under a lock, so that of several processes the first builds and the others wait for it."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{out.name}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if (out / DONE).is_file():
+            return
+        with contextlib.chdir(out.parent):
+            for target in targets:
+                build_target(target)
+        (out / DONE).write_text(json.dumps(list(targets)) + "\n", encoding="utf-8")
 
 
 def build_world(out: Path) -> None:
@@ -39,23 +68,33 @@ def build_world(out: Path) -> None:
     from a checkout (`entbench build TARGET --out entbench-out`): each card records that invocation,
     so a `make run` on a copy of this build named `entbench-out` (the README test) finds every card
     up to date too, instead of drawing all of them again for another recorded `--out`."""
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f"{out.name}.lock", "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if (out / DONE).is_file():
-            return
-        with contextlib.chdir(out.parent):
-            for target in GOLDEN_TARGETS:
-                build(target, Path(out.name), config=None)  # no config, no source: the demo world
-        (out / DONE).write_text(json.dumps(list(GOLDEN_TARGETS)) + "\n", encoding="utf-8")
+    # no config, no source: the demo world
+    build_once(out, GOLDEN_TARGETS, lambda target: build(target, Path(out.name), config=None))
+
+
+def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory of the builds every xdist worker of this run shares (the session's own
+    temporary directory without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The build directory of the demo world, every target built (read it, never write to it)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    out = shared / "world" / "entbench-out"
+    out = shared_dir(tmp_path_factory) / "world" / "entbench-out"
     build_world(out)
+    return out
+
+
+def shared_real_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The build directory of `REAL_TARGETS` from `REAL_SOURCES`, without cards (read it, never
+    write to it)."""
+    out = shared_dir(tmp_path_factory) / "real-sources" / "out"
+
+    def build_target(target: str) -> None:
+        api.build(target, sources=REAL_SOURCES, out=out, progress=False, log=lambda _m: None, card=False)
+
+    build_once(out, REAL_TARGETS, build_target)
     return out
 
 

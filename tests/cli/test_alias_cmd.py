@@ -29,7 +29,12 @@ def rows(stage_dir: Path) -> list[dict[str, Any]]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
     out = tmp_path_factory.mktemp("cli")
     dirs = build(
-        "alias-table", out=out, sources=(f"wikipedia={EN_DBPEDIA}",), progress=False, log=lambda m: None
+        "alias-table",
+        out=out,
+        sources=(f"wikipedia={EN_DBPEDIA}",),
+        progress=False,
+        log=lambda m: None,
+        card=False,
     )
     return out, dirs
 

@@ -24,8 +24,8 @@ def out(tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path) -> Path:
     """WikiEnt on the constructed world (it has QIDs), and the task files on the bundled config."""
     base = tmp_path_factory.mktemp("enteval-export")
     world = f"wikipedia={fixtures_dir / 'enteval' / 'enwiki-constructed.xml'}"
-    build("wikient", out=base / "world", sources=[world], progress=False, log=quiet)
-    build("enteval-tasks", out=base / "tasks", progress=False, log=quiet)
+    build("wikient", out=base / "world", sources=[world], progress=False, log=quiet, card=False)
+    build("enteval-tasks", out=base / "tasks", progress=False, log=quiet, card=False)
     return base
 
 

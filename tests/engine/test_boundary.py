@@ -13,18 +13,12 @@ import pytest
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench import api
-from entbench.engine import registry
+from entbench.engine import build_out, registry
 from entbench.engine.config import default_config_path, load_config
 from entbench.engine.manifest import load_manifest
 from entbench.errors import UserError
 from tests.conftest import FIXTURES
-
-WORLD = FIXTURES / "world"
-#: The demo world's files given as real sources: the same bytes, so only the parameters differ.
-REAL_SOURCES = (
-    f"wikidata={WORLD / 'wikidata-new.json.gz'}",
-    f"wikipedia={WORLD / 'enwiki.xml.bz2'}",
-)
+from tests.world_support import REAL_SOURCES, REAL_TARGETS, WORLD
 
 
 def quiet(target: str, out: Path, **kwargs: object) -> dict[str, Path]:
@@ -72,19 +66,16 @@ def defaults(stage_name: str, num_shards: int) -> dict[str, object]:
     return params.to_json()
 
 
-@pytest.fixture(scope="module")
-def real_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One build directory for every target built from `REAL_SOURCES`: each build reuses the scans
-    of those before it (stage directories are named by fingerprint, so a reused stage is the one
-    the build would have written), and every target's own stages are still checked below."""
-    return tmp_path_factory.mktemp("real-sources")
-
-
-@pytest.mark.parametrize("target", ["wikidata", "wikireading", "alias-table", "wikient", "enteval-tasks"])
+@pytest.mark.parametrize("target", REAL_TARGETS)
 def test_real_sources_get_the_documented_defaults_and_nothing_of_the_demo(
-    target: str, real_out: Path
+    target: str, real_sources_out: Path
 ) -> None:
-    dirs = quiet(target, real_out, sources=REAL_SOURCES)
+    """Each target as the session's one build from `REAL_SOURCES` (`real_sources_out`, `api.build`
+    with those sources and nothing else) built it: each build reused the scans of those before it
+    (stage directories are named by fingerprint, so a reused stage is the one the build would have
+    written), and every target's own stages are still checked here."""
+    listing = build_out.listing_file(real_sources_out, target).read_bytes()
+    dirs = {stage: real_sources_out / rel for stage, rel in build_out.listed_stages(listing).items()}
     demo = tomllib.loads(default_config_path().read_text(encoding="utf-8"))["params"]
     for stage, directory in dirs.items():
         manifest = load_manifest(directory)

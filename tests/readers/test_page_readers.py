@@ -9,6 +9,7 @@ streams of a multistream `.bz2`, and sequentially through `read_dump`.
 from __future__ import annotations
 
 import bz2
+import functools
 import itertools
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,16 @@ def xml_of(path: Path) -> bytes:
     return bz2.decompress(data) if path.suffix == ".bz2" else data
 
 
+@functools.cache
+def reference_read(dump: Path) -> tuple[bytes, bytes, int, bytes, tuple[RawPage, ...]]:
+    """A dump's XML, its header, where its pages start, its pages and mwxml's reading of them:
+    computed once for the tests that read the same bytes other ways (mwxml takes most of their time)."""
+    data = xml_of(dump)
+    header, start = split_header(data, "x")
+    body = trim_to_pages(data[start:])
+    return data, header, start, body, tuple(iter_pages_mwxml(header, body, "x", start))
+
+
 def test_every_fixture_dump_is_covered() -> None:
     names = {p.name for p in DUMPS}
     # Every XML dump under fixtures/ is found (the glob takes new ones as they are committed).
@@ -53,10 +64,8 @@ def test_every_fixture_dump_is_covered() -> None:
 
 @pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name)
 def test_same_pages_whole_and_in_byte_ranges(dump: Path, tmp_path: Path) -> None:
-    data = xml_of(dump)
-    header, start = split_header(data, "x")
-    body = trim_to_pages(data[start:])
-    reference = list(iter_pages_mwxml(header, body, "x", start))
+    data, header, start, body, read = reference_read(dump)
+    reference = list(read)
     assert reference and list(iter_pages(header, body, "x", start)) == reference
     assert all(isinstance(p, RawPage) for p in reference)
     plain = tmp_path / "dump.xml"
@@ -82,10 +91,8 @@ def test_same_pages_from_a_sequential_read(
 
 @pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name)
 def test_same_pages_from_multistream_streams(dump: Path, tmp_path: Path) -> None:
-    data = xml_of(dump)
-    header, start = split_header(data, "x")
-    pages = trim_to_pages(data[start:])
-    reference = list(iter_pages_mwxml(header, pages, "x", start))
+    _data, header, _start, pages, read = reference_read(dump)
+    reference = list(read)
     # Wikimedia's layout: the header alone in the first stream, then streams of (here) 3 pages.
     out, lines, pos = bytearray(bz2.compress(header)), [], 0
     while pos < len(pages):

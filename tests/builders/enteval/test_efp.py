@@ -109,7 +109,7 @@ def fever(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def build_efp(out: Path, fever: Path, *params: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The EFP files (as the loader reads them) and stats of a build on the unseen and real lines."""
     source = f"enteval_efp.source={fever},{REAL}"
-    dirs = build("enteval-tasks", out=out, params=[source, *params], progress=False, log=quiet)
+    dirs = build("enteval-tasks", out=out, params=[source, *params], progress=False, log=quiet, card=False)
     stats = json.loads((dirs["enteval_efp"] / "_MANIFEST.json").read_text(encoding="utf-8"))["stats"]
     return loaders.read_efp(dirs["enteval_tasks"] / "_enteval" / "EFP"), stats
 

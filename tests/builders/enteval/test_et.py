@@ -86,7 +86,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("ultrafine")
     crowd, types = write_release(root / "release", CROWD, TYPES)
     params = [f"enteval_et.source={crowd}", f"enteval_et.types={types}", "enteval_et.lowercase=false"]
-    dirs = build("enteval-tasks", out=root / "out", params=params, progress=False, log=quiet)
+    dirs = build("enteval-tasks", out=root / "out", params=params, progress=False, log=quiet, card=False)
     stats = json.loads((dirs["enteval_et"] / "_MANIFEST.json").read_text(encoding="utf-8"))["stats"]
     return {"dir": dirs["enteval_tasks"] / "_enteval" / "ET", "stats": stats, "types": types}
 
@@ -120,7 +120,7 @@ def test_whitespace_inside_tokens_is_cut_and_counted(built: dict[str, Any]) -> N
 def test_lowercase_follows_the_parameter(built: dict[str, Any], tmp_path: Path) -> None:
     crowd, types = write_release(tmp_path / "release", CROWD, TYPES)
     params = [f"enteval_et.source={crowd}", f"enteval_et.types={types}"]
-    dirs = build("enteval-tasks", out=tmp_path / "out", params=params, progress=False, log=quiet)
+    dirs = build("enteval-tasks", out=tmp_path / "out", params=params, progress=False, log=quiet, card=False)
     _, splits = loaders.read_et(dirs["enteval_tasks"] / "_enteval" / "ET")
     words, s, e, _ = splits["train"][0]
     assert words[s:e] == ["angela", "merkel"]

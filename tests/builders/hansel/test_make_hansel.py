@@ -10,12 +10,16 @@ Its `--out` starts with the stage directories of the session's shared build of t
 (`world_out`, built by `api.build` from the same code, and checked file for file against the golden
 shards by tests/test_golden.py): stage directories are named by fingerprint, so the four builds of
 `make hansel` find what they would have written and only list the targets, write their cards and
-export. Building those stages again here would prove nothing the shared build does not.
+export. Building those stages again here would prove nothing the shared build does not. The shared
+build's cards of the four targets are there too (not their target listings, which the builds here
+write): each card is written again for this `--out`, and its charts, drawn from the same tables,
+are copied from the card before instead of drawn again (`cards.writer`'s `plot_keys`).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +44,8 @@ def made(tmp_path_factory: pytest.TempPathFactory, world_out: Path) -> Path:
     venv = Path(sys.prefix)
     out = tmp_path_factory.mktemp("make-hansel") / "out"
     copy_stages(world_out, out, TARGETS)
+    for target in TARGETS:
+        shutil.copytree(world_out / "cards" / target, out / "cards" / target)
     result = subprocess.run(
         ["make", "-C", str(REPO), "-o", f"{venv}/.installed", "hansel", f"OUT={out}", f"VENV={venv}"],
         check=False,

@@ -50,7 +50,7 @@ def die_after(monkeypatch: pytest.MonkeyPatch, task: str, calls: int) -> Callabl
 def build_kb(
     out: Path, *, sources: Sequence[str] = (), params: Sequence[str] = (), workers: int = 1
 ) -> dict[str, Path]:
-    """`entbench build kb` on the test samples' config plus overrides, without output; stage -> dir."""
+    """`entbench build kb` on the test samples' config plus overrides, no output, no card; stage -> dir."""
     return api.build(
         "kb",
         config=SAMPLES_CONFIG,
@@ -60,6 +60,7 @@ def build_kb(
         workers=workers,
         progress=False,
         log=lambda _m: None,
+        card=False,
     )
 
 

@@ -43,7 +43,7 @@ ENTITY = "http://www.wikidata.org/entity/"
 def quiet_build(
     target: str, out: Path, *, sources: Sequence[str] = (), params: Sequence[str] = (), workers: int = 1
 ) -> dict[str, Path]:
-    """`api.build` without progress bars or log lines."""
+    """`api.build` without progress bars, log lines or a dataset card (the tests read the tables)."""
     return api.build(
         target,
         config=SAMPLES_CONFIG,
@@ -53,6 +53,7 @@ def quiet_build(
         workers=workers,
         progress=False,
         log=lambda _m: None,
+        card=False,
     )
 
 

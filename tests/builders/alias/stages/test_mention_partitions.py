@@ -1,5 +1,10 @@
 """`mention_stats` with its vocabulary in parts (`partition_mentions`) writes the counts of one
-automaton over every mention, on the demo world's enwiki and zhwiki, whatever the workers."""
+automaton over every mention, on the demo world's enwiki and zhwiki, whatever the workers.
+
+The whole-vocabulary build is the session's shared build of the demo world (`world_out`): its
+stages are copied into the test's `--out` (stage directories are named by fingerprint, so the build
+here finds them done, as the same build would have written them), and only the stage with its
+vocabulary in parts is built here, on the very tables of that build."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import pytest
 from entbench import api
 from entbench.builders.alias import matching
 from entbench.builders.alias.stages import mention_partitions
+from tests.world_support import copy_stages
 
 
 def build(target: str, out: Path, stage: str, *params: str, workers: int = 1) -> Path:
@@ -38,8 +44,9 @@ def stats(stage_dir: Path) -> dict[str, int]:
     ids=["enwiki", "zhwiki"],
 )
 def test_parts_count_what_one_automaton_counts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, stage: str, part: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world_out: Path, target: str, stage: str, part: int
 ) -> None:
+    copy_stages(world_out, tmp_path / "out", [target])
     whole = build(target, tmp_path / "out", stage)
     assert stats(whole)["mentions"] > 3 * part
     assert "phases_seconds" not in json.loads((whole / "_RUN.json").read_text())  # one automaton

@@ -98,6 +98,7 @@ def test_p_unlinked_equals_brute_force(
         params=params,
         progress=False,
         log=lambda m: None,
+        card=False,
     )
     in_parts = any("partition_mentions" in p for p in params)
     assert ("phases_seconds" in json.loads((dirs["mention_stats"] / "_RUN.json").read_text())) == in_parts
@@ -132,6 +133,7 @@ def test_longest_match_wins_on_real_text(out: Path) -> None:
         params=("wikipedia.language=zh", "title_qid.site=zhwiki"),
         progress=False,
         log=lambda m: None,
+        card=False,
     )
     stats = {r["mention"]: r for r in rows(dirs["mention_stats"], "mention_stats")}
     text = next(p["text"] for p in rows(dirs["wikipedia"], "pages") if p["title"] == "柏林")

@@ -40,7 +40,7 @@ def stats(directory: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return build("enteval-tasks", out=tmp_path_factory.mktemp("tasks"), progress=False, log=quiet)
+    return build("enteval-tasks", out=tmp_path_factory.mktemp("tasks"), progress=False, log=quiet, card=False)
 
 
 def task_dir(built: dict[str, Path]) -> Path:
@@ -150,7 +150,7 @@ def test_cap_and_cerp_are_balanced(built: dict[str, Path]) -> None:
 def test_unconfigured_tasks_are_skipped_and_listed(built: dict[str, Path], tmp_path: Path) -> None:
     out = built["enteval_tasks"].parents[2]
     params = ["enteval_kore.source=", *(f"enteval_cap.{f}=" for f in ("train", "dev", "test", "vectors"))]
-    dirs = build("enteval-tasks", out=out, params=params, progress=False, log=quiet)
+    dirs = build("enteval-tasks", out=out, params=params, progress=False, log=quiet, card=False)
     tasks = {t["task"]: t for t in table(dirs["enteval_tasks"], "tasks")}
     assert (tasks["kore"]["status"], tasks["cap"]["status"]) == ("skipped_no_source", "skipped_no_source")
     assert tasks["kore"]["files"] == [] and tasks["ert"]["status"] == "built"
@@ -183,14 +183,26 @@ def test_source_content_is_fingerprinted(built: dict[str, Path], tmp_path: Path,
     out = built["enteval_tasks"].parents[2]
     copy = tmp_path / "kore.txt"
     shutil.copyfile(fixtures_dir / "enteval" / "kore.txt", copy)
-    same = build("enteval-tasks", out=out, params=[f"enteval_kore.source={copy}"], progress=False, log=quiet)
+    same = build(
+        "enteval-tasks",
+        out=out,
+        params=[f"enteval_kore.source={copy}"],
+        progress=False,
+        log=quiet,
+        card=False,
+    )
     before = (same["enteval_tasks"] / "_enteval/KORE/all.txt").read_bytes()
     assert before == (task_dir(built) / "KORE/all.txt").read_bytes()
     copy.write_text(
         copy.read_text(encoding="utf-8").replace("\tAltruism\n\tAnarchism", "\tAnarchism\n\tAltruism")
     )
     edited = build(
-        "enteval-tasks", out=out, params=[f"enteval_kore.source={copy}"], progress=False, log=quiet
+        "enteval-tasks",
+        out=out,
+        params=[f"enteval_kore.source={copy}"],
+        progress=False,
+        log=quiet,
+        card=False,
     )
     assert edited["enteval_kore"] != same["enteval_kore"]  # new content, new fingerprint: rebuilt
     _, groups, _ = loaders.read_kore(edited["enteval_tasks"] / "_enteval/KORE/all.txt")
@@ -206,20 +218,28 @@ def test_seeds_are_parameters(built: dict[str, Path]) -> None:
         params=["enteval_ert.seed=7", "enteval_cerp.seed=7"],
         progress=False,
         log=quiet,
+        card=False,
     )
     for name in ("ERT/train.txt", "CERP/train.txt"):
         assert (other["enteval_tasks"] / "_enteval" / name).read_bytes() != (
             task_dir(built) / name
         ).read_bytes()
     # Same seed, same bytes: the default build again is up to date and identical.
-    again = build("enteval-tasks", out=out, progress=False, log=quiet)
+    again = build("enteval-tasks", out=out, progress=False, log=quiet, card=False)
     assert again["enteval_tasks"] == built["enteval_tasks"]
 
 
 def test_workers_give_identical_bytes(
     built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    two = build("enteval-tasks", out=tmp_path_factory.mktemp("tasks-2"), workers=2, progress=False, log=quiet)
+    # The upstream stages (the dump scans, the alias table, WikiEnt's) come from the one-worker
+    # build, as a resumed build finds them; every EntEval stage, the ones compared, is rebuilt with
+    # two workers. (The upstream stages' own worker-count tests are in their datasets' tests.)
+    root, out = built["enteval_tasks"].parents[2], tmp_path_factory.mktemp("tasks-2")
+    for stage, directory in built.items():
+        if not stage.startswith("enteval_"):
+            shutil.copytree(directory, out / directory.relative_to(root))
+    two = build("enteval-tasks", out=out, workers=2, progress=False, log=quiet, card=False)
     for stage in [s for s in built if s.startswith("enteval_")]:
         one = json.loads((built[stage] / "_MANIFEST.json").read_text(encoding="utf-8"))
         other = json.loads((two[stage] / "_MANIFEST.json").read_text(encoding="utf-8"))
@@ -233,7 +253,12 @@ def test_ned_with_alias_table_candidates(
     """On the constructed world, whose titles have Wikidata sitelinks, the alias table has candidates."""
     source = f"wikipedia={fixtures_dir / 'enteval' / 'enwiki-constructed.xml'}"
     dirs = build(
-        "enteval-tasks", out=tmp_path_factory.mktemp("ned"), sources=[source], progress=False, log=quiet
+        "enteval-tasks",
+        out=tmp_path_factory.mktemp("ned"),
+        sources=[source],
+        progress=False,
+        log=quiet,
+        card=False,
     )
     lines: dict[tuple[str, str], list[list[Any]]] = {}
     for split in ned.SPLITS:

@@ -33,7 +33,14 @@ ZH_DBPEDIA = FIXTURES / "zhwiki.dbpedia-minidump.xml.bz2"
 
 def run(out: Path, *, sources: tuple[str, ...] = (), params: tuple[str, ...] = (), **kw: Any) -> Path:
     dirs = build(
-        "wikipedia", out=out, sources=sources, params=params, progress=False, log=lambda m: None, **kw
+        "wikipedia",
+        out=out,
+        sources=sources,
+        params=params,
+        progress=False,
+        log=lambda m: None,
+        card=False,
+        **kw,
     )
     return dirs["wikipedia"]
 

@@ -29,7 +29,9 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def build_titles(
     out: Path, *sources: str, params: tuple[str, ...] = ()
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    dirs = build("title-qid", out=out, sources=sources, params=params, progress=False, log=lambda m: None)
+    dirs = build(
+        "title-qid", out=out, sources=sources, params=params, progress=False, log=lambda m: None, card=False
+    )
     stage = dirs["title_qid"]
     rows = {}
     for f in sorted(stage.glob("*.parquet")):
