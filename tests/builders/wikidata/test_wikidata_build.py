@@ -391,14 +391,24 @@ def test_a_disk_too_small_for_the_spills_is_said_up_front(
     monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: real(path)._replace(free=1_000))
     logged: list[str] = []
     samples.build(
-        "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "out", progress=False, log=logged.append, card=False
+        "wikidata",
+        sources=[f"wikidata={source}"],
+        out=tmp_path / "out",
+        progress=False,
+        log=logged.append,
+        card=False,
     )
     warnings = [m for m in logged if "warning: the map may need" in m]
     assert len(warnings) == 1 and "0.0 GB are free" in warnings[0] and "resumes" in warnings[0]
     logged.clear()
     monkeypatch.setattr(runner.shutil, "disk_usage", real)
     samples.build(
-        "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "more", progress=False, log=logged.append, card=False
+        "wikidata",
+        sources=[f"wikidata={source}"],
+        out=tmp_path / "more",
+        progress=False,
+        log=logged.append,
+        card=False,
     )
     assert not [m for m in logged if "warning" in m]
 
