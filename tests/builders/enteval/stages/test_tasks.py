@@ -183,27 +183,18 @@ def test_source_content_is_fingerprinted(built: dict[str, Path], tmp_path: Path,
     out = built["enteval_tasks"].parents[2]
     copy = tmp_path / "kore.txt"
     shutil.copyfile(fixtures_dir / "enteval" / "kore.txt", copy)
-    same = build(
-        "enteval-tasks",
-        out=out,
-        params=[f"enteval_kore.source={copy}"],
-        progress=False,
-        log=quiet,
-        card=False,
-    )
+
+    def build_with_copy() -> dict[str, Path]:
+        params = [f"enteval_kore.source={copy}"]
+        return build("enteval-tasks", out=out, params=params, progress=False, log=quiet, card=False)
+
+    same = build_with_copy()
     before = (same["enteval_tasks"] / "_enteval/KORE/all.txt").read_bytes()
     assert before == (task_dir(built) / "KORE/all.txt").read_bytes()
     copy.write_text(
         copy.read_text(encoding="utf-8").replace("\tAltruism\n\tAnarchism", "\tAnarchism\n\tAltruism")
     )
-    edited = build(
-        "enteval-tasks",
-        out=out,
-        params=[f"enteval_kore.source={copy}"],
-        progress=False,
-        log=quiet,
-        card=False,
-    )
+    edited = build_with_copy()
     assert edited["enteval_kore"] != same["enteval_kore"]  # new content, new fingerprint: rebuilt
     _, groups, _ = loaders.read_kore(edited["enteval_tasks"] / "_enteval/KORE/all.txt")
     _, old_groups, _ = loaders.read_kore(task_dir(built) / "KORE/all.txt")
