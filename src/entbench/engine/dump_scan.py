@@ -8,7 +8,12 @@ is counted, what a damaged stream is, and what happens to a record that cannot b
   (`block_tasks`). A task holds about `task_bytes` of input: `--chunk-mb`, but small enough that
   a dump has `MIN_TASKS` (never depending on `--workers`: a resumed build must find the same tasks).
 * **Shards.** `num_shards` if given, else one per `auto_shard_bytes` of decompressed input,
-  estimated before reading from the file's size and the format's `expansion`.
+  estimated before reading from the file's size times its expansion, measured on the first 8 MB
+  of the decompressed stream (`sampled_expansion`): dumps of one format compress anywhere from 4x
+  to 15x, so a fixed ratio per format would give a dump several times too few shards. The sample
+  depends on the file's bytes only, so the same file always gets the same shard count (which
+  enters the fingerprint) and the same tasks, whatever `--workers`; the format's `expansion` is
+  only the fallback for a file that cannot be sampled here.
 * **Progress.** Bytes of the file on disk. A block's share of a compressed file is estimated from
   its decompressed length and an empty closing task takes the remainder (`compressed_delta`):
   decoders report different compressed positions with their thread counts, and a build resumed
@@ -25,8 +30,11 @@ is counted, what a damaged stream is, and what happens to a record that cannot b
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,6 +45,7 @@ from entbench.engine.stats import Stats
 from entbench.errors import DataError
 from entbench.readers.compressed.dumps import StreamTruncated, byte_ranges, detect_compression
 from entbench.readers.compressed.prefetch import InlineBlocks, Prefetched, usable_cpus
+from entbench.readers.head import measure_expansion
 
 #: Aim for at least this many map tasks (`task_bytes`), so that workers finish together...
 MIN_TASKS = 8
@@ -58,6 +67,27 @@ def task_bytes(ctx: StageContext, input_bytes: int) -> int:
     another worker count must find the same tasks (their ids name their spills and rejects).
     """
     return min(ctx.options.chunk_bytes, max(MIN_TASK_BYTES, input_bytes // MIN_TASKS))
+
+
+def sampled_expansion(path: str) -> float | None:
+    """Decompressed bytes per byte on disk of the start of the local file `path` (about
+    `SAMPLE_BYTES` decompressed, rounded to 3 decimals), or None when it cannot be sampled here (not
+    a local file, or damaged: the scan itself then reports where). Read once per file version."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return _sampled_expansion(path, info.st_size, info.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sampled_expansion(path: str, size: int, mtime_ns: int) -> float | None:
+    try:
+        return round(measure_expansion(path), 3)
+    except (DataError, OSError):
+        return None
 
 
 def reject_record(label: str, offset: int, reason: str, detail: str, head: bytes) -> dict[str, Any]:
@@ -136,7 +166,8 @@ class Rejects:
 class DumpScan(Stage[P]):
     """A map/reduce stage over one raw dump source (`self.sources[0]`); see the module docstring."""
 
-    #: Estimated decompressed/compressed size ratio of the format, per compression.
+    #: Decompressed/compressed size ratio of the format, per compression: the fallback for a dump
+    #: whose own ratio cannot be measured (`expansion_of`).
     expansion: ClassVar[Mapping[str, int]] = {"none": 1, "gzip": 4, "bz2": 5}
     #: Target decompressed bytes per output shard when `num_shards` is 0 (automatic).
     auto_shard_bytes: ClassVar[int] = 256 << 20
@@ -152,9 +183,18 @@ class DumpScan(Stage[P]):
         """The dump this stage scans."""
         return ctx.sources[self.sources[0]]
 
+    def expansion_of(self, src: SourceInfo) -> float:
+        """Decompressed bytes per byte on disk of the dump: measured on its start
+        (`sampled_expansion`), else the format's `expansion`."""
+        compression = detect_compression(src.path)
+        if compression == "none":
+            return 1.0
+        measured = sampled_expansion(src.path)
+        return measured if measured else float(self.expansion[compression])
+
     def input_bytes(self, src: SourceInfo) -> int:
-        """Estimated decompressed bytes of the dump."""
-        return src.size * self.expansion[detect_compression(src.path)]
+        """Estimated decompressed bytes of the dump (its size times `expansion_of`)."""
+        return int(src.size * self.expansion_of(src))
 
     def resolve_num_shards(self, params: P, sources: Mapping[str, SourceInfo]) -> int:
         """`num_shards` if given, else one shard per `auto_shard_bytes` of decompressed input."""
@@ -198,14 +238,14 @@ class DumpScan(Stage[P]):
         one). A `StreamTruncated` from the decompressor becomes the user's `DataError`."""
         src = self.dump(ctx)
         ahead = Prefetched(blocks, depth=2) if usable_cpus() > 1 else InlineBlocks(blocks)
-        expansion = self.expansion[compression]
+        expansion = self.expansion_of(src)
         consumed = index = 0
         pending: MapTask | None = None
         try:
             for offset, block in ahead:
                 if pending is not None:
                     yield pending
-                share = min(src.size - consumed, len(block) // expansion)
+                share = min(src.size - consumed, int(len(block) / expansion))
                 consumed += share
                 end = offset + len(block)
                 task_meta = {**meta(block), "offset": offset, "compressed_delta": share}

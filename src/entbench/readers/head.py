@@ -182,10 +182,10 @@ def _decompressor(compression: str) -> Any:
     return None
 
 
-def measure_head(kind: str, path: str, sample_bytes: int = SAMPLE_BYTES) -> HeadSample:
-    """Decompress about `sample_bytes` of the start of a dump of `kind` and measure it (`--dry-run`:
-    a few MB read, whatever the dump's size). The compressed bytes are fed in small steps, so the
-    expansion counts only what the sample used."""
+def _sample(path: str, sample_bytes: int) -> tuple[str, bytes, int]:
+    """(compression, the first `sample_bytes` or so of the decompressed stream, compressed bytes
+    read for them). The compressed bytes are fed in small steps, so the count covers only what the
+    sample used: the same file always gives the same sample. A damaged stream is a `DataError`."""
     compression = detect_compression(path)
     parts: list[bytes] = []
     decompressed = consumed = 0
@@ -211,6 +211,24 @@ def measure_head(kind: str, path: str, sample_bytes: int = SAMPLE_BYTES) -> Head
             parts.append(out)
             decompressed += len(out)
     data = b"".join(parts)[:sample_bytes] if engine is None else b"".join(parts)
+    return compression, data, consumed
+
+
+def _expansion(compression: str, decompressed: int, consumed: int) -> float:
+    return decompressed / consumed if consumed and compression != "none" else 1.0
+
+
+def measure_expansion(path: str, sample_bytes: int = SAMPLE_BYTES) -> float:
+    """Decompressed bytes per byte on disk of the start of a dump (about `sample_bytes` of it
+    decompressed; 1.0 for an uncompressed file): what planning sizes a scan's shards and tasks by."""
+    compression, data, consumed = _sample(path, sample_bytes)
+    return _expansion(compression, len(data), consumed)
+
+
+def measure_head(kind: str, path: str, sample_bytes: int = SAMPLE_BYTES) -> HeadSample:
+    """Decompress about `sample_bytes` of the start of a dump of `kind` and measure it (`--dry-run`:
+    a few MB read, whatever the dump's size)."""
+    compression, data, consumed = _sample(path, sample_bytes)
     units = data.count(UNIT_MARKS[kind]) + (kind == "lines" and bool(data) and not data.endswith(b"\n"))
-    expansion = len(data) / consumed if consumed and compression != "none" else 1.0
+    expansion = _expansion(compression, len(data), consumed)
     return HeadSample(compression, expansion, len(data) / units if units else 0.0, len(data))

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-#: Estimated decompressed/compressed size ratio, for choosing a shard count before reading.
+#: Decompressed/compressed size ratio when a dump's own cannot be measured (`DumpScan.expansion_of`
+#: measures it on the dump's start: latest-all.json.gz ~10-12x, the benchmark's generated dumps ~14x).
 EXPANSION = {"none": 1, "gzip": 7, "bz2": 9}
 #: Map spill bytes per byte of JSON, rounded up from the 20% measured on the benchmark dump.
 SPILL_SHARE = 0.25

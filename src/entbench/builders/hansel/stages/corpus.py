@@ -58,7 +58,7 @@ AUTOMATON_FILE = "automaton.bin"
 KEYS_FILE = "keys.arrow"
 #: Automatic shard count: about one shard per this much text (the docs and their matches).
 CORPUS_SHARD_BYTES = 64 << 20
-#: Estimated text/compressed size ratio of a corpus file.
+#: Text/compressed size ratio of a corpus file when its own cannot be measured (`DumpScan.expansion_of`).
 CORPUS_EXPANSION = {"none": 1, "gzip": 3, "bz2": 4}
 
 

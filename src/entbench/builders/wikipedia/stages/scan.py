@@ -76,7 +76,8 @@ from entbench.readers.wikitext.render import (
 from entbench.readers.wikitext.titles import normalize_title
 from entbench.schemas import wikipedia as schema
 
-#: Estimated decompressed/compressed size ratio of XML dumps, for the automatic shard count.
+#: Decompressed/compressed size ratio of XML dumps when a dump's own cannot be measured
+#: (`DumpScan.expansion_of` measures it on the dump's start).
 EXPANSION = {"none": 1, "gzip": 4, "bz2": 5}
 #: Target decompressed XML bytes per output shard when `num_shards` is 0 (auto).
 AUTO_SHARD_INPUT_BYTES = 512 << 20
@@ -231,7 +232,9 @@ class WikipediaScan(DumpScan[WikipediaScanParams]):
             offsets = read_stream_offsets(index, src.path)
             if offsets:
                 check_multistream_end(src.path, src.label, offsets[-1], src.size)
-            yield from _multistream_tasks(offsets, src.size, max(1, chunk // EXPANSION["bz2"]), head)
+            yield from _multistream_tasks(
+                offsets, src.size, max(1, int(chunk / self.expansion_of(src))), head
+            )
             return
         # One stream, decompressed here: `.bz2` by rapidgzip's bz2 reader with a thread per worker
         # (falling back to the stdlib's for the exact end of a damaged stream), `.gz` by isal
