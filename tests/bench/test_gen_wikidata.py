@@ -46,6 +46,7 @@ def scan(dump: Dump, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, di
         out=out,
         progress=False,
         log=lambda _msg: None,
+        card=False,
     )
     stage_dir = Path(dirs["wikidata"])
     return stage_dir, json.loads((stage_dir / "_MANIFEST.json").read_text())

@@ -170,6 +170,7 @@ def test_resume_with_another_layout_runs_the_map_again(
         out=tmp_path / "out",
         progress=False,
         log=logged.append,
+        card=False,
     )
     assert any("another --chunk-mb or layout" in m for m in logged)
     assert shard_hashes(dirs["wikidata"]) == reference

@@ -33,7 +33,9 @@ REAL_DUMPS = [
 
 
 def build(out: Path, source: Path | str, *extra_params: str, **kwargs: Any) -> Path:
-    """Build the wikidata target quietly; returns the stage directory."""
+    """Build the wikidata target quietly and without its card (no test here reads one); returns
+    the stage directory."""
+    kwargs.setdefault("card", False)
     dirs = samples.build(
         "wikidata",
         sources=[f"wikidata={source}"],
@@ -169,6 +171,7 @@ def test_rerun_of_a_complete_build_does_nothing(tmp_path: Path) -> None:
         out=tmp_path / "out",
         progress=False,
         log=logged.append,
+        card=False,
     )["wikidata"]
     assert again == stage
     assert any("up to date" in m for m in logged)
@@ -388,14 +391,24 @@ def test_a_disk_too_small_for_the_spills_is_said_up_front(
     monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: real(path)._replace(free=1_000))
     logged: list[str] = []
     samples.build(
-        "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "out", progress=False, log=logged.append
+        "wikidata",
+        sources=[f"wikidata={source}"],
+        out=tmp_path / "out",
+        progress=False,
+        log=logged.append,
+        card=False,
     )
     warnings = [m for m in logged if "warning: the map may need" in m]
     assert len(warnings) == 1 and "0.0 GB are free" in warnings[0] and "resumes" in warnings[0]
     logged.clear()
     monkeypatch.setattr(runner.shutil, "disk_usage", real)
     samples.build(
-        "wikidata", sources=[f"wikidata={source}"], out=tmp_path / "more", progress=False, log=logged.append
+        "wikidata",
+        sources=[f"wikidata={source}"],
+        out=tmp_path / "more",
+        progress=False,
+        log=logged.append,
+        card=False,
     )
     assert not [m for m in logged if "warning" in m]
 

@@ -35,9 +35,16 @@ PARAMS = ("internal_filter.site=enwiki", "hansel.validation_docs=1", "hansel.see
 E_NEW_PAGE = "Computer accessibility"  # its item is only in the new dump (PROVENANCE)
 
 
-def quiet_build(out: Path, *params: str, target: str = "hansel-train") -> dict[str, Path]:
+def quiet_build(out: Path, *params: str, target: str = "hansel-train", card: bool = False) -> dict[str, Path]:
+    """`target` on the English fixtures; the card only when asked (one test reads the first build's)."""
     return api.build(
-        target, sources=SOURCES, params=[*PARAMS, *params], out=out, progress=False, log=lambda _m: None
+        target,
+        sources=SOURCES,
+        params=[*PARAMS, *params],
+        out=out,
+        progress=False,
+        log=lambda _m: None,
+        card=card,
     )
 
 
@@ -48,7 +55,7 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def dirs(out: Path) -> dict[str, Path]:
-    return quiet_build(out)
+    return quiet_build(out, card=True)  # read by test_the_card_says_which_wiki_built_it
 
 
 @pytest.fixture(scope="module")

@@ -195,7 +195,7 @@ def test_bad_corpus_lines_are_data_errors(
 
 
 def build_corpus(out: Path, corpus: Path, max_bad_lines: int) -> Path:
-    """`hansel-fewshot` on `corpus` with `--max-bad-lines`; the `hansel_corpus` stage directory."""
+    """`hansel-fewshot` on `corpus` with `--max-bad-lines`, no card; the `hansel_corpus` stage directory."""
     dirs = api.build(
         "hansel-fewshot",
         config=SAMPLES_CONFIG,
@@ -204,6 +204,7 @@ def build_corpus(out: Path, corpus: Path, max_bad_lines: int) -> Path:
         max_bad_lines=max_bad_lines,
         progress=False,
         log=lambda _m: None,
+        card=False,
     )
     return dirs["hansel_corpus"]
 
