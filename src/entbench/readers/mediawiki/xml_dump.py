@@ -457,28 +457,31 @@ def page_pieces(chunks: Iterable[bytes], piece_bytes: int, *, trim: bool) -> Ite
     a block of whole pages (`iter_page_blocks`' or `read_page_range`'s) and positions count from
     its first byte."""
     buf = b""
-    position = 0  # of buf[0] in the (trimmed) block
+    at = 0  # buf[:at] is yielded already; cutting it off at each piece would copy the rest again
+    position = 0  # of buf[at] in the (trimmed) block
     started = not trim
     for chunk in chunks:
-        buf = buf + chunk if buf else chunk
+        buf = buf[at:] + chunk if at < len(buf) else chunk
+        at = 0
         if not started:
             first = buf.find(PAGE_OPEN)
             if first < 0:
                 buf = buf[-(len(PAGE_OPEN) - 1) :]  # a `<page>` may be cut across chunks
                 continue
             buf, started = buf[first:], True
-        while len(buf) >= piece_bytes:
-            close = buf.rfind(PAGE_CLOSE, 0, piece_bytes)
+        while len(buf) - at >= piece_bytes:
+            close = buf.rfind(PAGE_CLOSE, at, at + piece_bytes)
             if close < 0:
-                close = buf.find(PAGE_CLOSE)  # a page larger than a piece is a piece
+                close = buf.find(PAGE_CLOSE, at)  # a page larger than a piece is a piece
                 if close < 0:
                     break  # no whole page yet: read on
             cut = close + len(PAGE_CLOSE)
-            yield position, buf[:cut]
-            position += cut
-            buf = buf[cut:]
+            yield position, buf[at:cut]
+            position += cut - at
+            at = cut
     if not started:
         return
-    last = page_block_end(buf) if trim else len(buf)
+    rest = buf[at:]
+    last = page_block_end(rest) if trim else len(rest)
     if last:
-        yield position, buf[:last]
+        yield position, rest[:last]
