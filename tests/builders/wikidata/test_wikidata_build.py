@@ -390,26 +390,23 @@ def test_a_disk_too_small_for_the_spills_is_said_up_front(
     real = shutil.disk_usage
     monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: real(path)._replace(free=1_000))
     logged: list[str] = []
-    samples.build(
-        "wikidata",
-        sources=[f"wikidata={source}"],
-        out=tmp_path / "out",
-        progress=False,
-        log=logged.append,
-        card=False,
-    )
+
+    def build_into(name: str) -> None:
+        samples.build(
+            "wikidata",
+            sources=[f"wikidata={source}"],
+            out=tmp_path / name,
+            progress=False,
+            log=logged.append,
+            card=False,
+        )
+
+    build_into("out")
     warnings = [m for m in logged if "warning: the map may need" in m]
     assert len(warnings) == 1 and "0.0 GB are free" in warnings[0] and "resumes" in warnings[0]
     logged.clear()
     monkeypatch.setattr(runner.shutil, "disk_usage", real)
-    samples.build(
-        "wikidata",
-        sources=[f"wikidata={source}"],
-        out=tmp_path / "more",
-        progress=False,
-        log=logged.append,
-        card=False,
-    )
+    build_into("more")
     assert not [m for m in logged if "warning" in m]
 
 
