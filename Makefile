@@ -96,12 +96,10 @@ wikireading: install
 	$(BIN)/entbench build wikireading --out $(OUT)
 
 # The four Hansel targets on the demo world (its zhwiki dump, corpus and Wikidata pair), then the
-# training set, the entity KB and the demo's annotated test sets as release jsonl.
+# training set, the entity KB and the demo's annotated test sets as release jsonl (the four builds
+# in one process, as `make run`'s).
 hansel: install
-	$(BIN)/entbench build hansel-train --out $(OUT)
-	$(BIN)/entbench build hansel-fewshot --out $(OUT)
-	$(BIN)/entbench build hansel-zeroshot --out $(OUT)
-	$(BIN)/entbench build hansel-kb --out $(OUT)
+	$(BIN)/entbench build hansel-train hansel-fewshot hansel-zeroshot hansel-kb --out $(OUT)
 	$(BIN)/entbench export hansel-train --from $(OUT) --format jsonl --out $(OUT)/export/hansel
 	$(BIN)/entbench export hansel-kb --from $(OUT) --format jsonl --out $(OUT)/export/hansel
 	$(BIN)/entbench export hansel-test --from $(OUT) --annotations fixtures/hansel/annotations.jsonl \
