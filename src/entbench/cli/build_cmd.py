@@ -78,6 +78,11 @@ class TargetsListed(click.Command):
     "marked in the card).",
 )
 @click.option(
+    "--no-card",
+    is_flag=True,
+    help="Write no dataset card (`entbench card TARGET` writes it later).",
+)
+@click.option(
     "--dry-run",
     is_flag=True,
     help="Build nothing: print the stages that would run, the sources with their sizes, and estimated "
@@ -99,6 +104,7 @@ def build(
     chunk_mb: int,
     no_progress: bool,
     limit: int | None,
+    no_card: bool,
     dry_run: bool,
 ) -> None:
     """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories.
@@ -121,6 +127,7 @@ def build(
             chunk_mb=chunk_mb,
             no_progress=no_progress,
             limit=limit,
+            no_card=no_card,
             dry_run=dry_run,
         )
 
@@ -141,6 +148,7 @@ def _build_one(
     chunk_mb: int,
     no_progress: bool,
     limit: int | None,
+    no_card: bool,
     dry_run: bool,
 ) -> None:
     """`entbench build TARGET`: the build (or its dry run) and the lines it prints."""
@@ -178,6 +186,7 @@ def _build_one(
         chunk_mb=chunk_mb,
         progress=not no_progress,
         limit=limit,
+        card=not no_card,
     )
     work, _ = build_location(out, work_dir)
     listing = published_location(out, work, work / "targets" / f"{target}.json")
