@@ -24,7 +24,7 @@ from entbench.readers.edge_probing.items import (
     read_conllu_sentences,
 )
 
-pytestmark = pytest.mark.slow  # full EWT train, 14 times (~1 min of CPU)
+pytestmark = pytest.mark.slow  # full EWT train, 14 audits (~40 s of CPU)
 
 EWT = Path(__file__).resolve().parents[2] / "fixtures" / "ud-ewt"
 Pair = tuple[tuple[str, ...], tuple[str, ...]]
