@@ -136,7 +136,7 @@ class EntityDiff(QueryStage[EntityDiffParams]):
         # labelled entities are joined.
         con.execute("DROP TABLE kept_new")
         con.execute("DROP TABLE excluded")
-        # Before the labelled entities: its joins over both dumps' ids need not sit beside them.
+        # `id_changes` first: its joins over both dumps' ids need not sit beside the labelled entities.
         con.execute(_ID_CHANGES_SQL)
         first, second = ("new", "old") if params.labels_from == schema.NEW else ("old", "new")
         text_columns = [
