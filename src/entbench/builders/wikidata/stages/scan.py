@@ -55,8 +55,12 @@ from entbench.readers.compressed.gzip_index import iter_indexed_range, load_gzip
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 
-#: Bytes the native scanner reads between progress updates.
+#: Bytes the native scanner reads at a time (and between progress updates of a byte range).
 NATIVE_PIECE_BYTES = 4 << 20
+#: A map task hands its rows to the sink once the lines they come from hold this many bytes: two
+#: pieces, so that a task of the largest block decompressed here (`MAX_BLOCK_TASK_BYTES`) still
+#: builds its tables once.
+EMIT_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -199,10 +203,24 @@ class WikidataScan(DumpScan[WikidataScanParams]):
         config = ctx.params.decode_config()
         decoder = EntityDecoder(config)
         use_native = native_enabled(config)
-        # Rows go to the sink piece by piece: a task holds one piece's rows (and, read from a file,
-        # one piece of its input), whatever its size.
+        # Rows go to the sink every `EMIT_BYTES` of lines: a task holds that much input's rows (and,
+        # read from a file, one piece of its input), whatever its size.
         rows = ScanRows(ctx.params.languages, ctx.params.sites, ctx.num_shards, decoder)
-        entities = redirects = 0
+        native: NativeRows | None = None
+        emitted_entities = redirects = unemitted = 0
+
+        def entity_count() -> int:
+            return emitted_entities + rows.entity_count + (native.entity_count if native is not None else 0)
+
+        def emit() -> None:
+            """Hand the rows gathered since the last call to the sink; start anew."""
+            nonlocal rows, native, emitted_entities, redirects, unemitted
+            emitted_entities = entity_count()
+            redirects += rows.redirect_count
+            emit_tables(sink, [rows.tables(), native.tables() if native is not None else {}])
+            rows = ScanRows(ctx.params.languages, ctx.params.sites, ctx.num_shards, decoder)
+            native = None
+            unemitted = 0
 
         def decode_line(offset: int, line: bytes, stripped: bytes, last: bool) -> None:
             """The reference path for one entity line (every line, or the native scanner's fallbacks);
@@ -238,11 +256,8 @@ class WikidataScan(DumpScan[WikidataScanParams]):
         for buffer, buffer_base, start, end in self._pieces(src.path, task):
             if first is None:
                 first = reported = buffer_base + start
-            native = (
-                NativeRows(ctx.params.languages, config.sites, ctx.num_shards, sink.shards_per_group)
-                if use_native
-                else None
-            )
+            if use_native and native is None:
+                native = NativeRows(ctx.params.languages, config.sites, ctx.num_shards, sink.shards_per_group)
             open_tail = buffer[end - 1] != 0x0A  # only the stream's last piece ends without a newline
             if native is not None:
                 lines, opens, closes, fallbacks = native.scan(buffer, buffer_base, start, end)
@@ -278,16 +293,17 @@ class WikidataScan(DumpScan[WikidataScanParams]):
                     stats.add("lines_total")
                     last = open_tail and offset - piece_base + len(line) >= end - start
                     decode_line(offset, line, stripped, last)
-            entities += rows.entity_count + (native.entity_count if native is not None else 0)
-            redirects += rows.redirect_count
-            emit_tables(sink, [rows.tables(), native.tables() if native is not None else {}])
-            rows = ScanRows(ctx.params.languages, ctx.params.sites, ctx.num_shards, decoder)
+            unemitted += end - start
+            if unemitted >= EMIT_BYTES:
+                emit()
             position = buffer_base + end
             assert reported is not None
             if report_bytes and position - reported >= NATIVE_PIECE_BYTES:
                 # The bar moves every piece of an uncompressed range (compressed: once, at the end).
-                progress(position - reported, entities - entities_reported)
-                reported, entities_reported = position, entities
+                progress(position - reported, entity_count() - entities_reported)
+                reported, entities_reported = position, entity_count()
+        emit()
+        entities = entity_count()
         stats.add("entities_decoded", entities)
         stats.add("redirects_seen", redirects)
         if report_bytes:
