@@ -27,7 +27,8 @@ def build_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def build_and_export(run_cli: Callable[..., Any], build_out: Path, dest: Path, *params: str) -> Any:
-    args = ["build", "hansel-train", "--out", str(build_out), "--config", str(SAMPLES_CONFIG)]
+    # No card: the tests read the export only.
+    args = ["build", "hansel-train", "--out", str(build_out), "--config", str(SAMPLES_CONFIG), "--no-card"]
     for source in PAIR:
         args += ["--source", source]
     for param in params:

@@ -127,3 +127,27 @@ def test_a_demo_build_says_on_stderr_how_many_ids_are_synthetic(run_cli: RunCli,
     (line,) = [line for line in shown.stdout.splitlines() if "synthetic ids" in line]
     assert note.removeprefix("entbench: note: wikidata: ") == line.strip()
     assert " distinct QIDs in its final tables (" in line
+
+
+def test_several_targets_in_one_build_print_what_a_build_of_each_prints(
+    run_cli: RunCli, world_out: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`entbench build A B` (how `make run` builds every target) is `entbench build A` then
+    `entbench build B`: the same lines on stdout and on stderr, the same listings. On a copy of the
+    demo world, run from where it was built (`--out entbench-out`), so every stage and card is done."""
+    from tests.world_support import copy_world
+
+    copy_world(world_out, tmp_path / "entbench-out")
+    monkeypatch.chdir(tmp_path)
+    targets = ["title-qid", "wikidata", "kb"]
+    one = [run_cli(["build", target, "--no-progress"]) for target in targets]
+    assert all(r.exit_code == 0 for r in one), [r.stderr for r in one]
+    listings = {t: (tmp_path / "entbench-out" / "targets" / f"{t}.json").read_bytes() for t in targets}
+    several = run_cli(["build", *targets, "--no-progress"])
+    assert several.exit_code == 0, several.stderr
+    assert several.stdout == "".join(r.stdout for r in one)
+    assert several.stderr == "".join(r.stderr for r in one)
+    for target in targets:
+        assert f"final tables of {target}:" in several.stdout
+        assert (tmp_path / "entbench-out" / "targets" / f"{target}.json").read_bytes() == listings[target]
+    assert run_cli(["build", "--no-progress"]).exit_code == 2  # at least one TARGET

@@ -12,10 +12,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from entbench.engine import inputs as inputs_module
 from entbench.engine.inputs import (
     SPAN_BYTES,
     auto_num_shards,
@@ -215,7 +217,8 @@ def test_read_partition_gives_each_partition_its_keys_whatever_the_shard_count(
 ) -> None:
     """A table of 4 shards routed by `shard_of(title)`: the partitions of any count together hold
     every row once, each only keys of its own hash; with a divisor or a multiple of 4 partitions
-    only the shards that can hold a partition's keys are read."""
+    only the shards that can hold a partition's keys are read, and a shard holding several
+    partitions has its keys read and hashed once, not once per partition."""
     titles = sorted({text[:12] for text in real_texts()})[:400]
     rows = pa.table({"title": titles, "n": list(range(len(titles)))})
     files = []
@@ -232,14 +235,26 @@ def test_read_partition_gives_each_partition_its_keys_whatever_the_shard_count(
         read_files.extend([source] if isinstance(source, str) else list(source))  # type: ignore[arg-type]
         return original(source, *args, **kwargs)
 
+    hashed: list[int] = []
+    original_shards_of = inputs_module.shards_of
+
+    def counting_shards_of(keys: list[str | None], num_shards: int) -> np.ndarray:
+        hashed.append(len(keys))
+        return original_shards_of(keys, num_shards)
+
     seen: list[int] = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pq, "read_table", counting_read)
+        patch.setattr(inputs_module, "shards_of", counting_shards_of)
         for partition in range(partitions):
             part = read_partition(upstream, "rows", "title", partition, partitions, ["n", "title"])
             assert all(shard_of(t, partitions) == partition for t in part["title"].to_pylist())
             seen.extend(part["n"].to_pylist())
     assert sorted(seen) == list(range(len(titles)))
-    aligned = partitions % 4 == 0 or 4 % partitions == 0
-    assert len(read_files) == (max(4, partitions) if aligned else 4 * partitions)
+    if 4 % partitions == 0:  # whole shards: nothing to hash
+        assert len(read_files) == 4 and not hashed
+    elif partitions % 4 == 0:  # each partition's shard, and every shard's keys once
+        assert len(read_files) == partitions + 4 and sum(hashed) == len(titles)
+    else:  # every shard for each partition, and every shard's keys once
+        assert len(read_files) == 4 * partitions + 4 and sum(hashed) == len(titles)
     assert partitions_for(4, partitions) % 4 == 0 and partitions_for(4, partitions) >= partitions

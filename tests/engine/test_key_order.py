@@ -41,7 +41,7 @@ def _arrow_order(table: pa.Table, keys: list[str]) -> tuple[list[int], int]:
 @st.composite
 def _tables(draw: st.DrawFn) -> tuple[pa.Table, list[str]]:
     keys = draw(st.lists(st.sampled_from(sorted(_COLUMNS)), min_size=1, max_size=3, unique=True))
-    rows = draw(st.integers(0, 40))
+    rows = draw(st.integers(0, 80))  # either side of key_order._SMALL_ROWS
     arrays = {}
     for key in keys:
         kind, values = _COLUMNS[key]

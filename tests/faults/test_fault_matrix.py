@@ -288,10 +288,20 @@ def start(args: list[str], tmp: Path, **kwargs: object) -> subprocess.Popen[str]
 
 
 def two_worker_build_of_20_tasks(tmp: Path) -> list[str]:
-    """`build wikidata` of a dump written to `tmp`, in ~20 map tasks of 1 MB on 2 workers."""
+    """`build wikidata` of a dump written to `tmp`, in ~20 map tasks of 1 MB on 2 workers (no card:
+    the tests signal the build and read its stages, never a card)."""
     dump = gzip.compress(json_dump(tmp) * 20, mtime=1, compresslevel=1)
     source = write(tmp, "dump.json.gz", dump)
-    args = ["build", "wikidata", *SAMPLES, "--source", f"wikidata={source}", "--out", str(tmp / "o")]
+    args = [
+        "build",
+        "wikidata",
+        *SAMPLES,
+        "--source",
+        f"wikidata={source}",
+        "--out",
+        str(tmp / "o"),
+        "--no-card",
+    ]
     return [*args, "--workers", "2", "--chunk-mb", "1", "--no-progress", "--max-bad-lines", "1000"]
 
 
@@ -344,7 +354,7 @@ def test_a_build_piped_into_a_reader_that_leaves_still_completes(tmp_path: Path)
     """`entbench build … | head -1`: the build writes its stdout only once it is done, so a reader
     leaving early cuts the listing, never the build."""
     proc = start(
-        ["build", "kb", *SAMPLES, "--out", str(tmp_path / "o"), "--no-progress"],
+        ["build", "kb", *SAMPLES, "--out", str(tmp_path / "o"), "--no-progress", "--no-card"],
         tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

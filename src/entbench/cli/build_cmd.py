@@ -27,7 +27,7 @@ class TargetsListed(click.Command):
 
 
 @cli.command(cls=TargetsListed, epilog=where_it_is())
-@click.argument("target")
+@click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
 @click.option(
     "--config",
     "config",
@@ -78,6 +78,11 @@ class TargetsListed(click.Command):
     "marked in the card).",
 )
 @click.option(
+    "--no-card",
+    is_flag=True,
+    help="Write no dataset card (`entbench card TARGET` writes it later).",
+)
+@click.option(
     "--dry-run",
     is_flag=True,
     help="Build nothing: print the stages that would run, the sources with their sizes, and estimated "
@@ -85,7 +90,7 @@ class TargetsListed(click.Command):
 )
 @verbose_option
 def build(
-    target: str,
+    targets: tuple[str, ...],
     config: str | None,
     sources: tuple[str, ...],
     params: tuple[str, ...],
@@ -99,9 +104,54 @@ def build(
     chunk_mb: int,
     no_progress: bool,
     limit: int | None,
+    no_card: bool,
     dry_run: bool,
 ) -> None:
-    """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories."""
+    """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories.
+
+    Several TARGETs are built one after the other, each as `entbench build TARGET` with the same
+    options would (its lines, its card), in one process: `make run` builds every target so."""
+    for target in targets:
+        _build_one(
+            target,
+            config=config,
+            sources=sources,
+            params=params,
+            out=out,
+            work_dir=work_dir,
+            workers=workers,
+            executor=executor,
+            dask_address=dask_address,
+            force=force,
+            max_bad_lines=max_bad_lines,
+            chunk_mb=chunk_mb,
+            no_progress=no_progress,
+            limit=limit,
+            no_card=no_card,
+            dry_run=dry_run,
+        )
+
+
+def _build_one(
+    target: str,
+    *,
+    config: str | None,
+    sources: tuple[str, ...],
+    params: tuple[str, ...],
+    out: str,
+    work_dir: str | None,
+    workers: int,
+    executor: str,
+    dask_address: str | None,
+    force: bool,
+    max_bad_lines: int,
+    chunk_mb: int,
+    no_progress: bool,
+    limit: int | None,
+    no_card: bool,
+    dry_run: bool,
+) -> None:
+    """`entbench build TARGET`: the build (or its dry run) and the lines it prints."""
     from entbench.api import build as build_target
     from entbench.api import build_location, published_location
 
@@ -136,6 +186,7 @@ def build(
         chunk_mb=chunk_mb,
         progress=not no_progress,
         limit=limit,
+        card=not no_card,
     )
     work, _ = build_location(out, work_dir)
     listing = published_location(out, work, work / "targets" / f"{target}.json")

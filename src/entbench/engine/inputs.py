@@ -16,11 +16,14 @@ range (a scan's `links` beside its `pages`), sizes its spans by those bytes (`sp
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -226,23 +229,39 @@ def read_partition(
     `shard_of(key, partitions)` is `partition`.
 
     A key's hash modulo a number is its hash modulo any multiple of that number, modulo the number.
-    So when `partitions` is a multiple of the table's shard count (`partitions_for`), those rows all
-    lie in shard `partition % shards`, and when the shard count is a multiple of `partitions`, they
-    are the shards `partition`, `partition + partitions`, …: either way a repartition join reads the
-    table a constant number of times over all its partitions, never every shard for each. Otherwise
-    every shard is read and filtered."""
+    So when the table's shard count is a multiple of `partitions`, the partition is the shards
+    `partition`, `partition + partitions`, …, read whole; when `partitions` is a multiple of the
+    shard count (`partitions_for`), its rows all lie in shard `partition % shards`, which holds
+    `partitions / shards` partitions; otherwise every shard holds some of them. A shard holding
+    several partitions is read again for each, but its keys are hashed once per process
+    (`_partition_ids`): hashing every key of the shard for every partition made a join's reads
+    grow with the square of the dump while its shards were few."""
     files = upstream.files(table)
     shards = len(files)
     if shards % partitions == 0:
         parts = [pq.read_table(files[i], columns=list(columns)) for i in range(partition, shards, partitions)]
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-    wanted = list(dict.fromkeys([key, *columns]))
-    if partitions % shards == 0:
-        rows = pq.read_table(files[partition % shards], columns=wanted)
-    else:
-        rows = pq.read_table(files, columns=wanted)
-    mask = shards_of(rows.column(key).to_pylist(), partitions) == partition
-    return rows.filter(pa.array(mask)).select(list(columns))
+    holding = [files[partition % shards]] if partitions % shards == 0 else files
+    parts = []
+    for path in holding:
+        rows = pq.read_table(path, columns=list(columns))
+        parts.append(rows.filter(pa.array(_partition_ids(path, _stamp(path), key, partitions) == partition)))
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    """What tells one version of a file from another for `_partition_ids`' cache."""
+    stat = os.stat(path)
+    return stat.st_size, stat.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=8)
+def _partition_ids(path: str, stamp: tuple[int, int], key: str, partitions: int) -> np.ndarray:
+    """`shard_of(key, partitions)` of every row of one shard file, in row order (cached: the
+    reducers of a repartition join ask for it once per partition the shard holds). Four bytes a
+    row, for at most eight files."""
+    keys = pq.read_table(path, columns=[key]).column(key).to_pylist()
+    return shards_of(keys, partitions).astype(np.int32)
 
 
 def read_span(path: str, row_groups: Sequence[int], columns: Sequence[str] | None = None) -> pa.Table:

@@ -27,6 +27,7 @@ makes of them:
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -87,10 +88,16 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._nlp = english_pipeline()
+        # Questions are property labels and answers often recur (years, countries): each distinct
+        # string is tokenized once (spaCy's tokenizer gives the same words for the same text).
+        self._words = functools.lru_cache(maxsize=1 << 16)(self._tokenize_words)
 
     def words(self, text: str) -> list[str]:
         """The words of a short string (question or answer value)."""
-        return [t.text for t in self._nlp.tokenizer(text) if not t.is_space]
+        return list(self._words(text))
+
+    def _tokenize_words(self, text: str) -> tuple[str, ...]:
+        return tuple(t.text for t in self._nlp.tokenizer(text) if not t.is_space)
 
     def sentences(self, paragraph: str) -> list[tuple[int, int]]:
         """(start, end) character spans of the sentencizer's sentences of one paragraph."""
@@ -262,25 +269,65 @@ def release_record(
         if i:
             breaks.append(position)
         position += len(tokens)
-    doc = record.document
+    doc = _document_fields(record.document, document_vocab)
     out = {
         "answer_breaks": breaks,
         "answer_ids": answer_vocab.ids_of(answer_string_sequence),
-        "answer_location": answer_location(doc.tokens, answer_string_sequence),
+        "answer_location": doc.answer_location(answer_string_sequence),
         "answer_sequence": document_vocab.ids_of(answer_string_sequence),
         "answer_string_sequence": answer_string_sequence,
         "break_levels": list(doc.break_levels),
-        "document_sequence": document_vocab.ids_of(doc.tokens),
-        "full_match_answer_location": full_match_answer_location(doc.tokens, record.answer_tokens),
+        "document_sequence": list(doc.document_sequence),
+        "full_match_answer_location": doc.full_match_answer_location(record.answer_tokens),
         "key": record.key,
-        "paragraph_breaks": doc.paragraph_breaks,
+        "paragraph_breaks": list(doc.paragraph_breaks),
         "question_sequence": document_vocab.ids_of(record.question),
         "question_string_sequence": list(record.question),
         "raw_answer_ids": raw_answer_vocab.ids_of(record.raw_answers),
         "raw_answers": list(record.raw_answers),
-        "sentence_breaks": doc.sentence_breaks,
+        "sentence_breaks": list(doc.sentence_breaks),
         "string_sequence": list(doc.tokens),
         "type_sequence": [NONE_ID] * len(doc.tokens),
     }
     assert tuple(out) == RELEASE_FIELDS
     return out
+
+
+class _DocumentFields:
+    """What a release record takes from its document alone, computed once per document (a
+    document has ~1,000 words and a record for each of its questions, which come one after the
+    other), and where each word occurs, so that locating an answer reads only its words' places."""
+
+    def __init__(self, document: TokenizedDocument, document_vocab: Vocabulary) -> None:
+        self.tokens = document.tokens
+        self.break_levels = document.break_levels
+        self.document_sequence = document_vocab.ids_of(document.tokens)
+        self.paragraph_breaks = document.paragraph_breaks
+        self.sentence_breaks = document.sentence_breaks
+        self.places: dict[str, list[int]] = {}
+        for i, token in enumerate(document.tokens):
+            self.places.setdefault(token, []).append(i)
+
+    def answer_location(self, answer_tokens: Iterable[str]) -> list[int]:
+        """`answer_location(tokens, answer_tokens)`: the places of every answer word, in order."""
+        return sorted(i for token in set(answer_tokens) for i in self.places.get(token, ()))
+
+    def full_match_answer_location(self, answers: Iterable[Sequence[str]]) -> list[int]:
+        """`full_match_answer_location(tokens, answers)`, trying only the places of each value's
+        first word."""
+        covered: set[int] = set()
+        n = len(self.tokens)
+        for value in answers:
+            m = len(value)
+            if m == 0:
+                continue
+            for i in self.places.get(value[0], ()):
+                if i <= n - m and tuple(self.tokens[i : i + m]) == tuple(value):
+                    covered.update(range(i, i + m))
+        return sorted(covered)
+
+
+@functools.lru_cache(maxsize=1)
+def _document_fields(document: TokenizedDocument, document_vocab: Vocabulary) -> _DocumentFields:
+    """The last document's fields again for the next record on it (equal documents: one cached)."""
+    return _DocumentFields(document, document_vocab)
