@@ -166,6 +166,15 @@ def read_spilled(
         return [pa.ipc.read_record_batch(source.read_at(length, offset), schema) for offset, length in spans]
 
 
+def iter_spilled(
+    directory: Path, task_id: str, spans: Sequence[Span], schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """`read_spilled`, a batch at a time (the file is open until the last one is read)."""
+    with pa.OSFile(str(spill_path(directory, task_id)), "rb") as source:
+        for offset, length in spans:
+            yield pa.ipc.read_record_batch(source.read_at(length, offset), schema)
+
+
 class FileBucketSink(BucketSink):
     """Collects one task's rows and spills them as batches, each holding one spill group."""
 
@@ -404,11 +413,12 @@ class GatheredTables(Mapping[str, pa.Table]):
         return sum(length for _, tables in self._inputs for _, length in tables.get(name, ()))
 
     def batches(self, name: str) -> Iterator[pa.RecordBatch]:
-        """Table `name`'s rows as they were spilled, one map task's batches at a time."""
+        """Table `name`'s rows as they were spilled, one batch at a time: a map task's whole
+        bucket grew with the task (a Wikipedia scan's 64 MB of XML: ~40 MB of pages)."""
         for task_id, tables in self._inputs:
             spans = tables.get(name)
             if spans:
-                yield from read_spilled(self._directory, task_id, spans, self._schemas[name])
+                yield from iter_spilled(self._directory, task_id, spans, self._schemas[name])
 
     def take(self, name: str) -> pa.Table:
         """Table `name`, no longer held here (read now unless the reduce already read it)."""
