@@ -43,7 +43,7 @@ def order_and_duplicates(table: pa.Table, sort_by: Sequence[str]) -> tuple[pa.Ar
     key = combined_key(table, sort_by)
     if key is None:
         order = pc.sort_indices(table, sort_keys=[(column, "ascending") for column in sort_by])
-        return order, _adjacent_duplicates(table.select(list(sort_by)).take(order), sort_by)
+        return order, adjacent_duplicates(table.select(list(sort_by)).take(order), sort_by)
     positions = np.argsort(key, kind="stable")
     ordered = key[positions]
     return pa.array(positions), int(np.count_nonzero(ordered[1:] == ordered[:-1]))
@@ -120,9 +120,11 @@ def _integer_ranks(values: pa.Array) -> tuple[np.ndarray, int] | None:
     return ranks, size
 
 
-def _adjacent_duplicates(table: pa.Table, keys: Sequence[str]) -> int:
+def adjacent_duplicates(table: pa.Table, keys: Sequence[str]) -> int:
     """Rows equal to their predecessor on every key column (the table is sorted by `keys`)."""
     n = table.num_rows
+    if n < 2:
+        return 0
     same: pa.Array | None = None
     for key in keys:
         column = table.column(key)
