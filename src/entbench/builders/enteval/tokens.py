@@ -18,6 +18,7 @@ from typing import Any
 from entbench.readers.tokenizer import english_pipeline
 
 _NON_SPACE = re.compile(r"\S+")  # \s is exactly str.isspace(), the set str.split() cuts on
+_SPACE = re.compile(r"\s")
 _SHARED: Tokenizer | None = None
 
 
@@ -107,7 +108,7 @@ def _doc_tokens(doc: Any) -> Iterator[Token]:
             continue
         text: str = token.text
         start: int = token.idx
-        if not any(c.isspace() for c in text):
+        if _SPACE.search(text) is None:  # one C call; a generator over the characters cost ~2 s/world
             yield Token(text, start, start + len(text))
             continue
         for match in _NON_SPACE.finditer(text):
