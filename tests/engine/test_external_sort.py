@@ -6,6 +6,7 @@ Every golden target through it: tests/engine/test_golden_paths.py."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from entbench.engine import external_sort, shards, tasks
 from entbench.engine.shards import DuplicateKeyError, prepare_rows, write_parquet
 from tests.builders.kb.support import shard_hashes
 from tests.builders.wikidata.test_wikidata_build import FIXTURES, build
+from tests.builds import build as samples_build
 
 SCHEMA = pa.schema(
     [
@@ -27,6 +29,7 @@ SCHEMA = pa.schema(
 )
 SORT_BY = ("subject", "ordinal")
 META = {"entbench.table": "claims"}
+WIKIPEDIA_DUMP = FIXTURES.parent / "wikipedia" / "enwiki-201605.pages-articles1.head-part.xml.bz2"
 
 
 def claims(rows: int, seed: int = 3) -> pa.Table:
@@ -58,9 +61,9 @@ def small_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     merged: list[int] = []
     original = external_sort._RunMerger.__init__
 
-    def counting(self: Any, paths: Any, schema: pa.Schema) -> None:
-        merged.append(len(paths))
-        original(self, paths, schema)
+    def counting(self: Any, runs: Any, schema: pa.Schema, sort_by: Any) -> None:
+        merged.append(len(runs))
+        original(self, runs, schema, sort_by)
 
     monkeypatch.setattr(external_sort._RunMerger, "__init__", counting)
     return merged
@@ -114,13 +117,18 @@ def test_no_rows_give_the_empty_shard(tmp_path: Path) -> None:
 
 
 def test_a_repeated_key_is_refused_and_leaves_no_shard(tmp_path: Path, small_runs: list[int]) -> None:
-    # Enough rows for run files beside the last run (kept in memory): they are removed too.
+    # Enough rows for run files beside the last run (kept in memory): they are removed too. The
+    # repeated row is in the last run, its first copy in an earlier one: found while merging.
     table = pa.concat_tables([claims(1500), claims(1500).slice(0, 1)])
-    with pytest.raises(DuplicateKeyError, match="share a key"):
+    with pytest.raises(DuplicateKeyError, match="share a key") as refused:
         external(table, tmp_path / "e.parquet", tmp_path / "s")
+    with pytest.raises(DuplicateKeyError) as in_memory_refused:
+        in_memory(table, tmp_path / "m.parquet")
+    assert str(refused.value) == str(in_memory_refused.value)  # the same count of repeated keys
     assert not (tmp_path / "e.parquet").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".e.parquet")]  # no temp file left
     assert list((tmp_path / "s").iterdir()) == []
-    assert small_runs == []  # refused before any merge
+    assert small_runs[0] > 1
 
 
 def test_a_build_killed_while_merging_runs_resumes_to_identical_bytes(
@@ -129,19 +137,150 @@ def test_a_build_killed_while_merging_runs_resumes_to_identical_bytes(
     source = FIXTURES / "entities-new.json.bz2"
     reference = shard_hashes(build(tmp_path / "ref", source), files=True)
     monkeypatch.setattr(tasks, "SORT_MEMORY_BYTES", 0)
-    original = external_sort._RunMerger.group
-    calls: list[int] = []
+    original = external_sort._RunMerger.merged
+    windows: list[int] = []
 
-    def dying(self: Any, run_of: Any) -> pa.Table:
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return original(self, run_of)
+    def dying(self: Any) -> Iterator[pa.Table]:
+        for window in original(self):
+            windows.append(1)
+            if len(windows) == 3:
+                raise KeyboardInterrupt
+            yield window
 
-    monkeypatch.setattr(external_sort._RunMerger, "group", dying)
+    monkeypatch.setattr(external_sort._RunMerger, "merged", dying)
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "out", source)
     incomplete = next((tmp_path / "out" / "normalized" / "wikidata" / ".incomplete").iterdir())
     assert not list(incomplete.rglob("part-*.parquet.tmp*")) and not list(incomplete.rglob(".part-*"))
-    monkeypatch.setattr(external_sort._RunMerger, "group", original)
+    monkeypatch.setattr(external_sort._RunMerger, "merged", original)
     assert shard_hashes(build(tmp_path / "out", source), files=True) == reference
+
+
+KEYED = pa.schema(
+    [
+        ("page_id", pa.int64()),
+        ("ordinal", pa.int32()),
+        ("title", pa.string()),
+        ("text", pa.string()),
+    ]
+)
+KEYED_SORT = ("page_id", "ordinal")
+
+
+def keyed_rows(rows: int, layout: str, seed: int = 5) -> pa.Table:
+    """Rows keyed (page_id, ordinal) as a scan's links are, in the mapped order `layout` gives:
+    `ascending` (a dump's page ids: the runs are disjoint ranges), `shuffled` (every run spans every
+    key) or `blocks` (ascending pages whose links come in a shuffled order within each block of
+    pages, so consecutive runs overlap at their ends). Some keys are null (sorted last)."""
+    rng = random.Random(seed)
+    keys: list[tuple[int | None, int | None]] = [(page, o) for page in range(rows // 4) for o in range(4)]
+    keys += [(None, 1), (None, None), (7, None)]
+    if layout == "shuffled":
+        rng.shuffle(keys)
+    elif layout == "blocks":
+        blocks = [keys[i : i + 300] for i in range(0, len(keys), 300)]
+        for block in blocks:
+            rng.shuffle(block)
+        keys = [key for block in blocks for key in block]
+    return pa.table(
+        {
+            "page_id": [p for p, _ in keys],
+            "ordinal": [o for _, o in keys],
+            "title": [f"T{p}" for p, _ in keys],
+            "text": ["x" * rng.randrange(0, 300) for _ in keys],
+        },
+        schema=KEYED,
+    )
+
+
+def write_both(
+    table: pa.Table, tmp_path: Path, schema: pa.Schema, sort_by: tuple[str, ...], batch_rows: int = 97
+) -> tuple[bytes, bytes]:
+    """The shard `table` gives through the external sort and through the in-memory path."""
+    external_sort.write_sorted(
+        table.to_batches(max_chunksize=batch_rows),
+        tmp_path / "e.parquet",
+        schema=schema,
+        metadata=META,
+        sort_by=sort_by,
+        scratch=tmp_path / "scratch",
+    )
+    rows = shards.cast_rows(table, schema)
+    order = shards.sort_order(rows, sort_by)
+    write_parquet(rows, tmp_path / "m.parquet", schema=schema, metadata=META, sort_by=sort_by, order=order)
+    return (tmp_path / "e.parquet").read_bytes(), (tmp_path / "m.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("layout", ["ascending", "shuffled", "blocks"])
+def test_the_merge_of_many_runs_gives_the_order_of_the_whole_sort(
+    tmp_path: Path, small_runs: list[int], monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    # Batches of ~2 KB: ~13 rows each, so a window takes from many batches of many runs.
+    monkeypatch.setattr(external_sort, "RUN_BATCH_BYTES", 2_000)
+    table = keyed_rows(4_000, layout)
+    merged, whole = write_both(table, tmp_path, KEYED, KEYED_SORT)
+    assert merged == whole
+    assert small_runs[0] > 5
+    back = pa.parquet.read_table(tmp_path / "e.parquet")
+    assert back.column("page_id").to_pylist()[-2:] == [None, None]  # nulls last, as Arrow sorts them
+    assert back.num_rows == table.num_rows
+
+
+def test_a_key_repeated_within_and_across_runs_is_counted_as_the_whole_sort_counts_it(
+    tmp_path: Path, small_runs: list[int]
+) -> None:
+    table = keyed_rows(3_000, "ascending")
+    # Ties: a key three times (twice in the first run, once in the last) and the null key twice
+    # (nulls are equal, as a sort groups them).
+    repeated = pa.concat_tables(
+        [table.slice(0, 10), table.slice(5, 1), table.slice(10), table.slice(5, 1), table.slice(3_001, 1)]
+    )
+    with pytest.raises(DuplicateKeyError) as merged:
+        write_both(repeated, tmp_path, KEYED, KEYED_SORT)
+    with pytest.raises(DuplicateKeyError) as whole:
+        shards.sort_order(repeated, KEYED_SORT)
+    assert str(merged.value) == str(whole.value)
+    assert str(merged.value).startswith("3 rows share a key")
+    assert small_runs[0] > 5
+    assert not (tmp_path / "e.parquet").exists()
+
+
+def test_float_keys_merge_with_nan_and_null_where_arrow_sorts_them(
+    tmp_path: Path, small_runs: list[int]
+) -> None:
+    schema = pa.schema([("score", pa.float64()), ("name", pa.string())])
+    rng = random.Random(11)
+    scores: list[float | None] = [rng.uniform(-1e6, 1e6) for _ in range(2_000)]
+    scores += [float("nan"), None, -0.5, float("inf"), float("-inf")]
+    names = [f"n{i}" for i in range(len(scores))]
+    table = pa.table({"score": scores, "name": names}, schema=schema)
+    merged, whole = write_both(table, tmp_path, schema, ("score", "name"))
+    assert merged == whole
+    assert small_runs[0] > 1
+
+
+def test_a_wikipedia_scan_sorted_on_disk_in_small_runs_writes_the_bytes_of_the_whole_sort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_runs: list[int]
+) -> None:
+    # The real fixture dump in 1 MB map tasks: each shard's pages and links reach its reducer as
+    # several tasks' batches, in dump order (the runs are ranges of page ids that touch at their ends).
+    def scan(out: Path) -> dict[str, str]:
+        dirs = samples_build(
+            "wikipedia",
+            out=out,
+            sources=[f"wikipedia={WIKIPEDIA_DUMP}"],
+            params=["wikipedia.num_shards=2"],
+            chunk_mb=1,
+            progress=False,
+            log=lambda _m: None,
+            card=False,
+        )
+        return shard_hashes(dirs["wikipedia"], files=True)
+
+    monkeypatch.setattr(tasks, "SORT_MEMORY_BYTES", 1 << 40)
+    whole = scan(tmp_path / "whole")
+    assert small_runs == []
+    monkeypatch.setattr(tasks, "SORT_MEMORY_BYTES", 0)
+    monkeypatch.setattr(external_sort, "RUN_BATCH_BYTES", 20_000)
+    assert scan(tmp_path / "merged") == whole
+    assert len(small_runs) == 4 and min(small_runs) > 1, small_runs  # pages and links of 2 shards

@@ -80,9 +80,9 @@ def test_every_golden_target_through_the_merge_pass_and_the_external_sort_matche
         current[:] = [(path.parents[3].name, path.parent.name)]
         return write_sorted(batches, path, **kwargs)
 
-    def counting(self: Any, paths: Any, schema: pa.Schema) -> None:
-        runs.setdefault(current[0], []).append(len(paths))
-        run_merger(self, paths, schema)
+    def counting(self: Any, sorted_runs: Any, schema: pa.Schema, sort_by: Any) -> None:
+        runs.setdefault(current[0], []).append(len(sorted_runs))
+        run_merger(self, sorted_runs, schema, sort_by)
 
     monkeypatch.setattr(tasks, "merge_task", merging)
     monkeypatch.setattr(tasks, "write_sorted", sorting)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from entbench.engine.key_order import _adjacent_duplicates, combined_key, order_and_duplicates, sort_indices
+from entbench.engine.key_order import adjacent_duplicates, combined_key, order_and_duplicates, sort_indices
 from entbench.engine.shards import DuplicateKeyError, sort_order
 
 # Few distinct values, so keys repeat as ids and properties do; non-ASCII and prefixes of each other
@@ -35,13 +35,13 @@ _COLUMNS = {
 
 def _arrow_order(table: pa.Table, keys: list[str]) -> tuple[list[int], int]:
     order = pc.sort_indices(table, sort_keys=[(key, "ascending") for key in keys])
-    return order.to_pylist(), _adjacent_duplicates(table.select(keys).take(order), keys)
+    return order.to_pylist(), adjacent_duplicates(table.select(keys).take(order), keys)
 
 
 @st.composite
 def _tables(draw: st.DrawFn) -> tuple[pa.Table, list[str]]:
     keys = draw(st.lists(st.sampled_from(sorted(_COLUMNS)), min_size=1, max_size=3, unique=True))
-    rows = draw(st.integers(0, 40))
+    rows = draw(st.integers(0, 80))  # either side of key_order._SMALL_ROWS
     arrays = {}
     for key in keys:
         kind, values = _COLUMNS[key]

@@ -18,6 +18,7 @@ from entbench import api
 from entbench.engine import tasks
 from entbench.engine.shuffle import (
     FLUSH_BYTES,
+    SINK_BUFFER_BYTES,
     FileBucketSink,
     ShuffleLayout,
     gather_bucket,
@@ -232,3 +233,35 @@ def test_a_sink_writes_a_batch_once_its_rows_hold_flush_bytes(tmp_path: Path) ->
     spans = record["batches"]["rows"]
     assert len(spans) >= 5 and max(length for _g, _o, length in spans) < 2 * FLUSH_BYTES
     assert gathered(tmp_path, shard_inputs(tmp_path, ["t00000"], [0]), 0) == [(0, r) for r in range(500)]
+
+
+def test_a_sink_over_many_groups_writes_everything_once_its_buffers_hold_sink_buffer_bytes(
+    tmp_path: Path,
+) -> None:
+    """Rows spread over many shards stay under each shard's `FLUSH_BYTES` for long; past
+    `SINK_BUFFER_BYTES` over all of them the sink writes every buffer, so a task holds a bounded
+    amount whatever its size and its number of spill groups; each reducer gathers its rows in order."""
+    shards = 8
+    layout = shuffle_layout(shards, 64)
+    sink = FileBucketSink(tmp_path, "t00000", {"rows": SCHEMA}, layout)
+    text = "y" * 10_000
+    per_emit = 40  # ~0.4 MB an emit, 5 per shard: far under FLUSH_BYTES for each shard
+    emits = 0
+    while emits * per_emit * len(text) < 3 * SINK_BUFFER_BYTES:
+        shard = emits % shards
+        rows = list(range(emits * per_emit, (emits + 1) * per_emit))
+        sink.emit("rows", shard, pa.record_batch([[0] * per_emit, rows, [text] * per_emit], schema=SCHEMA))
+        emits += 1
+        assert sink._buffered < SINK_BUFFER_BYTES  # written as soon as the budget is reached
+    sink.close(Stats(rows=emits * per_emit))
+    record = read_done(tmp_path, "t00000")
+    assert record is not None
+    written = {group for group, _offset, _length in record["batches"]["rows"]}
+    assert written == set(range(shards))
+    assert len(record["batches"]["rows"]) >= 3 * shards  # several batches per shard, not one at the end
+    inputs = shard_inputs(tmp_path, ["t00000"], list(range(shards)))
+    for shard in range(shards):
+        expected = [
+            (0, r) for e in range(shard, emits, shards) for r in range(e * per_emit, (e + 1) * per_emit)
+        ]
+        assert gathered(tmp_path, inputs, shard) == expected

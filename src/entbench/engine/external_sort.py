@@ -1,4 +1,4 @@
-"""Writing a shard table too large to sort in memory: sorted runs on disk, merged a row group at a time.
+"""Writing a shard table too large to sort in memory: sorted runs on disk, merged a window at a time.
 
 A reducer that keeps a mapped table as it is (`Stage.reduce` leaves it out of its result) used to
 read all of the shard's rows into memory, copy them into one chunk, sort and write them: about
@@ -7,36 +7,44 @@ of spilled rows (`write_sorted`):
 
 1. the rows are read in batches and cut into *runs* of about `SORT_MEMORY_BYTES`; each run is
    cast to the output schema, sorted by the table's key and written to a scratch file (Arrow IPC
-   stream) in that order, and only its sorted key columns stay in memory. The last run, still in
-   memory when the rows end, stays there sorted instead of going to disk and back: a shard of a
-   few runs (a 20k-entity dump's claims: two) spent a tenth of its external sort on that round trip;
-2. the key columns of every run are sorted together: the shard's order, and for each output row
-   the run it comes from. Within a run the rows come out in the run's own order, so every run is
-   read once, front to back;
-3. each row group takes its rows from the runs' read positions and is written, then freed.
+   stream) in that order, in batches of at most `RUN_BATCH_ROWS` rows and about `RUN_BATCH_BYTES`.
+   The last run, still in memory when the rows end, stays there sorted instead of going to disk
+   and back: a shard of a few runs (a 20k-entity dump's claims: two) spent a tenth of its external
+   sort on that round trip;
+2. the runs are merged k ways, a *window* at a time (`_RunMerger`): each run holds its current
+   batch; the smallest of the batches' last keys is the frontier, and every row up to it in every
+   run's batch (a prefix of each, found by bisection) is the shard's next rows: a later batch of
+   any run starts past its run's last key, which is at least the frontier. The rows of one run
+   need no sort (a dump's runs are mostly disjoint ranges of keys: a Wikipedia scan's page ids);
+   rows of several are sorted together, stably in run order;
+3. the merged rows are cut into row groups of the size the whole shard gives and written.
 
-Memory is the key columns of the shard plus about two runs' worth, whatever the shard's size
-(while merging: the last run and the row group being gathered).
-The keys are unique (checked, as on the in-memory path), so there is one sorted order: the rows,
-their order, the row groups and the dictionary choice are those of `shards.write_parquet` on the
-whole table, and so are the bytes.
+Memory is about a batch per run plus a row group, whatever the shard's size: the shard's key
+columns were once sorted together here, and that sort (~50 bytes a row: `links` at 1.7M rows a
+shard) was what still grew with the shard.
+The keys are unique (checked as the rows stream by: sorted, equal keys are adjacent), so there is
+one sorted order: the rows, their order, the row groups and the dictionary choice are those of
+`shards.write_parquet` on the whole table, and so are the bytes. A repeated key raises the
+in-memory path's `DuplicateKeyError`, with the same count, once every row was seen.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
-from entbench.engine.key_order import sort_indices
+from entbench.engine.key_order import adjacent_duplicates, order_and_duplicates, sort_indices
 from entbench.engine.shards import (
     WrittenShard,
     cast_rows,
     content_bytes,
+    duplicate_key_error,
     rows_per_group,
-    sort_order,
     write_row_groups,
 )
 
@@ -44,8 +52,13 @@ from entbench.engine.shards import (
 #: size of a run. About what a Wikidata scan's map task holds (8 MB of JSON becomes ~9 MB of rows),
 #: so a reducer's peak stays near a mapper's.
 SORT_MEMORY_BYTES = 16 << 20
-#: Rows per batch of a run file: the unit a run is read back in during the merge.
-RUN_BATCH_ROWS = 4_096
+#: Rows per batch of a run file at most: the unit a run is read back and merged in (a window of
+#: several runs costs a sort and a take whatever its size: at 4096 rows, 2M rows of interleaved
+#: claims took 20% more CPU than the whole shard's sort; at 16k, the same)...
+RUN_BATCH_ROWS = 16_384
+#: ...and about the bytes of one (4096 rows of a Wikipedia scan's pages are ~10 MB of text): the
+#: merge holds a batch of every run at once.
+RUN_BATCH_BYTES = 1 << 20
 
 
 def write_sorted(
@@ -58,8 +71,8 @@ def write_sorted(
     scratch: Path,
 ) -> WrittenShard:
     """Write the rows of `batches` (mapped rows, cast here to `schema`) sorted by `sort_by`, as
-    `shards.write_parquet` would, holding about two runs at a time; run files go to `scratch`
-    (created, and emptied of them again)."""
+    `shards.write_parquet` would, holding about a run and a batch of every run at a time; run files
+    go to `scratch` (created, and emptied of them again)."""
     if not sort_by:
         raise ValueError("an external sort needs a sort key")
     runs = _RunWriter(scratch, schema, sort_by)
@@ -69,18 +82,10 @@ def write_sorted(
         last = runs.sorted_pending()
         sources: list[Path | pa.Table] = [*runs.paths, *([] if last is None else [last])]
         del last
-        keys = pa.concat_tables(runs.keys) if runs.keys else schema.empty_table().select(list(sort_by))
-        run_ids = np.repeat(np.arange(len(runs.keys), dtype=np.int32), [k.num_rows for k in runs.keys])
-        runs.keys.clear()
-        order = sort_order(keys, sort_by)  # raises DuplicateKeyError as the in-memory path does
-        del keys
-        run_of = run_ids if order is None else run_ids[order.to_numpy()]
-        del run_ids, order
-        size = rows_per_group(runs.rows, runs.content)
-        merger = _RunMerger(sources, schema)
+        merger = _RunMerger(sources, schema, sort_by)
         del sources  # the in-memory run is the merger's now, freed when it closes
         try:
-            groups = (merger.group(run_of[start : start + size]) for start in range(0, runs.rows, size))
+            groups = _row_groups(merger.merged(), rows_per_group(runs.rows, runs.content))
             return write_row_groups(
                 groups, path, schema=schema, metadata=metadata, sort_by=sort_by, rows=runs.rows
             )
@@ -88,6 +93,25 @@ def write_sorted(
             merger.close()
     finally:
         runs.remove()
+
+
+def _row_groups(pieces: Iterator[pa.Table], size: int) -> Iterator[pa.Table]:
+    """The rows of `pieces`, in order, as tables of `size` rows (the last one fewer)."""
+    held: list[pa.Table] = []
+    count = 0
+    for piece in pieces:
+        start = 0
+        while start < piece.num_rows:
+            part = piece.slice(start, size - count)
+            start += part.num_rows
+            held.append(part)
+            count += part.num_rows
+            if count == size:
+                yield pa.concat_tables(held)
+                held.clear()
+                count = 0
+    if held:
+        yield pa.concat_tables(held)
 
 
 class _RunWriter:
@@ -98,7 +122,6 @@ class _RunWriter:
         self.schema = schema
         self.sort_by = list(sort_by)
         self.paths: list[Path] = []
-        self.keys: list[pa.Table] = []
         self.rows = 0
         self.content = 0
         self._pending: list[pa.Table] = []
@@ -116,8 +139,8 @@ class _RunWriter:
             self.flush()
 
     def sorted_pending(self) -> pa.Table | None:
-        """What is pending as one run, cast and sorted, its keys recorded like a written run's
-        (None when nothing is); the caller keeps it in memory instead of a run file."""
+        """What is pending as one run, cast and sorted (None when nothing is); the caller keeps it
+        in memory instead of a run file."""
         if not self._pending:
             return None
         # Cast once a run rather than once a spilled batch: the same rows, a fraction of the calls.
@@ -132,10 +155,7 @@ class _RunWriter:
         # One take of the whole run, then read a batch at a time as slices of it: a take per
         # batch paid the nested claim columns' per-call cost ~15 times a run (0.07 -> 0.03 s CPU
         # a 16 MB run of truthy claims), for one run's worth of memory more at the moment of the take.
-        table = table.take(sort_indices(table, self.sort_by))
-        # The key columns are buffers of their own in the taken table: kept, they hold nothing else.
-        self.keys.append(table.select(self.sort_by))
-        return table
+        return table.take(sort_indices(table, self.sort_by))
 
     def flush(self) -> None:
         """Sort what is pending and write it as the next run."""
@@ -147,7 +167,7 @@ class _RunWriter:
         # Listed before it is written, so that a failed write is removed too.
         self.paths.append(path)
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, self.schema) as writer:
-            for batch in table.to_batches(max_chunksize=RUN_BATCH_ROWS):
+            for batch in run_batches(table):
                 writer.write_batch(batch)
 
     def remove(self) -> None:
@@ -156,68 +176,148 @@ class _RunWriter:
             path.unlink(missing_ok=True)
 
 
-class _RunCursor:
-    """One run, read front to back as rows are taken from it: a run file, or the sorted run kept
-    in memory (its batches are slices of its buffers, so it is held until the merge ends)."""
+def run_batches(run: pa.Table) -> list[pa.RecordBatch]:
+    """A sorted run as the batches it is merged in: `RUN_BATCH_ROWS` rows, fewer when they would
+    hold much more than `RUN_BATCH_BYTES` (slices of the run: no copy)."""
+    rows = run.num_rows
+    per_batch = RUN_BATCH_ROWS
+    if rows and run.nbytes > RUN_BATCH_BYTES:
+        per_batch = max(1, min(per_batch, math.ceil(rows * RUN_BATCH_BYTES / run.nbytes)))
+    return [batch for batch in run.to_batches(max_chunksize=per_batch) if batch.num_rows]
 
-    def __init__(self, run: Path | pa.Table) -> None:
+
+#: A row's key as Python values that compare as Arrow's ascending sort with nulls last orders rows
+#: (`_row_key`).
+Key = tuple[tuple[int, Any], ...]
+
+
+def _value_key(value: Any, floating: bool) -> tuple[int, Any]:
+    """One key column's value: values first, then (in a float column) NaN, then null, as Arrow's
+    sort places them. Strings compare by code point in Python and by UTF-8 byte in Arrow: the same
+    order."""
+    if value is None:
+        return (2, 0)
+    if floating and math.isnan(value):
+        return (1, 0)
+    return (0, value)
+
+
+class _RunCursor:
+    """One run, read front to back a batch at a time: a run file, or the sorted run kept in memory
+    (its batches are slices of its buffers, so it is held until the merge ends). `batch` holds the
+    rows of the current batch not yet merged (None once the run is done), `first` and `last` their
+    first and last key."""
+
+    def __init__(self, run: Path | pa.Table, sort_by: Sequence[str]) -> None:
+        self._sort_by = list(sort_by)
         self._file: pa.NativeFile | None = None
         self._batches: list[pa.RecordBatch] = []
         if isinstance(run, pa.Table):
-            self._batches = run.to_batches(max_chunksize=RUN_BATCH_ROWS)
+            self._batches = run_batches(run)
             self._batches.reverse()  # popped from the end, in order
         else:
             self._file = pa.OSFile(str(run), "rb")
             self._reader = pa.ipc.open_stream(self._file)
-        self._batch: pa.RecordBatch | None = None
-        self._position = 0
+        self.batch: pa.RecordBatch | None = None
+        self.first: Key = ()
+        self.last: Key = ()
+        self._set(self._read())
 
-    def _next_batch(self) -> pa.RecordBatch:
-        return self._reader.read_next_batch() if self._file is not None else self._batches.pop()
+    def _read(self) -> pa.RecordBatch | None:
+        while True:
+            if self._file is not None:
+                try:
+                    batch = self._reader.read_next_batch()
+                except StopIteration:
+                    return None
+            elif self._batches:
+                batch = self._batches.pop()
+            else:
+                return None
+            if batch.num_rows:
+                return batch
 
-    def take(self, count: int) -> Iterator[pa.RecordBatch]:
-        """The run's next `count` rows, as slices of its batches."""
-        while count:
-            if self._batch is None or self._position == self._batch.num_rows:
-                self._batch = self._next_batch()
-                self._position = 0
-            n = min(count, self._batch.num_rows - self._position)
-            yield self._batch.slice(self._position, n)
-            self._position += n
-            count -= n
-            if self._position == self._batch.num_rows:
-                # Not kept until the next take: a run taken to its end is never taken from again,
-                # and every finished run held its last batch (a few MB of pages' text each) to the
-                # end of the merge, so a shard's merge grew with its number of runs.
-                self._batch = None
+    def _set(self, batch: pa.RecordBatch | None) -> None:
+        self.batch = batch
+        if batch is not None:
+            self.first = _row_key(batch, 0, self._sort_by)
+            self.last = _row_key(batch, batch.num_rows - 1, self._sort_by)
+
+    def rows_through(self, frontier: Key) -> int:
+        """How many rows of the current batch have a key at most `frontier` (the batch is sorted)."""
+        batch = self.batch
+        assert batch is not None
+        return bisect.bisect_right(
+            range(batch.num_rows), frontier, key=lambda row: _row_key(batch, row, self._sort_by)
+        )
+
+    def take(self, count: int) -> pa.RecordBatch:
+        """The current batch's first `count` rows; the next batch is read once it is all taken
+        (a finished run holds nothing: every finished run's last batch, kept to the end, once made
+        a shard's merge grow with its number of runs)."""
+        batch = self.batch
+        assert batch is not None
+        self._set(self._read() if count == batch.num_rows else batch.slice(count))
+        return batch.slice(0, count)
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
         self._batches.clear()
+        self.batch = None
 
 
 class _RunMerger:
-    """The sorted runs (files, and the last one in memory), merged one row group at a time."""
+    """The sorted runs (files, and the last one in memory), merged k ways a window at a time."""
 
-    def __init__(self, runs: Sequence[Path | pa.Table], schema: pa.Schema) -> None:
+    def __init__(self, runs: Sequence[Path | pa.Table], schema: pa.Schema, sort_by: Sequence[str]) -> None:
         self.schema = schema
-        self._cursors = [_RunCursor(run) for run in runs]
+        self.sort_by = list(sort_by)
+        self._cursors = [_RunCursor(run, sort_by) for run in runs]
 
-    def group(self, run_of: np.ndarray) -> pa.Table:
-        """The next `len(run_of)` rows of the shard, row i from run `run_of[i]`."""
-        counts = np.bincount(run_of, minlength=len(self._cursors))
-        pieces: list[pa.RecordBatch] = []
-        for run in np.flatnonzero(counts):
-            pieces.extend(self._cursors[run].take(int(counts[run])))
-        gathered = pa.Table.from_batches(pieces, self.schema)  # run by run, each in its own order
-        # Row i is the k-th row of its run in this group, which sits at that run's offset + k in
-        # `gathered`: a stable sort of the run ids lists the rows in `gathered`'s order.
-        by_run = np.argsort(run_of, kind="stable")
-        position = np.empty_like(by_run)
-        position[by_run] = np.arange(len(by_run))
-        return gathered.take(pa.array(position))
+    def merged(self) -> Iterator[pa.Table]:
+        """The runs' rows in key order, a window at a time; raises `DuplicateKeyError` after the
+        last rows when a key repeats (counted as the in-memory path counts them)."""
+        duplicates = 0
+        previous: Key | None = None
+        while True:
+            active = [cursor for cursor in self._cursors if cursor.batch is not None]
+            if not active:
+                break
+            frontier = min(cursor.last for cursor in active)
+            # Every other run's rows past its current batch come after its `last`, so after the
+            # frontier; in run order, so that equal keys (refused below) would keep run order.
+            taking = [cursor for cursor in active if cursor.first <= frontier]
+            if len(taking) == 1:
+                cursor = taking[0]  # the frontier's own run: all of its batch
+                assert cursor.batch is not None
+                first, last = cursor.first, cursor.last
+                window = pa.Table.from_batches([cursor.take(cursor.batch.num_rows)])
+                duplicates += adjacent_duplicates(window, self.sort_by)
+            else:
+                parts = [cursor.take(cursor.rows_through(frontier)) for cursor in taking]
+                window = pa.Table.from_batches([part for part in parts if part.num_rows], self.schema)
+                order, repeated = order_and_duplicates(window, self.sort_by)
+                window = window.take(order)
+                duplicates += repeated
+                first = _row_key(window, 0, self.sort_by)
+                last = _row_key(window, window.num_rows - 1, self.sort_by)
+            if previous is not None and previous == first:
+                duplicates += 1
+            previous = last
+            yield window
+        if duplicates:
+            raise duplicate_key_error(duplicates, self.sort_by)
 
     def close(self) -> None:
         for cursor in self._cursors:
             cursor.close()
+
+
+def _row_key(rows: pa.Table | pa.RecordBatch, row: int, sort_by: Sequence[str]) -> Key:
+    """The key of row `row` of `rows`."""
+    schema = rows.schema
+    return tuple(
+        _value_key(rows.column(name)[row].as_py(), pa.types.is_floating(schema.field(name).type))
+        for name in sort_by
+    )

@@ -13,6 +13,7 @@ take Arrow's sort.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,6 +22,8 @@ import pyarrow.compute as pc
 
 #: The combined key of a row must fit an int64.
 _MAX_SPAN = (1 << 63) - 1
+#: Up to this many rows a table's keys are sorted as Python values (`_small_order_and_duplicates`).
+_SMALL_ROWS = 32
 
 
 def sort_indices(table: pa.Table, sort_by: Sequence[str]) -> pa.Array:
@@ -33,13 +36,35 @@ def sort_indices(table: pa.Table, sort_by: Sequence[str]) -> pa.Array:
 
 def order_and_duplicates(table: pa.Table, sort_by: Sequence[str]) -> tuple[pa.Array, int]:
     """`sort_indices` and how many rows equal their predecessor in that order on every key."""
+    if table.num_rows <= _SMALL_ROWS:
+        small = _small_order_and_duplicates(table, sort_by)
+        if small is not None:
+            return small
     key = combined_key(table, sort_by)
     if key is None:
         order = pc.sort_indices(table, sort_keys=[(column, "ascending") for column in sort_by])
-        return order, _adjacent_duplicates(table.select(list(sort_by)).take(order), sort_by)
+        return order, adjacent_duplicates(table.select(list(sort_by)).take(order), sort_by)
     positions = np.argsort(key, kind="stable")
     ordered = key[positions]
     return pa.array(positions), int(np.count_nonzero(ordered[1:] == ordered[:-1]))
+
+
+def _small_order_and_duplicates(table: pa.Table, sort_by: Sequence[str]) -> tuple[pa.Array, int] | None:
+    """`order_and_duplicates` of a few rows, sorted as Python values: Arrow's per-call overhead
+    (four calls per key column) outweighs the sort there (a scan of one line makes many such
+    shards). Python orders strings by code point, which is UTF-8's byte order, Arrow's; nulls sort
+    last. None for the key types `_ranks` does not rank either."""
+    columns = []
+    for name in sort_by:
+        column = table.column(name)
+        kind = column.type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
+            return None
+        columns.append([(value is None, value) for value in column.to_pylist()])
+    rows = list(zip(*columns, strict=True)) if columns else [()] * table.num_rows
+    positions = sorted(range(len(rows)), key=rows.__getitem__)  # stable, as Arrow's sort
+    duplicates = sum(rows[a] == rows[b] for a, b in itertools.pairwise(positions))
+    return pa.array(positions, pa.int64()), duplicates  # as `np.argsort` gives below
 
 
 def combined_key(table: pa.Table, sort_by: Sequence[str]) -> np.ndarray | None:
@@ -95,9 +120,11 @@ def _integer_ranks(values: pa.Array) -> tuple[np.ndarray, int] | None:
     return ranks, size
 
 
-def _adjacent_duplicates(table: pa.Table, keys: Sequence[str]) -> int:
+def adjacent_duplicates(table: pa.Table, keys: Sequence[str]) -> int:
     """Rows equal to their predecessor on every key column (the table is sorted by `keys`)."""
     n = table.num_rows
+    if n < 2:
+        return 0
     same: pa.Array | None = None
     for key in keys:
         column = table.column(key)

@@ -144,10 +144,13 @@ def sort_order(table: pa.Table, sort_by: Sequence[str]) -> pa.Array | None:
         return None
     order, duplicates = order_and_duplicates(table, sort_by)
     if duplicates:
-        raise DuplicateKeyError(
-            f"{duplicates} rows share a key on {list(sort_by)}; the sort key must be unique"
-        )
+        raise duplicate_key_error(duplicates, sort_by)
     return order
+
+
+def duplicate_key_error(duplicates: int, sort_by: Sequence[str]) -> DuplicateKeyError:
+    """The error for a shard whose rows repeat `duplicates` keys (rows equal to their predecessor)."""
+    return DuplicateKeyError(f"{duplicates} rows share a key on {list(sort_by)}; the sort key must be unique")
 
 
 def write_parquet(

@@ -93,6 +93,7 @@ from entbench.filters.memorization_index import (
 )
 from entbench.filters.memorization_index import label_key as _sorted
 from entbench.filters.memorization_reasons import Decision, fmt, shown
+from entbench.gc_pause import gc_paused
 
 HEURISTICS = ("mem_exact", "mem_freq", "mem_uniform")
 #: EPtest's `FilterData.__init__` calls `random.seed(30)`.
@@ -412,11 +413,13 @@ def audit(
 
 def audit_with_index(index: TrainIndex, test: Sequence[Item], *, seed: int = DEFAULT_SEED) -> AuditResult:
     """`audit` over an already built train index (the stage streams train into it)."""
-    selection = select_test_items(index.labels, test, index.mode)
-    items = [test[i] for i in selection.kept]
-    decisions = {
-        "mem_exact": mem_exact(index, items),
-        "mem_freq": mem_freq(index, items, seed=seed),
-        "mem_uniform": mem_uniform(index, items, seed=seed),
-    }
+    # One decision per test item and heuristic, all acyclic: the cyclic GC would only re-traverse them.
+    with gc_paused():
+        selection = select_test_items(index.labels, test, index.mode)
+        items = [test[i] for i in selection.kept]
+        decisions = {
+            "mem_exact": mem_exact(index, items),
+            "mem_freq": mem_freq(index, items, seed=seed),
+            "mem_uniform": mem_uniform(index, items, seed=seed),
+        }
     return AuditResult(index.mode, seed, index.n_items, len(test), selection, decisions)

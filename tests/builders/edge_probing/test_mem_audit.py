@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench.builders.edge_probing.filter_mem import run_filter_mem
+from entbench.builders.edge_probing.stages import mem_audit
 from entbench.builders.edge_probing.stages.mem_audit import MemAuditStage
 from entbench.engine.config import BuildConfig
 from entbench.engine.executors import make_executor
@@ -261,3 +262,17 @@ def test_a_sharded_audit_decides_as_the_whole_splits_do(built: Path, tmp_path: P
         if d["mem_uniform_reason"] in ("uniform_draw_matched", "uniform_draw_missed")
     }
     assert len(solved_by_draw) >= 4
+
+
+def test_decision_rows_built_in_slices_are_the_rows_built_at_once(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reducer builds a shard's decision rows a slice at a time (its 25k evaluation rows are
+    several slices): the same shard files as one slice holding them all."""
+    manifest = load_manifest(stage_dir(built, "benchmarks", "ud_mem_audit"))
+    assert manifest["num_shards"] == 1 and manifest["stats"]["eval_rows"] > 4 * mem_audit.REDUCE_SLICE_ROWS
+    monkeypatch.setattr(mem_audit, "REDUCE_SLICE_ROWS", 1 << 30)
+    build(tmp_path)
+    whole = load_manifest(stage_dir(tmp_path, "benchmarks", "ud_mem_audit"))
+    assert whole["outputs"] == manifest["outputs"]  # shard files with their sha256
+    assert whole["stats"] == manifest["stats"]

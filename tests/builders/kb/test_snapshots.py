@@ -95,6 +95,28 @@ def test_labels_come_from_the_new_dump(default: dict[str, Path], old: Dump, new:
     }  # fmt: skip
 
 
+def test_labels_from_old_fall_back_to_the_new_dump(out: Path, old: Dump, new: Dump) -> None:
+    """`labels_from=old`: an entity the old dump has shows its old texts, an E_new entity (absent
+    from the old dump) its new ones; every KB entity has a row, once."""
+    dirs = build_kb(out, params=["entity_diff.labels_from=old"])
+    entities = rows(dirs["entity_diff"], "kb_entities")
+    by_qid = {r["qid"]: r for r in entities}
+    assert len(by_qid) == len(entities)
+    assert by_qid["Q1"]["label_en"] == "universe"
+    fresh = {q for q, r in by_qid.items() if r["in_new"]}
+    assert fresh == {"Q8413", "Q3454165"} and not fresh & set(old.entities)
+    for qid, row in by_qid.items():
+        doc = old.entities[qid] if qid in old.entities else new.entities[qid]
+        for kind, texts in (
+            ("label", doc.get("labels") or {}),
+            ("description", doc.get("descriptions") or {}),
+        ):
+            for lang in ("en", "zh"):
+                assert row[f"{kind}_{lang}"] == (texts.get(lang) or {}).get("value"), (qid, kind, lang)
+    default = rows(build_kb(out)["entity_diff"], "kb_entities")
+    assert {r["qid"] for r in default} == set(by_qid)
+
+
 def test_redirect_stubs_and_changes_are_reported(default: dict[str, Path], old: Dump, new: Dump) -> None:
     changes = rows(default["entity_diff"], "id_changes")
     # Both dumps carry the API's redirect Q32063953 -> Q1040 (Karlsruhe); no old entity vanished.

@@ -23,6 +23,7 @@ from entbench.errors import DataError
 from entbench.readers.compressed.gzip_index import (
     INDEX_SUFFIX,
     GzipIndex,
+    iter_indexed_range,
     load_gzip_index,
     read_indexed_range,
     save_gzip_index,
@@ -161,6 +162,17 @@ def test_indexed_ranges_read_every_line_once(tmp_path: Path, dump_bytes: bytes, 
     cuts = [0, 1, 2, 777, 100_000, 1_234_567, 1_234_568, 3_000_001, len(dump_bytes)]
     pieces = [read_indexed_range(str(gz), range_task(index, s, e)) for s, e in itertools.pairwise(cuts)]
     assert b"".join(data for _begin, data in pieces) == dump_bytes
+    # A map task decompresses its range a piece at a time: the same lines, each piece whole lines.
+    longest = max(len(line) + 1 for line in dump_bytes.split(b"\n"))
+    for (start, end), (begin, data) in zip(itertools.pairwise(cuts), pieces, strict=True):
+        parts = []
+        for offset, buffer, length in iter_indexed_range(str(gz), range_task(index, start, end), 50_000):
+            part = bytes(buffer[:length])
+            assert offset == begin + sum(map(len, parts)) and part.endswith(b"\n")
+            assert length <= 50_000 + longest  # a piece and at most one line more
+            parts.append(part)
+        assert b"".join(parts) == data
+        assert len(parts) >= len(data) // (50_000 + longest)
 
 
 def test_thinned_index_keeps_far_checkpoints_and_reads_the_same(

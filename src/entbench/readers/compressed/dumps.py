@@ -273,8 +273,92 @@ def byte_ranges(size: int, chunk_bytes: int) -> list[tuple[int, int]]:
     return [(start, min(start + chunk_bytes, size)) for start in range(0, size, chunk_bytes)]
 
 
-def read_range(path: str, start: int, end: int) -> tuple[int, bytes]:
-    """The lines whose first byte lies in [start, end) of an uncompressed file, and their offset."""
+#: Bytes read past a range's end at a time while finishing its last line.
+TAIL_READ_BYTES = 1 << 20
+
+#: A piece of whole lines: (stream offset of buffer[0], buffer, length); the piece is buffer[:length].
+LinePiece = tuple[int, bytearray, int]
+
+
+def iter_line_pieces(
+    stream: Any,
+    offset: int,
+    length: int,
+    piece_bytes: int,
+    *,
+    skip_partial: bool = False,
+    finish_line: bool = False,
+) -> Iterator[LinePiece]:
+    """The lines of the next `length` bytes of `stream` (at stream offset `offset`), read
+    `piece_bytes` at a time into one reused buffer and yielded as pieces that end after a newline
+    (the stream's last piece may not): a piece is valid until the next one is asked for.
+
+    `skip_partial`: the bytes up to the first newline belong to the line in progress of the range
+    before (no line at all when the range has no newline). `finish_line`: the line in progress at
+    the end of the `length` bytes is read on to its newline (when the stream has more). Memory is
+    one piece and the longest line, whatever `length` is.
+    """
+    buffer = bytearray(piece_bytes + TAIL_READ_BYTES)
+    filled = 0  # bytes of `buffer` holding data (a partial line carried over, then the new read)
+    remaining = length
+    skipping = skip_partial
+    tail = False  # reading past the range to the end of its last line
+    while True:
+        want = min(piece_bytes, remaining) if not tail else TAIL_READ_BYTES
+        if len(buffer) < filled + want:  # a line longer than a piece: grow
+            buffer.extend(bytes(filled + want - len(buffer)))
+        got = fill_buffer(stream, buffer, filled, want) if want else 0
+        scan_from = filled
+        filled += got
+        if not tail:
+            remaining -= got
+        if skipping:
+            newline = buffer.find(b"\n", 0, filled)
+            if newline < 0:
+                offset += filled
+                filled = 0
+                if got < want or remaining <= 0:
+                    return  # no line starts in the range
+                continue
+            skipping = False
+            _move_to_front(buffer, newline + 1, filled)
+            offset += newline + 1
+            filled -= newline + 1
+            scan_from = 0
+        if tail:
+            newline = buffer.find(b"\n", scan_from, filled)
+            if newline >= 0 or got < want:
+                end = filled if newline < 0 else newline + 1
+                if end:
+                    yield offset, buffer, end
+                return
+            continue
+        if got < want or remaining <= 0:
+            if finish_line and got == want:
+                # The range is read whole: on to the end of its last line (or of the one starting
+                # right at its end, whose newline before lies in the range).
+                tail = True
+                continue
+            if filled:
+                yield offset, buffer, filled
+            return
+        cut = buffer.rfind(b"\n", 0, filled)
+        if cut < 0:
+            continue  # a line longer than a piece: read on
+        yield offset, buffer, cut + 1
+        offset += cut + 1
+        _move_to_front(buffer, cut + 1, filled)
+        filled -= cut + 1
+
+
+def _move_to_front(buffer: bytearray, start: int, end: int) -> None:
+    """buffer[start:end] moved to buffer[0:end - start] (the buffer keeps its length)."""
+    with memoryview(buffer) as view:
+        view[: end - start] = view[start:end]
+
+
+def range_bounds(path: str, start: int, end: int) -> tuple[int, int]:
+    """[begin, stop) of the lines whose first byte lies in [start, end) of an uncompressed file."""
     with open(path, "rb") as f:
         if start > 0:
             f.seek(start - 1)
@@ -282,14 +366,29 @@ def read_range(path: str, start: int, end: int) -> tuple[int, bytes]:
                 f.readline()  # the line in progress belongs to the previous range
         begin = f.tell()
         if begin >= end:
-            return begin, b""
-        # Find where the range's last line ends first, then read the range in one piece: appending
-        # that line's tail afterwards copied the whole block into a second fresh allocation.
+            return begin, begin
         f.seek(end - 1)
-        stop = end - 1 + len(f.readline())
+        return begin, end - 1 + len(f.readline())
+
+
+def iter_range_pieces(path: str, start: int, end: int, piece_bytes: int) -> Iterator[LinePiece]:
+    """The lines whose first byte lies in [start, end) of an uncompressed file, as `iter_line_pieces`."""
+    begin, stop = range_bounds(path, start, end)
+    if stop <= begin:
+        return
+    with open(path, "rb") as f:
         f.seek(begin)
-        data = f.read(stop - begin)
-    return begin, data
+        yield from iter_line_pieces(f, begin, stop - begin, piece_bytes)
+
+
+def read_range(path: str, start: int, end: int) -> tuple[int, bytes]:
+    """The lines whose first byte lies in [start, end) of an uncompressed file, and their offset."""
+    begin, stop = range_bounds(path, start, end)
+    if stop <= begin:
+        return begin, b""
+    with open(path, "rb") as f:
+        f.seek(begin)
+        return begin, f.read(stop - begin)
 
 
 def file_size(path: str) -> int:

@@ -12,11 +12,12 @@ import io
 import json
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from entbench.readers.compressed.dumps import fill_buffer
+from entbench.readers.compressed.dumps import LinePiece, iter_line_pieces
 
 INDEX_SUFFIX = ".rapidgzip-index"
 _INDEX_MAGIC = b"entbench-rapidgzip-index/1\n"
@@ -276,11 +277,11 @@ def _open_mini(
     return reader
 
 
-def read_indexed_range(dump_path: str, task: dict[str, Any]) -> tuple[int, bytes]:
+def iter_indexed_range(dump_path: str, task: dict[str, Any], piece_bytes: int) -> Iterator[LinePiece]:
     """The lines of a `.gz` dump whose preceding newline lies in [start, end) of the decompressed
-    stream (the first line belongs to the range at 0), and the offset of the first; `task` holds
-    `start`, `end`, the index file (`index`, `index_offset`), the range's `points` (from
-    `GzipIndex.task_points`) and the index `trailer` (hex).
+    stream (the first line belongs to the range at 0), decompressed `piece_bytes` at a time into
+    one reused buffer (`iter_line_pieces`); `task` holds `start`, `end`, the index file (`index`,
+    `index_offset`), the range's `points` (from `GzipIndex.task_points`) and the index `trailer` (hex).
 
     The reader knows only the range's own checkpoints and is closed at the end: one that kept the
     whole index open across tasks cached every chunk it had decoded or prefetched (~100 MB per
@@ -296,37 +297,19 @@ def read_indexed_range(dump_path: str, task: dict[str, Any]) -> tuple[int, bytes
     )
     try:
         reader.seek(start)
-        buf = bytearray(end - start)
-        got = fill_buffer(reader, buf, 0, end - start)
-        skip = 0
-        if start > 0:
-            newline = buf.find(b"\n", 0, got)
-            if newline < 0:
-                return end, b""  # the line in progress runs past the range: no line starts here
-            skip = newline + 1
-        tail: list[bytes] = []
-        if got == end - start:
-            # Finish the line in progress at `end` (or the one starting right at it).
-            while True:
-                chunk = _read_exactly(reader, 1 << 20)
-                cut = chunk.find(b"\n")
-                if cut >= 0:
-                    tail.append(chunk[: cut + 1])
-                    break
-                tail.append(chunk)
-                if len(chunk) < 1 << 20:
-                    break
-        with memoryview(buf) as view, view[skip:got] as body:
-            return start + skip, b"".join([body, *tail])
+        yield from iter_line_pieces(
+            reader, start, end - start, piece_bytes, skip_partial=start > 0, finish_line=True
+        )
     finally:
         reader.close()
 
 
-def _read_exactly(reader: Any, n: int) -> bytes:
-    out = bytearray()
-    while len(out) < n:
-        chunk = reader.read(n - len(out))
-        if not chunk:
-            break
-        out += chunk
-    return bytes(out)
+def read_indexed_range(dump_path: str, task: dict[str, Any]) -> tuple[int, bytes]:
+    """`iter_indexed_range`'s lines in one block, and the offset of the first (`end` when none)."""
+    parts: list[bytes] = []
+    first = int(task["end"])
+    for offset, buffer, length in iter_indexed_range(dump_path, task, 4 << 20):
+        if not parts:
+            first = offset
+        parts.append(bytes(buffer[:length]))
+    return first, b"".join(parts)

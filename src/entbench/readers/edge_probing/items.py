@@ -250,6 +250,10 @@ class _Token(NamedTuple):
     word: bool  # an integer ID: a word, not a multi-word token's range line or an empty node
 
 
+#: A parsed CoNLL-U sentence: its `sent_id` (if any) and its tokens.
+ConlluSentence = tuple[str | None, list[_Token]]
+
+
 def read_conllu(
     path: str | Path,
     task: str,
@@ -258,11 +262,38 @@ def read_conllu(
     negative_seed: int = DEFAULT_NEGATIVE_SEED,
 ) -> list[EPItem]:
     """A CoNLL-U file (plain, `.gz` or `.bz2`) as edge-probing items of `task` (pos|xpos|dep-cls|dep-pred)."""
+    _check_task(task, policy)
+    name = str(path)
+    with gc_paused():
+        data = read_input_bytes(name)
+        return conllu_items(_conllu_sentences(data, name, policy), task, name, policy, negative_seed)
+
+
+def read_conllu_sentences(path: str | Path, *, policy: Policy = "eptest") -> list[ConlluSentence]:
+    """A CoNLL-U file's parsed sentences, for `conllu_items` to make the items of several tasks from
+    one parse (`read_conllu` of each task parses the file again, for half its time)."""
+    _check_task("pos", policy)
+    name = str(path)
+    with gc_paused():
+        return list(_conllu_sentences(read_input_bytes(name), name, policy))
+
+
+def _check_task(task: str, policy: str) -> None:
     if task not in CONLLU_TASKS:
         raise UserError(f"unknown CoNLL-U task {task!r}; expected one of {', '.join(CONLLU_TASKS)}")
     if policy not in ("eptest", "strict"):
         raise UserError(f"unknown CoNLL-U policy {policy!r}; expected eptest or strict")
-    name = str(path)
+
+
+def conllu_items(
+    sentences: Iterable[ConlluSentence],
+    task: str,
+    path: str,
+    policy: Policy = "eptest",
+    negative_seed: int = DEFAULT_NEGATIVE_SEED,
+) -> list[EPItem]:
+    """The items of `task` from the sentences of the CoNLL-U file `path` (parsed with `policy`)."""
+    _check_task(task, policy)
     rng = random.Random(negative_seed)  # strict mode's one generator per file
 
     @functools.cache
@@ -275,35 +306,29 @@ def read_conllu(
         # C4: EPtest re-seeds for every arc, so its pick depends on the count only.
         return fresh_picks(n_candidates) if policy == "eptest" else rng.sample(range(n_candidates), 1)[0]
 
-    with gc_paused():
-        return _conllu_items(read_input_bytes(name), name, task, policy, pick)
-
-
-def _conllu_items(
-    data: bytes, name: str, task: str, policy: Policy, pick: Callable[[int], int]
-) -> list[EPItem]:
     items: list[EPItem] = []
-    for index, (sent_id, tokens) in enumerate(_conllu_sentences(data, name, policy)):
-        info = None if sent_id is None else json.dumps({"sent_id": sent_id}, ensure_ascii=False)
-        text = " ".join(t.form for t in tokens)
-        made = _targets(tokens, task, pick, name)
-        forms = [t.form for t in tokens]
-        # Positional construction: keyword arguments cost a third of the reading time here.
-        items.extend(
-            EPItem(
-                index,
-                k,
-                text,
-                span1,
-                span2,
-                forms[span1[0]],
-                None if span2 is None else forms[span2[0]],
-                labels,
-                False,
-                info,
+    with gc_paused():
+        for index, (sent_id, tokens) in enumerate(sentences):
+            info = None if sent_id is None else json.dumps({"sent_id": sent_id}, ensure_ascii=False)
+            text = " ".join(t.form for t in tokens)
+            made = _targets(tokens, task, pick, path)
+            forms = [t.form for t in tokens]
+            # Positional construction: keyword arguments cost a third of the reading time here.
+            items.extend(
+                EPItem(
+                    index,
+                    k,
+                    text,
+                    span1,
+                    span2,
+                    forms[span1[0]],
+                    None if span2 is None else forms[span2[0]],
+                    labels,
+                    False,
+                    info,
+                )
+                for k, (span1, span2, labels) in enumerate(made)
             )
-            for k, (span1, span2, labels) in enumerate(made)
-        )
     return items
 
 
@@ -368,7 +393,7 @@ def _arcs(tokens: Sequence[_Token], path: str) -> list[tuple[int, int]]:
     return arcs
 
 
-def _conllu_sentences(data: bytes, path: str, policy: Policy) -> Iterator[tuple[str | None, list[_Token]]]:
+def _conllu_sentences(data: bytes, path: str, policy: Policy) -> Iterator[ConlluSentence]:
     """(sent_id, tokens) per sentence; sentences are separated by blank lines."""
     sent_id: str | None = None
     tokens: list[_Token] = []

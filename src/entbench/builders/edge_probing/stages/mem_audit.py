@@ -85,6 +85,8 @@ EVAL_ROWS = pa.schema(
     ]
 )
 DRAWS_FILE = "draws.arrow"
+#: Evaluation rows a reducer turns into decision rows at a time.
+REDUCE_SLICE_ROWS = 4_096
 #: Joins a two-span key's texts for routing (a character span texts do not hold).
 KEY_SEPARATOR = "\x1f"
 
@@ -290,17 +292,26 @@ class MemAuditStage(Stage[MemAuditParams]):
         freq.check_consumed(f"{ctx.stage} shard {shard} mem_freq")
         uniform.check_consumed(f"{ctx.stage} shard {shard} mem_uniform")
         position = {row: k for k, row in enumerate(tested)}
-        ids = {f.name: rows.column(f.name).to_pylist() for f in self.id_fields}
-        table = decision_table(
-            self.id_fields,
-            [{name: ids[name][r] for name in ids} for r in range(rows.num_rows)],
-            rows.column("_eval_index").to_pylist(),
-            evaluation,
-            {r: [position[r]] for r in tested},
-            {r: labels for r, labels in enumerate(unseen) if labels},
-            decisions,
-            stats,
-        )
+        # A shard holds every evaluation row of its span keys, and a frequent key (a WikiReading
+        # question) grows with the dump: the decision rows are built a slice of rows at a time.
+        parts = []
+        for start in range(0, max(rows.num_rows, 1), REDUCE_SLICE_ROWS):
+            part = rows.slice(start, REDUCE_SLICE_ROWS)
+            ids = {f.name: part.column(f.name).to_pylist() for f in self.id_fields}
+            end = start + part.num_rows
+            parts.append(
+                decision_table(
+                    self.id_fields,
+                    [{name: ids[name][r] for name in ids} for r in range(part.num_rows)],
+                    part.column("_eval_index").to_pylist(),
+                    evaluation[start:end],
+                    {r - start: [position[r]] for r in range(start, end) if r in position},
+                    {r - start: unseen[r] for r in range(start, end) if unseen[r]},
+                    decisions,
+                    stats,
+                )
+            )
+        table = pa.concat_tables(parts)
         stats.add("train_items", train_items)
         stats.add("test_items", len(tested))
         # rows, not labels: a multi-answer row with two unseen answers is one row dropped

@@ -123,22 +123,6 @@ class EntityDiff(QueryStage[EntityDiffParams]):
             excluded = "SELECT qid FROM known"
         con.execute(f"CREATE TEMP TABLE excluded AS {excluded}")
         con.execute("CREATE TEMP TABLE new_set AS SELECT qid FROM kept_new ANTI JOIN excluded USING (qid)")
-        first, second = ("n", "o") if params.labels_from == schema.NEW else ("o", "n")
-        text_columns = [
-            f"{kind}_{column_suffix(lang)}" for kind in ("label", "description") for lang in params.languages
-        ]
-        picked = ", ".join(
-            f"CASE WHEN {first}.id IS NOT NULL THEN {first}.{c} ELSE {second}.{c} END AS {c}"
-            for c in text_columns
-        )
-        con.execute(
-            "CREATE TEMP TABLE kb_entities AS "
-            f"SELECT k.qid, k.in_known, k.in_new{', ' + picked if picked else ''} FROM ("
-            "SELECT qid, true AS in_known, false AS in_new FROM known "
-            "UNION ALL SELECT qid, false AS in_known, true AS in_new FROM new_set"
-            ") AS k LEFT JOIN new_entities AS n ON n.id = k.qid LEFT JOIN old_entities AS o ON o.id = k.qid"
-        )
-        con.execute(_ID_CHANGES_SQL)
         stats = Stats()
         stats.add("known_entities", count(con, "SELECT count(*) FROM known"))
         stats.add("new_entities", count(con, "SELECT count(*) FROM new_set"))
@@ -148,6 +132,36 @@ class EntityDiff(QueryStage[EntityDiffParams]):
             f"new_dump_kept_already_{reason}",  # not a drop: these are E_known (the card lists drops)
             count(con, "SELECT count(*) FROM kept_new SEMI JOIN excluded USING (qid)"),
         )
+        # DuckDB holds temporary tables in memory: what only the counts above read goes before the
+        # labelled entities are joined.
+        con.execute("DROP TABLE kept_new")
+        con.execute("DROP TABLE excluded")
+        # `id_changes` first: its joins over both dumps' ids need not sit beside the labelled entities.
+        con.execute(_ID_CHANGES_SQL)
+        first, second = ("new", "old") if params.labels_from == schema.NEW else ("old", "new")
+        text_columns = [
+            f"{kind}_{column_suffix(lang)}" for kind in ("label", "description") for lang in params.languages
+        ]
+        texts = "".join(f", e.{c}" for c in text_columns)
+        con.execute(
+            "CREATE TEMP TABLE kb_ids AS SELECT qid, true AS in_known, false AS in_new FROM known "
+            "UNION ALL SELECT qid, false AS in_known, true AS in_new FROM new_set"
+        )
+        # Each entity's texts come from the `labels_from` dump if it has the entity, else from the
+        # other one. Two joins, each against the KB's ids alone: one query joining both dumps
+        # built a hash table over the first dump's texts of every KB entity, which grew with the KB.
+        con.execute(
+            "CREATE TEMP TABLE kb_entities AS "
+            f"SELECT k.qid, k.in_known, k.in_new{texts} FROM kb_ids AS k "
+            f"JOIN {first}_entities AS e ON e.id = k.qid"
+        )
+        con.execute(
+            "INSERT INTO kb_entities "
+            f"SELECT k.qid, k.in_known, k.in_new{texts} FROM "
+            f"(SELECT * FROM kb_ids AS k ANTI JOIN {first}_entities AS f ON f.id = k.qid) AS k "
+            f"LEFT JOIN {second}_entities AS e ON e.id = k.qid"
+        )
+        con.execute("DROP TABLE kb_ids")
         for change, n in count_by(con, "SELECT change, count(*) FROM id_changes GROUP BY change").items():
             stats.add(f"ids_{change}", n)
         for change, n in count_by(

@@ -193,17 +193,28 @@ class InternalFilter(QueryStage[InternalFilterParams]):
                 count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
             )
             stats.merge(_class_stats(con, snapshot, params.classes))
-        parts_kept = [
-            f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_decisions WHERE reason IS NULL"
-            for s in SNAPSHOT_STAGES
-        ]
+            # DuckDB holds temporary tables in memory: of this dump's tables only the rows written
+            # out stay (a kept entity's id, the class-based removals; most entities pass or lack the
+            # site), so the next dump's are built beside those alone.
+            con.execute(
+                f"CREATE TEMP TABLE {snapshot}_kept AS "
+                f"SELECT qid FROM {snapshot}_decisions WHERE reason IS NULL"
+            )
+            con.execute(
+                f"CREATE TEMP TABLE {snapshot}_removed AS "
+                f"SELECT qid, reason, classes FROM {snapshot}_decisions "
+                f"WHERE reason IS NOT NULL AND reason <> {sql_string(internal.Reason.NO_SITE)}"
+            )
+            for table in ("type_claims", "p279", "closure", "hits", "site_ok", "decisions"):
+                con.execute(f"DROP TABLE IF EXISTS {snapshot}_{table}")
+        parts_kept = [f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_kept" for s in SNAPSHOT_STAGES]
         parts_removed = [
-            f"SELECT {sql_string(s)} AS snapshot, qid, reason, classes FROM {s}_decisions "
-            f"WHERE reason IS NOT NULL AND reason <> {sql_string(internal.Reason.NO_SITE)}"
+            f"SELECT {sql_string(s)} AS snapshot, qid, reason, classes FROM {s}_removed"
             for s in SNAPSHOT_STAGES
         ]
-        con.execute("CREATE TEMP TABLE kept AS " + " UNION ALL ".join(parts_kept))
-        con.execute("CREATE TEMP TABLE removed AS " + " UNION ALL ".join(parts_removed))
+        # Views, not tables: the outputs are read once, streamed into the shards (`QueryStage.map`).
+        con.execute("CREATE TEMP VIEW kept AS " + " UNION ALL ".join(parts_kept))
+        con.execute("CREATE TEMP VIEW removed AS " + " UNION ALL ".join(parts_removed))
         return {"kept": "kept", "removed": "removed"}, stats
 
 

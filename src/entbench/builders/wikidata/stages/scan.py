@@ -35,7 +35,6 @@ from entbench.engine.dump_scan import (
     TRUNCATION_REASONS,
     DumpScan,
     reject_record,
-    runs_to_the_end,
     write_rejects,
 )
 from entbench.engine.stage import (
@@ -51,13 +50,17 @@ from entbench.engine.stats import Stats, counted
 from entbench.errors import DataError
 from entbench.gc_pause import gc_paused
 from entbench.readers.compressed.blocks import iter_decompressed_blocks
-from entbench.readers.compressed.dumps import iter_lines, read_range, sniff_json_dump
-from entbench.readers.compressed.gzip_index import load_gzip_index, read_indexed_range, worth_indexing
+from entbench.readers.compressed.dumps import iter_lines, iter_range_pieces, sniff_json_dump
+from entbench.readers.compressed.gzip_index import iter_indexed_range, load_gzip_index, worth_indexing
 from entbench.readers.wikidata_entities import DecodeConfig, EntityDecoder, LineRejected
 from entbench.schemas import wikidata as schema
 
-#: Bytes the native scanner reads between progress updates.
+#: Bytes the native scanner reads at a time (and between progress updates of a byte range).
 NATIVE_PIECE_BYTES = 4 << 20
+#: A map task hands its rows to the sink once the lines they come from hold this many bytes: two
+#: pieces, so that a task of the largest block decompressed here (`MAX_BLOCK_TASK_BYTES`) still
+#: builds its tables once.
+EMIT_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,11 @@ class WikidataScan(DumpScan[WikidataScanParams]):
                     return
             index_sha256 = src.sha256  # no usable index: this full read leaves one
         decompressed = iter_decompressed_blocks(
-            src.path, fmt.compression, chunk, threads=max(1, ctx.options.workers), index_sha256=index_sha256
+            src.path,
+            fmt.compression,
+            self.block_task_bytes(ctx),
+            threads=max(1, ctx.options.workers),
+            index_sha256=index_sha256,
         )
         yield from self.block_tasks(ctx, decompressed, compression=fmt.compression)
 
@@ -192,30 +199,36 @@ class WikidataScan(DumpScan[WikidataScanParams]):
         src = ctx.sources[self.sources[0]]
         stats = Stats()
         rejects = self.rejects(ctx, stats)
-        if task.payload is not None:
-            base, block = int(task.meta["offset"]), task.payload
-            report_bytes = False
-        elif "index" in task.meta:
-            base, block = read_indexed_range(src.path, dict(task.meta))
-            report_bytes = False  # progress counts compressed bytes: `compressed_delta` at the end
-        else:
-            base, block = read_range(src.path, int(task.meta["start"]), int(task.meta["end"]))
-            report_bytes = True
+        report_bytes = task.payload is None and "index" not in task.meta
         config = ctx.params.decode_config()
         decoder = EntityDecoder(config)
+        use_native = native_enabled(config)
+        # Rows go to the sink every `EMIT_BYTES` of lines: a task holds that much input's rows (and,
+        # read from a file, one piece of its input), whatever its size.
         rows = ScanRows(ctx.params.languages, ctx.params.sites, ctx.num_shards, decoder)
-        native = (
-            NativeRows(ctx.params.languages, config.sites, ctx.num_shards, sink.shards_per_group)
-            if native_enabled(config)
-            else None
-        )
+        native: NativeRows | None = None
+        emitted_entities = redirects = unemitted = 0
 
-        def decode_line(offset: int, line: bytes, stripped: bytes) -> None:
-            """The reference path for one entity line (every line, or the native scanner's fallbacks)."""
+        def entity_count() -> int:
+            return emitted_entities + rows.entity_count + (native.entity_count if native is not None else 0)
+
+        def emit() -> None:
+            """Hand the rows gathered since the last call to the sink; start anew."""
+            nonlocal rows, native, emitted_entities, redirects, unemitted
+            emitted_entities = entity_count()
+            redirects += rows.redirect_count
+            emit_tables(sink, [rows.tables(), native.tables() if native is not None else {}])
+            rows = ScanRows(ctx.params.languages, ctx.params.sites, ctx.num_shards, decoder)
+            native = None
+            unemitted = 0
+
+        def decode_line(offset: int, line: bytes, stripped: bytes, last: bool) -> None:
+            """The reference path for one entity line (every line, or the native scanner's fallbacks);
+            `last`: the line runs to the end of the stream without a newline."""
             try:
                 decoded = decoder.decode(stripped)
             except LineRejected as exc:
-                if exc.reason in TRUNCATION_REASONS and runs_to_the_end(offset - base, line, block):
+                if exc.reason in TRUNCATION_REASONS and last:
                     raise DataError(
                         f"the dump ends in the middle of an entity ({exc.detail}): it is truncated; "
                         "download it again",
@@ -237,22 +250,17 @@ class WikidataScan(DumpScan[WikidataScanParams]):
             for from_id, to_id in decoded.redirects:
                 rows.add_redirect(from_id, to_id, offset)
 
-        def entity_count() -> int:
-            return rows.entity_count + (native.entity_count if native is not None else 0)
-
-        reported = base
+        first = reported = None
         entities_reported = 0
-
-        def report(position: int) -> None:
-            """Advance the bar every 4 MB of an uncompressed range (compressed: once, at the end)."""
-            nonlocal reported, entities_reported
-            if report_bytes and position - reported >= (4 << 20):
-                progress(position - reported, entity_count() - entities_reported)
-                reported, entities_reported = position, entity_count()
-
-        if native is not None:
-            for start, end in pieces(block, NATIVE_PIECE_BYTES):
-                lines, opens, closes, fallbacks = native.scan(block, base, start, end)
+        position = 0
+        for buffer, buffer_base, start, end in self._pieces(src.path, task):
+            if first is None:
+                first = reported = buffer_base + start
+            if use_native and native is None:
+                native = NativeRows(ctx.params.languages, config.sites, ctx.num_shards, sink.shards_per_group)
+            open_tail = buffer[end - 1] != 0x0A  # only the stream's last piece ends without a newline
+            if native is not None:
+                lines, opens, closes, fallbacks = native.scan(buffer, buffer_base, start, end)
                 # Only counters that occurred, as on the reference path: a manifest's stats must
                 # not depend on which path read the lines.
                 for key, count in (
@@ -263,39 +271,71 @@ class WikidataScan(DumpScan[WikidataScanParams]):
                     if count:
                         stats.add(key, count)
                 for offset, line_start, line_end in fallbacks:
-                    line = bytes(block[line_start:line_end])
+                    line = bytes(buffer[line_start:line_end])
                     stripped = line.strip()
-                    decode_line(offset, line, stripped[:-1] if stripped.endswith(b",") else stripped)
-                report(base + end)
-        else:
-            # Lines as bytes for the reference decoder: the copy is noise next to decoding them.
-            for offset, line in iter_lines(bytes(block), base):
-                stripped = line.strip()
-                if not stripped:
-                    continue
-                if stripped in (b"[", b"\xef\xbb\xbf["):
-                    stats.add("framing_open")
-                    continue
-                if stripped == b"]":
-                    stats.add("framing_close")
-                    continue
-                if stripped.endswith(b","):
-                    stripped = stripped[:-1]
-                stats.add("lines_total")
-                decode_line(offset, line, stripped)
-                report(offset)
-        stats.add("entities_decoded", entity_count())
-        stats.add("redirects_seen", rows.redirect_count)
-        emit_tables(sink, [rows.tables(), native.tables() if native is not None else {}])
+                    last = open_tail and line_end >= end
+                    decode_line(offset, line, stripped[:-1] if stripped.endswith(b",") else stripped, last)
+            else:
+                # Lines as bytes for the reference decoder: the copy is noise next to decoding them.
+                piece_base = buffer_base + start
+                for offset, line in iter_lines(bytes(buffer[start:end]), piece_base):
+                    stripped = line.strip()
+                    if not stripped:
+                        continue
+                    if stripped in (b"[", b"\xef\xbb\xbf["):
+                        stats.add("framing_open")
+                        continue
+                    if stripped == b"]":
+                        stats.add("framing_close")
+                        continue
+                    if stripped.endswith(b","):
+                        stripped = stripped[:-1]
+                    stats.add("lines_total")
+                    last = open_tail and offset - piece_base + len(line) >= end - start
+                    decode_line(offset, line, stripped, last)
+            unemitted += end - start
+            if unemitted >= EMIT_BYTES:
+                emit()
+            position = buffer_base + end
+            assert reported is not None
+            if report_bytes and position - reported >= NATIVE_PIECE_BYTES:
+                # The bar moves every piece of an uncompressed range (compressed: once, at the end).
+                progress(position - reported, entity_count() - entities_reported)
+                reported, entities_reported = position, entity_count()
+        emit()
+        entities = entity_count()
+        stats.add("entities_decoded", entities)
+        stats.add("redirects_seen", redirects)
         if report_bytes:
-            done_units = base + len(block) - reported
-            stats.add("input_progress_bytes", len(block))
+            read = position - first if first is not None else 0
+            done_units = position - reported if reported is not None else 0
+            stats.add("input_progress_bytes", read)
         else:
             done_units = int(task.meta["compressed_delta"])
             stats.add("input_progress_bytes", done_units)
-        progress(done_units, entity_count() - entities_reported)
+        progress(done_units, entities - entities_reported)
         rejects.write(ctx, task)
         return stats
+
+    @staticmethod
+    def _pieces(path: str, task: MapTask) -> Iterator[tuple[bytes | bytearray, int, int, int]]:
+        """The task's lines in pieces of about `NATIVE_PIECE_BYTES`, each ending after a newline
+        (but the stream's last): (buffer, stream offset of buffer[0], start, end) for buffer[start:end].
+
+        A block handed to the task is cut in place; a range of a file is read (and decompressed)
+        one piece at a time into one reused buffer, so the task never holds the whole range."""
+        if task.payload is not None:
+            block, base = task.payload, int(task.meta["offset"])
+            for start, end in pieces(block, NATIVE_PIECE_BYTES):
+                yield block, base, start, end
+            return
+        if "index" in task.meta:
+            ranged = iter_indexed_range(path, dict(task.meta), NATIVE_PIECE_BYTES)
+        else:
+            start, end = int(task.meta["start"]), int(task.meta["end"])
+            ranged = iter_range_pieces(path, start, end, NATIVE_PIECE_BYTES)
+        for offset, buffer, length in ranged:
+            yield buffer, offset, 0, length
 
     # --- reduce ------------------------------------------------------------------------------
     def reduce(
