@@ -77,17 +77,19 @@ def task_bytes(ctx: StageContext, input_bytes: int) -> int:
     return min(ctx.options.chunk_bytes, max(MIN_TASK_BYTES, input_bytes // MIN_TASKS))
 
 
-def sampled_expansion(path: str) -> float | None:
+def sampled_expansion(path: str, sha256: str = "") -> float | None:
     """Decompressed bytes per byte on disk of the start of the local file `path` (about
     `SAMPLE_BYTES` decompressed, rounded to 3 decimals), or None when it cannot be sampled here (not
-    a local file, or damaged: the scan itself then reports where). Read once per file version."""
+    a local file, or damaged: the scan itself then reports where). Read once per file version:
+    its content's `sha256` when known (a copy elsewhere is not read again), else its path and stat."""
     try:
         info = os.stat(path)
     except OSError:
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    return _sampled_expansion(os.path.abspath(path), info.st_size, info.st_mtime_ns, info.st_ino)
+    version = [sha256] if sha256 else [os.path.abspath(path), info.st_size, info.st_mtime_ns, info.st_ino]
+    return _sampled_expansion(path, json.dumps([_SAMPLE_VERSION, SAMPLE_BYTES, *version]))
 
 
 #: Bump when what `_sampled_expansion` measures changes: it is part of a kept measure's key.
@@ -95,9 +97,8 @@ _SAMPLE_VERSION = 1
 
 
 @functools.lru_cache(maxsize=64)
-def _sampled_expansion(path: str, size: int, mtime_ns: int, inode: int) -> float | None:
-    version = [_SAMPLE_VERSION, SAMPLE_BYTES, path, size, mtime_ns, inode]
-    key = hashlib.sha256(json.dumps(version).encode("utf-8")).hexdigest()
+def _sampled_expansion(path: str, version: str) -> float | None:
+    key = hashlib.sha256(version.encode("utf-8")).hexdigest()
     kept = default_cache_dir() / "head-expansion" / f"{key}.json"
     with contextlib.suppress(OSError, ValueError):
         known = json.loads(kept.read_text(encoding="utf-8"))
@@ -212,7 +213,8 @@ class DumpScan(Stage[P]):
         compression = detect_compression(src.path)
         if compression == "none":
             return 1.0
-        measured = sampled_expansion(src.path)
+        # A trial build's cut dump is not the file its sha256 names: known by its stat only.
+        measured = sampled_expansion(src.path, "" if src.limit else src.sha256)
         return measured if measured else float(self.expansion[compression])
 
     def input_bytes(self, src: SourceInfo) -> int:
