@@ -129,6 +129,29 @@ def test_a_demo_build_says_on_stderr_how_many_ids_are_synthetic(run_cli: RunCli,
     assert " distinct QIDs in its final tables (" in line
 
 
+def test_a_demo_count_of_synthetic_ids_is_kept_by_shard_content(
+    world_out: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The count is kept in the per-user cache under its shards' sha256s: a second build of a built
+    target reads it instead of starting DuckDB; a damaged record is counted again."""
+    import json
+
+    from entbench.engine.summary import target_stages
+    from entbench.engine.synthetic_ids import SyntheticCount, synthetic_counts
+
+    monkeypatch.setenv("ENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    dirs = target_stages(world_out, "wikient")
+    first = synthetic_counts(dirs, ("wikient",))
+    assert first.synthetic > 0
+    (kept,) = (tmp_path / "cache" / "synthetic-ids").glob("*.json")
+    assert json.loads(kept.read_text(encoding="utf-8")) == {"qids": first.qids, "synthetic": first.synthetic}
+    kept.write_text(json.dumps({"qids": first.qids + 1, "synthetic": 0}), encoding="utf-8")
+    assert synthetic_counts(dirs, ("wikient",)) == SyntheticCount(first.qids + 1, 0)  # read, not counted
+    kept.write_text("{", encoding="utf-8")
+    assert synthetic_counts(dirs, ("wikient",)) == first
+    assert json.loads(kept.read_text(encoding="utf-8"))["qids"] == first.qids
+
+
 def test_several_targets_in_one_build_print_what_a_build_of_each_prints(
     run_cli: RunCli, world_out: Path, tmp_path: Path, monkeypatch: Any
 ) -> None:

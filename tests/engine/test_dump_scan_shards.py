@@ -125,3 +125,46 @@ def test_a_dump_that_cannot_be_sampled_falls_back_to_the_format_ratio(tmp_path: 
     assert sampled_expansion(str(damaged)) is None
     src = source(damaged)
     assert WikidataScan("wikidata").input_bytes(src) == src.size * 7
+
+
+def test_a_sampled_expansion_is_kept_for_the_next_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The measure is kept in the per-user cache under the file's path, size, mtime and inode, so
+    another process planning the same file does not decompress its head again; a changed file is
+    measured again."""
+    from entbench.engine import dump_scan
+
+    monkeypatch.setenv("ENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    dump = tmp_path / "dump.json.bz2"
+    dump.write_bytes(bz2.compress(entity_lines(2000, 50)))
+    measured = sampled_expansion(str(dump))
+    assert measured is not None and measured > 1
+    (kept,) = (tmp_path / "cache" / "head-expansion").glob("*.json")
+    assert json.loads(kept.read_text(encoding="utf-8")) == measured
+    dump_scan._sampled_expansion.cache_clear()  # as a new process
+    kept.write_text("1.5", encoding="utf-8")
+    assert sampled_expansion(str(dump)) == 1.5  # read, not measured
+    dump.write_bytes(bz2.compress(entity_lines(3000, 9)))
+    again = sampled_expansion(str(dump))
+    assert again is not None and again not in (1.5, measured)
+    assert len(list((tmp_path / "cache" / "head-expansion").glob("*.json"))) == 2
+
+
+def test_a_sampled_expansion_is_kept_by_content_when_its_sha256_is_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given the dump's sha256 (as a build's source has it), a copy at another path is not read again."""
+    from entbench.engine import dump_scan
+
+    monkeypatch.setenv("ENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    first, copy = tmp_path / "a.json.bz2", tmp_path / "b.json.bz2"
+    first.write_bytes(bz2.compress(entity_lines(2000, 50)))
+    shutil.copy(first, copy)
+    digest = hashlib.sha256(first.read_bytes()).hexdigest()
+    measured = sampled_expansion(str(first), digest)
+    (kept,) = (tmp_path / "cache" / "head-expansion").glob("*.json")
+    kept.write_text("1.5", encoding="utf-8")
+    dump_scan._sampled_expansion.cache_clear()
+    assert sampled_expansion(str(copy), digest) == 1.5  # the copy's measure is the one kept
+    assert sampled_expansion(str(copy)) == measured  # by its path: measured

@@ -19,9 +19,10 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 #: Seconds between two progress lines written off a terminal.
 LINE_INTERVAL = 5.0
@@ -60,6 +61,40 @@ def _amount(value: int, unit: str) -> str:
     raise AssertionError("unreachable")
 
 
+class _NoBar:
+    """What stands for the bar off a terminal: tqdm (whose import costs ~0.07 s of CPU, paid by
+    every build process, pool worker and test run) is only imported to draw one."""
+
+    def update(self, units: int) -> None:
+        """Nothing to redraw."""
+
+    def set_postfix_str(self, postfix: str) -> None:
+        """Nothing to redraw."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+def _terminal_bar(desc: str, total: int | None, unit: str) -> tqdm[Any]:
+    """A tqdm bar redrawn in place on stderr."""
+    from tqdm import tqdm
+
+    is_bytes = unit == "B"
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        unit_scale=is_bytes,
+        unit_divisor=1024 if is_bytes else 1000,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        mininterval=0.5,
+        leave=True,
+        ascii=True if os.environ.get("NO_COLOR") else None,
+        colour=None,
+    )
+
+
 class StageBar:
     """The progress of one stage phase, thread-safe, with an items/s rate."""
 
@@ -77,21 +112,9 @@ class StageBar:
         self._lines = 0
         self._stopped = threading.Event()
         self._ticker: threading.Thread | None = None
-        is_bytes = unit == "B"
-        self._bar = tqdm(
-            total=total,
-            desc=desc,
-            unit=unit,
-            unit_scale=is_bytes,
-            unit_divisor=1024 if is_bytes else 1000,
-            disable=self._mode != "bar",
-            file=sys.stderr,
-            dynamic_ncols=True,
-            mininterval=0.5,
-            leave=True,
-            ascii=True if os.environ.get("NO_COLOR") else None,
-            colour=None,
-        )
+        self._bar: tqdm[Any] | _NoBar = _NoBar()
+        if self._mode == "bar":
+            self._bar = _terminal_bar(desc, total, unit)
         if self._mode == "lines":
             # A thread of its own, so that a line comes every few seconds even while one long task
             # reports nothing (a reduce of a big shard).
