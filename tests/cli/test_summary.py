@@ -174,3 +174,7 @@ def test_several_targets_in_one_build_print_what_a_build_of_each_prints(
         assert f"final tables of {target}:" in several.stdout
         assert (tmp_path / "entbench-out" / "targets" / f"{target}.json").read_bytes() == listings[target]
     assert run_cli(["build", "--no-progress"]).exit_code == 2  # at least one TARGET
+    fresh = tmp_path / "fresh-out"
+    misspelt = run_cli(["build", "wikidata", "kbb", "--no-progress", "--out", str(fresh)])
+    assert misspelt.exit_code == 2 and "unknown target 'kbb'" in misspelt.stderr
+    assert not fresh.exists()  # named before anything was built

@@ -111,6 +111,12 @@ def build(
 
     Several TARGETs are built one after the other, each as `entbench build TARGET` with the same
     options would (its lines, its card), in one process: `make run` builds every target so."""
+    if len(targets) > 1:  # a misspelt later target is named before the first one is built
+        import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
+        from entbench.engine import registry
+
+        for target in targets:
+            registry.get_target(target)
     for target in targets:
         _build_one(
             target,
