@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -89,24 +90,7 @@ class TargetsListed(click.Command):
     "time, scratch space and memory per worker.",
 )
 @verbose_option
-def build(
-    targets: tuple[str, ...],
-    config: str | None,
-    sources: tuple[str, ...],
-    params: tuple[str, ...],
-    out: str,
-    work_dir: str | None,
-    workers: int,
-    executor: str,
-    dask_address: str | None,
-    force: bool,
-    max_bad_lines: int,
-    chunk_mb: int,
-    no_progress: bool,
-    limit: int | None,
-    no_card: bool,
-    dry_run: bool,
-) -> None:
+def build(targets: tuple[str, ...], **options: Any) -> None:
     """Build TARGET (e.g. wikidata, kb, hansel-train) and print its output directories.
 
     Several TARGETs are built one after the other, each as `entbench build TARGET` with the same
@@ -118,24 +102,7 @@ def build(
         for target in targets:
             registry.get_target(target)
     for target in targets:
-        _build_one(
-            target,
-            config=config,
-            sources=sources,
-            params=params,
-            out=out,
-            work_dir=work_dir,
-            workers=workers,
-            executor=executor,
-            dask_address=dask_address,
-            force=force,
-            max_bad_lines=max_bad_lines,
-            chunk_mb=chunk_mb,
-            no_progress=no_progress,
-            limit=limit,
-            no_card=no_card,
-            dry_run=dry_run,
-        )
+        _build_one(target, **options)  # the options as `_build_one` declares them
 
 
 def _build_one(
