@@ -38,7 +38,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from entbench.engine.key_order import adjacent_duplicates, order_and_duplicates, sort_indices
+from entbench.engine.key_order import adjacent_duplicates, order_and_duplicates, sort_indices, value_sort_key
 from entbench.engine.shards import (
     WrittenShard,
     cast_rows,
@@ -187,19 +187,8 @@ def run_batches(run: pa.Table) -> list[pa.RecordBatch]:
 
 
 #: A row's key as Python values that compare as Arrow's ascending sort with nulls last orders rows
-#: (`_row_key`).
+#: (`_row_key`, `key_order.value_sort_key`).
 Key = tuple[tuple[int, Any], ...]
-
-
-def _value_key(value: Any, floating: bool) -> tuple[int, Any]:
-    """One key column's value: values first, then (in a float column) NaN, then null, as Arrow's
-    sort places them. Strings compare by code point in Python and by UTF-8 byte in Arrow: the same
-    order."""
-    if value is None:
-        return (2, 0)
-    if floating and math.isnan(value):
-        return (1, 0)
-    return (0, value)
 
 
 class _RunCursor:
@@ -318,6 +307,6 @@ def _row_key(rows: pa.Table | pa.RecordBatch, row: int, sort_by: Sequence[str]) 
     """The key of row `row` of `rows`."""
     schema = rows.schema
     return tuple(
-        _value_key(rows.column(name)[row].as_py(), pa.types.is_floating(schema.field(name).type))
+        value_sort_key(rows.column(name)[row].as_py(), pa.types.is_floating(schema.field(name).type))
         for name in sort_by
     )

@@ -14,7 +14,9 @@ take Arrow's sort.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -52,19 +54,29 @@ def order_and_duplicates(table: pa.Table, sort_by: Sequence[str]) -> tuple[pa.Ar
 def _small_order_and_duplicates(table: pa.Table, sort_by: Sequence[str]) -> tuple[pa.Array, int] | None:
     """`order_and_duplicates` of a few rows, sorted as Python values: Arrow's per-call overhead
     (four calls per key column) outweighs the sort there (a scan of one line makes many such
-    shards). Python orders strings by code point, which is UTF-8's byte order, Arrow's; nulls sort
-    last. None for the key types `_ranks` does not rank either."""
+    shards), in `value_sort_key`'s order. None for the key types `_ranks` does not rank either."""
     columns = []
     for name in sort_by:
         column = table.column(name)
         kind = column.type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
             return None
-        columns.append([(value is None, value) for value in column.to_pylist()])
+        columns.append([value_sort_key(value) for value in column.to_pylist()])
     rows = list(zip(*columns, strict=True)) if columns else [()] * table.num_rows
     positions = sorted(range(len(rows)), key=rows.__getitem__)  # stable, as Arrow's sort
     duplicates = sum(rows[a] == rows[b] for a, b in itertools.pairwise(positions))
     return pa.array(positions, pa.int64()), duplicates  # as `np.argsort` gives below
+
+
+def value_sort_key(value: Any, floating: bool = False) -> tuple[int, Any]:
+    """A key column's value as a Python key that orders as Arrow's ascending sort places it: values
+    first, then (in a float column) NaN, then null. Strings compare by code point in Python and by
+    UTF-8 byte in Arrow: the same order."""
+    if value is None:
+        return (2, 0)
+    if floating and math.isnan(value):
+        return (1, 0)
+    return (0, value)
 
 
 def combined_key(table: pa.Table, sort_by: Sequence[str]) -> np.ndarray | None:
