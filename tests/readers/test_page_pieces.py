@@ -25,8 +25,9 @@ EN_2016 = FIXTURES / "enwiki-201605.pages-articles1.head-part.xml.bz2"
 
 def real_dump() -> tuple[bytes, bytes]:
     """The fixture's header and its pages (a real enwiki dump's head)."""
-    header, start = split_header(bz2.decompress(EN_2016.read_bytes()), "x")
-    return header, bz2.decompress(EN_2016.read_bytes())[start:]
+    xml = bz2.decompress(EN_2016.read_bytes())
+    header, start = split_header(xml, "x")
+    return header, xml[start:]
 
 
 def multistream(tmp_path: Path, header: bytes, pages: bytes, per_stream: int) -> tuple[Path, int]:
