@@ -8,7 +8,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entbench.readers.compressed.dumps import byte_ranges, iter_line_pieces, iter_range_pieces, read_range
+from entbench.readers.compressed.dumps import byte_ranges, iter_line_pieces, iter_range_pieces, range_bounds
+
+
+def read_range(path: str, start: int, end: int) -> tuple[int, bytes]:
+    """The lines whose first byte lies in [start, end), read in one piece, and their offset."""
+    begin, stop = range_bounds(path, start, end)
+    with open(path, "rb") as f:
+        f.seek(begin)
+        return begin, f.read(max(0, stop - begin))
+
 
 LINES = st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"x")), max_size=30)
 

@@ -25,7 +25,6 @@ from entbench.readers.compressed.gzip_index import (
     GzipIndex,
     iter_indexed_range,
     load_gzip_index,
-    read_indexed_range,
     save_gzip_index,
 )
 from tests import builds as samples
@@ -33,6 +32,17 @@ from tests.builders.kb.support import shard_hashes
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "wikidata"
 TABLES = ("entities", "aliases", "truthy_claims", "outranked_type_claims", "sitelinks", "redirects")
+
+
+def read_indexed_range(dump_path: str, task: dict[str, Any]) -> tuple[int, bytes]:
+    """`iter_indexed_range`'s lines in one block, and the offset of the first (`end` when none)."""
+    parts: list[bytes] = []
+    first = int(task["end"])
+    for offset, buffer, length in iter_indexed_range(dump_path, task, 4 << 20):
+        if not parts:
+            first = offset
+        parts.append(bytes(buffer[:length]))
+    return first, b"".join(parts)
 
 
 @pytest.fixture(scope="module")

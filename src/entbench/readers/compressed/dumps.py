@@ -381,16 +381,6 @@ def iter_range_pieces(path: str, start: int, end: int, piece_bytes: int) -> Iter
         yield from iter_line_pieces(f, begin, stop - begin, piece_bytes)
 
 
-def read_range(path: str, start: int, end: int) -> tuple[int, bytes]:
-    """The lines whose first byte lies in [start, end) of an uncompressed file, and their offset."""
-    begin, stop = range_bounds(path, start, end)
-    if stop <= begin:
-        return begin, b""
-    with open(path, "rb") as f:
-        f.seek(begin)
-        return begin, f.read(stop - begin)
-
-
 def file_size(path: str) -> int:
     """Size of a file in bytes."""
     return os.stat(path).st_size

@@ -285,8 +285,8 @@ def iter_indexed_range(dump_path: str, task: dict[str, Any], piece_bytes: int) -
 
     The reader knows only the range's own checkpoints and is closed at the end: one that kept the
     whole index open across tasks cached every chunk it had decoded or prefetched (~100 MB per
-    non-adjacent range, without bound in practice). Unlike `read_range` the byte before `start` is
-    never needed, so nothing before the checkpoint at `start` is decompressed."""
+    non-adjacent range, without bound in practice). Unlike a byte range (`dumps.range_bounds`) the
+    byte before `start` is never needed, so nothing before the checkpoint at `start` is decompressed."""
     start, end = int(task["start"]), int(task["end"])
     reader = _open_mini(
         dump_path,
@@ -302,14 +302,3 @@ def iter_indexed_range(dump_path: str, task: dict[str, Any], piece_bytes: int) -
         )
     finally:
         reader.close()
-
-
-def read_indexed_range(dump_path: str, task: dict[str, Any]) -> tuple[int, bytes]:
-    """`iter_indexed_range`'s lines in one block, and the offset of the first (`end` when none)."""
-    parts: list[bytes] = []
-    first = int(task["end"])
-    for offset, buffer, length in iter_indexed_range(dump_path, task, 4 << 20):
-        if not parts:
-            first = offset
-        parts.append(bytes(buffer[:length]))
-    return first, b"".join(parts)
