@@ -35,6 +35,7 @@ from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
+    InOrder,
     MapTask,
     Output,
     Params,
@@ -250,7 +251,7 @@ class MemAuditStage(Stage[MemAuditParams]):
 
     def reduce(
         self, ctx: StageContext[MemAuditParams], shard: int, tables: Mapping[str, pa.Table]
-    ) -> tuple[dict[str, pa.Table], Stats]:
+    ) -> tuple[dict[str, pa.Table | InOrder], Stats]:
         """`strict`: index the shard's train keys, decide its evaluation rows with their draws."""
         params = ctx.params
         if params.mode == "eptest":
@@ -260,30 +261,32 @@ class MemAuditStage(Stage[MemAuditParams]):
         at = rows.column("_eval_index").to_numpy()
         if at.size > 1 and not bool((at[1:] > at[:-1]).all()):  # gathered in map task order: sorted
             rows = rows.sort_by("_eval_index")
-        index, train_items = self._index_train(tables[TRAIN], rows)
+        index, train_items = self._index_train(_take(tables, TRAIN), rows)
+        stats.add("train_items", train_items)
         draws = pa.ipc.open_file(pa.memory_map(str(ctx.scratch / DRAWS_FILE))).read_all()
         memo = KeyMemo()
+        what = f"{ctx.stage} shard {shard}"
         # A shard holds every evaluation row of its span keys, and a frequent key (a WikiReading
         # question) grows with the dump: the rows are decided and turned into decision rows a
-        # slice at a time, so only the slice's items, draws and decisions are Python objects.
-        parts = []
-        for start in range(0, max(rows.num_rows, 1), REDUCE_SLICE_ROWS):
-            part = rows.slice(start, REDUCE_SLICE_ROWS)
-            parts.append(self._decide_slice(part, draws, index, memo, stats, f"{ctx.stage} shard {shard}"))
-        table = pa.concat_tables(parts)
-        stats.add("train_items", train_items)
-        return {"decisions": table}, stats
+        # slice at a time as they are written (in `eval_index` order, the output's), so only a
+        # slice's items, draws, decisions and rows are held.
+        pieces = (
+            self._decide_slice(rows.slice(start, REDUCE_SLICE_ROWS), draws, index, memo, stats, what)
+            for start in range(0, max(rows.num_rows, 1), REDUCE_SLICE_ROWS)
+        )
+        return {"decisions": InOrder(pieces)}, stats
 
     def _index_train(self, train: pa.Table, rows: pa.Table) -> tuple[StrictIndex, int]:
         """The train counts of the keys `rows` has (valid rows only), and how many train items the
-        shard was sent. Read a slice at a time: a key's distinct labels grow with the dump."""
+        shard was sent. Read and filtered a slice at a time: a key's distinct labels grow with the
+        dump, and most of a shard's train rows are wanted (a filtered copy would be a second one)."""
         train_items = int(pc.sum(train.column("_count")).as_py() or 0)
         wanted = pc.unique(rows.filter(rows.column("_valid")).column("_key"))
-        train = train.filter(pc.is_in(train.column("_key"), value_set=wanted))
         index = StrictIndex()
         with gc_paused():
             for start in range(0, train.num_rows, REDUCE_SLICE_ROWS):
                 part = train.slice(start, REDUCE_SLICE_ROWS)
+                part = part.filter(pc.is_in(part.column("_key"), value_set=wanted))
                 for spans, labels, count in zip(
                     *(part.column(c).to_pylist() for c in ("_spans", "_labels", "_count")), strict=True
                 ):
@@ -458,6 +461,13 @@ class MemAuditStage(Stage[MemAuditParams]):
         report["mode"] = params.mode
         atomic_write_text(directory / REPORT_FILE, json.dumps(report, indent=2) + "\n")
         return {"files": [REPORT_FILE], **{f"{h}_pct": report[h] for h in HEURISTICS}}
+
+
+def _take(tables: Mapping[str, pa.Table], name: str) -> pa.Table:
+    """`tables[name]`, and no longer held by `tables` if they can let go of it (the runner's
+    gathered tables can: `take`), so that it is freed once the caller is done with it."""
+    take = getattr(tables, "take", None)
+    return take(name) if callable(take) else tables[name]
 
 
 def _key(item: Item) -> str:
