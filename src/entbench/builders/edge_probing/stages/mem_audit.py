@@ -10,7 +10,9 @@ counts alone which items are tested and draws their random numbers in evaluation
 unsharded audit would; map tasks route train items (counted per task) and evaluation rows by key;
 each reducer indexes its keys' train counts and runs the heuristics' own code on its items with
 their numbers replayed, so the decisions are those of `filters.memorization.audit` on the whole
-splits. Shards are sized from the two tables. `eptest` mode (EPtest's quirks key the heuristics
+splits. Shards are sized from the two tables; a shard holds every row of its keys, so a reducer
+decides and writes its rows a slice at a time (`InOrder`): a frequent key (a WikiReading question,
+a sixth of a split) costs a slice of memory, not its rows. `eptest` mode (EPtest's quirks key the heuristics
 differently, and its label numbering follows all of train) runs as one task, one shard.
 """
 
