@@ -141,8 +141,30 @@ def write_draws(
     """Write the draws of every evaluation row (see the module docstring); returns the row count.
 
     `train` and `evaluation` are (shard files in order, span columns, label column)."""
+    import duckdb  # imported already: `con` is open
+
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
-    cap_memory(con, threads * MEMORY_PER_THREAD)
+    previous = cap_memory(con, threads * MEMORY_PER_THREAD)
+    try:
+        return _write_draws(con, path, train=train, evaluation=evaluation, seed=seed)
+    except duckdb.OutOfMemoryException:
+        # The cap bounds the pass's memory, it is not a requirement: a pass DuckDB cannot run
+        # within it (its operators take a share per thread) runs again with the connection's limit.
+        for table in ("wanted", "asked", "keys", "seen"):
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.execute(f"SET memory_limit = '{previous}'")
+        return _write_draws(con, path, train=train, evaluation=evaluation, seed=seed)
+
+
+def _write_draws(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    *,
+    train: tuple[Sequence[str], Sequence[str], str],
+    evaluation: tuple[Sequence[str], Sequence[str], str],
+    seed: int,
+) -> int:
+    """`write_draws` within the connection's memory limit as it is."""
     if not train[0] or not evaluation[0]:  # nothing is seen, nothing is in train
         con.execute("CREATE TEMP TABLE keys (spans VARCHAR[], tied BIGINT)")
         con.execute("CREATE TEMP TABLE seen (label VARCHAR)")
