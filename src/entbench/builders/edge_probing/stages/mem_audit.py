@@ -12,8 +12,8 @@ each reducer indexes its keys' train counts and runs the heuristics' own code on
 their numbers replayed, so the decisions are those of `filters.memorization.audit` on the whole
 splits. Shards are sized from the two tables; a shard holds every row of its keys, so a reducer
 decides and writes its rows a slice at a time (`InOrder`): a frequent key (a WikiReading question,
-a sixth of a split) costs a slice of memory, not its rows. `eptest` mode (EPtest's quirks key the heuristics
-differently, and its label numbering follows all of train) runs as one task, one shard.
+a sixth of a split) costs a slice of memory, not its rows. `eptest` mode (EPtest's quirks key the
+heuristics differently, and its label numbering follows all of train) runs as one task, one shard.
 """
 
 from __future__ import annotations
