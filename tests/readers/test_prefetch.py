@@ -10,8 +10,9 @@ import pytest
 from entbench.readers.compressed.prefetch import InlineBlocks, Prefetched, usable_cpus
 
 
-def test_items_arrive_in_order_and_complete() -> None:
-    assert list(Prefetched(iter(range(1000)), depth=3)) == list(range(1000))
+@pytest.mark.parametrize("depth", [0, 3])
+def test_items_arrive_in_order_and_complete(depth: int) -> None:
+    assert list(Prefetched(iter(range(1000)), depth=depth)) == list(range(1000))
 
 
 def test_producer_error_arrives_after_the_items_before_it() -> None:
@@ -44,6 +45,25 @@ def test_stopping_early_closes_the_producer_and_its_thread() -> None:
     prefetched.close()
     assert closed.is_set()
     assert not any(t.name == "entbench-prefetch" and t.is_alive() for t in threading.enumerate())
+
+
+@pytest.mark.parametrize("depth", [0, 1])
+def test_the_producer_runs_at_most_depth_plus_one_items_ahead(depth: int) -> None:
+    """With `depth` 0 the producer makes the next item only once the last was taken: while the
+    consumer holds item i, items up to i + 1 exist (`dump_scan.READ_AHEAD_BLOCKS`: one 16 MB block
+    of a dump less in memory); with `depth` d, up to i + 1 + d."""
+    made: list[int] = []
+
+    def source() -> Iterator[int]:
+        for i in range(200):
+            made.append(i)
+            yield i
+
+    ahead = []
+    for item in Prefetched(source(), depth=depth):
+        threading.Event().wait(0.0005)  # a consumer slower than its producer, which may run ahead
+        ahead.append(len(made) - 1 - item)
+    assert max(ahead) <= depth + 1
 
 
 def test_inline_blocks_iterate_in_order_and_close_their_source() -> None:

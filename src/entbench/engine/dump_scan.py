@@ -58,7 +58,11 @@ MIN_TASKS = 8
 #: ...but never tasks smaller than this.
 MIN_TASK_BYTES = 8 << 20
 #: At most this many decompressed bytes per task of blocks decompressed here (`block_task_bytes`).
-MAX_BLOCK_TASK_BYTES = 8 << 20
+MAX_BLOCK_TASK_BYTES = 16 << 20
+#: Finished blocks that wait while the next is decompressed (`block_tasks`, with a core to spare;
+#: `Prefetched`'s depth): none, the next block is decompressed while the last one taken waits as
+#: the pending task, which keeps a worker fed as two waiting blocks did, 32 MB less in memory.
+READ_AHEAD_BLOCKS = 0
 #: Bytes of a bad record kept in its reject record.
 HEAD_BYTES = 200
 #: Every rejected record with its offset and reason; `_` keeps Parquet readers of the directory off it.
@@ -240,8 +244,11 @@ class DumpScan(Stage[P]):
         in a pool's queue of tasks in flight and in the worker that maps it: some six blocks per
         process at once. Blocks of a fixed size keep that memory the same whatever the dump's size
         (a Wikidata scan of 350 MB of JSON on one worker: 44 MB blocks peaked at ~480 MiB, 16 MB
-        ones at ~217, 8 MB ones at ~177, for the same CPU time). A task that reads its own range (a
-        byte range, a range of an indexed `.gz`) reads it a piece at a time instead, whatever its size.
+        ones at ~217, 8 MB ones at ~177, with two finished blocks waiting). 16 MB, with none
+        waiting (`READ_AHEAD_BLOCKS`): 8 MB blocks made twice the tasks, and each task's own work
+        (its tables, spills, record; the reducers reading one more spill each) cost a Wikidata scan
+        of 320 MB of JSON pinned to one CPU 4% more CPU. A task that reads its own range (a byte
+        range, a range of an indexed `.gz`) reads it a piece at a time instead, whatever its size.
         """
         return min(self.task_bytes(ctx), MAX_BLOCK_TASK_BYTES)
 
@@ -275,7 +282,7 @@ class DumpScan(Stage[P]):
         `meta(block)` adds to each task's meta (called once per task in order, b"" for the closing
         one). A `StreamTruncated` from the decompressor becomes the user's `DataError`."""
         src = self.dump(ctx)
-        ahead = Prefetched(blocks, depth=2) if usable_cpus() > 1 else InlineBlocks(blocks)
+        ahead = Prefetched(blocks, depth=READ_AHEAD_BLOCKS) if usable_cpus() > 1 else InlineBlocks(blocks)
         expansion = self.expansion_of(src)
         consumed = index = 0
         pending: MapTask | None = None

@@ -49,9 +49,11 @@ from entbench.engine.shards import (
 )
 
 #: A kept table whose spilled rows exceed this many bytes is sorted through runs on disk; also the
-#: size of a run. About what a Wikidata scan's map task holds (8 MB of JSON becomes ~9 MB of rows),
-#: so a reducer's peak stays near a mapper's.
-SORT_MEMORY_BYTES = 16 << 20
+#: size of a run. About two of a Wikidata scan's map tasks (16 MB of JSON becomes ~18 MB of rows),
+#: so a reducer's peak stays near a mapper's. At 16 MB a shard of a few runs paid for them: the
+#: claims of a 160 MB-of-JSON Wikidata shard (27 MB, two runs) took 0.40 s CPU to sort and write
+#: against 0.30 s in memory, a tenth of the whole scan (bench/run.py, pinned to one CPU).
+SORT_MEMORY_BYTES = 32 << 20
 #: Rows per batch of a run file at most: the unit a run is read back and merged in (a window of
 #: several runs costs a sort and a take whatever its size: at 4096 rows, 2M rows of interleaved
 #: claims took 20% more CPU than the whole shard's sort; at 16k, the same)...

@@ -26,7 +26,10 @@ class _Failure:
 
 
 class Prefetched(Generic[T]):
-    """Iterate `source` in a daemon thread, at most `depth` items ahead of the consumer.
+    """Iterate `source` in a daemon thread: `depth` finished items wait for the consumer while the
+    producer makes the next one; with `depth` 0, the producer makes the next item only once the
+    consumer took the last, so it holds one item ahead of the consumer, not two (a block of a dump
+    less in memory, decompressed all the same while the consumer works on the one it took).
 
     Items and the producer's exception (if any) reach the consumer in the producer's order. Closing
     (or leaving a `with` block, or garbage collection of the generator) stops the producer at its
@@ -34,20 +37,31 @@ class Prefetched(Generic[T]):
     """
 
     def __init__(self, source: Iterator[T], depth: int = 2) -> None:
+        if depth < 0:
+            raise ValueError(f"depth must be >= 0, got {depth}")
         self._source = source
+        self._depth = depth
         self._queue: queue.Queue[object] = queue.Queue(maxsize=max(1, depth))
+        self._taken = threading.Event()  # set by the consumer on each item it takes
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._produce, name="entbench-prefetch", daemon=True)
         self._thread.start()
 
     def _put(self, item: object) -> bool:
+        self._taken.clear()
         while not self._stop.is_set():
             try:
                 self._queue.put(item, timeout=0.1)
-                return True
+                break
             except queue.Full:
                 continue
-        return False
+        else:
+            return False
+        if self._depth == 0:
+            while not self._taken.wait(0.1):
+                if self._stop.is_set():
+                    return False
+        return True
 
     def _produce(self) -> None:
         try:
@@ -67,6 +81,7 @@ class Prefetched(Generic[T]):
         try:
             while True:
                 item = self._queue.get()
+                self._taken.set()
                 if item is _DONE:
                     return
                 if isinstance(item, _Failure):

@@ -57,10 +57,10 @@ from entbench.schemas import wikidata as schema
 
 #: Bytes the native scanner reads at a time (and between progress updates of a byte range).
 NATIVE_PIECE_BYTES = 4 << 20
-#: A map task hands its rows to the sink once the lines they come from hold this many bytes: two
+#: A map task hands its rows to the sink once the lines they come from hold this many bytes: four
 #: pieces, so that a task of the largest block decompressed here (`MAX_BLOCK_TASK_BYTES`) still
-#: builds its tables once.
-EMIT_BYTES = 8 << 20
+#: builds its tables once (each emit builds and spills every table of every shard anew).
+EMIT_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
