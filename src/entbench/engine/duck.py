@@ -3,11 +3,21 @@
 Every connection is in memory and gets, from the build's `--workers` and the number of tasks of
 its kind (`tasks`: a stage's map tasks, or its shards), a share of the machine: at most
 `min(workers, tasks)` such connections run at once, so each gets `workers // that many` threads
-(a stage's single global query uses every worker's core; a task running beside others, one) and
-that share of DuckDB's own default memory limit (80% of the memory it sees), so N connections
-spill before they overcommit. Spill files go to a `duckdb/` directory the caller names: inside the
-stage's scratch directory for a stage (removed when the stage completes), a temporary directory
-for a card.
+(a stage's single global query uses every worker's core; a task running beside others, one).
+
+Memory: `MEMORY_PER_THREAD` for each of those threads, and never more than that share of DuckDB's
+own default limit (80% of the memory it sees). A fixed amount, not the machine's share: a global
+query over a full dump's table (`internal_filter`'s joins over every entity) would otherwise
+hold gigabytes of hash tables before it spilled, so a stage's memory grew with the dump; capped,
+DuckDB spills its temporary tables, hash joins, aggregates and sorts to disk past the cap, and a
+worker's DuckDB memory is at most `MEMORY_PER_THREAD` whatever the dump. Past it a query slows
+down (spill I/O), its rows do not change (`tests/engine/test_duck.py` runs queries and a stage
+under a small cap and compares the results). Not every query spills all it holds: the smallest
+limit `internal_filter`'s decisions query (one pipeline probing two hash tables) ran under was
+20 MiB per thread on the harness's 256 MB world and 32 MiB on its 1 GB one, so a query's floor
+still grows with the dump, far below the cap on the worlds measured. Spill files go to a
+`duckdb/` directory the caller names: inside the stage's scratch directory for a stage (removed
+when the stage completes), a temporary directory for a card.
 
 Thread count and spilling change how fast rows come out and in which order, never which rows: the
 framework sorts every shard, and queries whose order matters say ORDER BY. A caller that never
@@ -32,6 +42,10 @@ if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection ope
 
 #: The sub-directory of a stage's (or a card's) scratch directory DuckDB spills into.
 SPILL_DIR = "duckdb"
+#: DuckDB's memory limit per thread of a connection (the module docstring says why a fixed one).
+#: Queries of the harness's 1 GB worlds stay under it (a 16S `internal_filter` ~40 MiB, spilling
+#: nothing); the smallest limits they ran under were 20-32 MiB per thread.
+MEMORY_PER_THREAD = 256 << 20
 _UNITS = {
     "bytes": 1,
     "b": 1,
@@ -50,6 +64,7 @@ def connect(*, scratch: Path, workers: int, tasks: int, ordered: bool = True) ->
     """An in-memory connection with its share of `workers` (see the module docstring), spilling
     into `scratch/duckdb/`."""
     running = max(1, min(workers, tasks))
+    threads = max(1, workers // running)
     spill = scratch / SPILL_DIR
     spill.mkdir(parents=True, exist_ok=True)
     import duckdb
@@ -57,14 +72,14 @@ def connect(*, scratch: Path, workers: int, tasks: int, ordered: bool = True) ->
     con = duckdb.connect(
         ":memory:",
         config={
-            "threads": max(1, workers // running),
+            "threads": threads,
             "temp_directory": str(spill),
             "preserve_insertion_order": ordered,
         },
     )
-    if running > 1:
-        limit = _bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]))
-        con.execute(f"SET memory_limit = '{max(1, limit // running // (1 << 20))}MiB'")
+    share = _bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])) // running
+    limit = min(share, threads * MEMORY_PER_THREAD)
+    con.execute(f"SET memory_limit = '{max(1, limit // (1 << 20))}MiB'")
     return con
 
 
