@@ -12,12 +12,14 @@ hold gigabytes of hash tables before it spilled, so a stage's memory grew with t
 DuckDB spills its temporary tables, hash joins, aggregates and sorts to disk past the cap, and a
 worker's DuckDB memory is at most `MEMORY_PER_THREAD` whatever the dump. Past it a query slows
 down (spill I/O), its rows do not change (`tests/engine/test_duck.py` runs queries and a stage
-under a small cap and compares the results). Not every query spills all it holds: the smallest
-limit `internal_filter`'s decisions query (one pipeline probing two hash tables) ran under was
-20 MiB per thread on the harness's 256 MB world and 32 MiB on its 1 GB one, so a query's floor
-still grows with the dump, far below the cap on the worlds measured. Spill files go to a
-`duckdb/` directory the caller names: inside the stage's scratch directory for a stage (removed
-when the stage completes), a temporary directory for a card.
+under a small cap and compares the results). Not every query spills all it holds: a pipeline
+probing two hash tables keeps both whole, so its floor grows with the dump (`internal_filter`'s
+decisions query did: it ran under no less than 20 MiB per thread on the harness's 256 MB world
+and 32 MiB on its 1 GB one; joining one table per query, `filters.internal.sited_entities_sql`,
+both kb stages run under 24 MiB there). `entity_diff`'s `id_changes` and labelled-entity queries
+still probe two hash tables each. Spill files go to a `duckdb/` directory the caller names: inside
+the stage's scratch directory for a stage (removed when the stage completes), a temporary
+directory for a card.
 
 Thread count and spilling change how fast rows come out and in which order, never which rows: the
 framework sorts every shard, and queries whose order matters say ORDER BY. A caller that never
@@ -44,7 +46,7 @@ if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection ope
 SPILL_DIR = "duckdb"
 #: DuckDB's memory limit per thread of a connection (the module docstring says why a fixed one).
 #: Queries of the harness's 1 GB worlds stay under it (a 16S `internal_filter` ~40 MiB, spilling
-#: nothing); the smallest limits they ran under were 20-32 MiB per thread.
+#: nothing); its kb stages run, with the same bytes, under 32 MiB (spilling ~20 MB) and 24 MiB.
 MEMORY_PER_THREAD = 256 << 20
 _UNITS = {
     "bytes": 1,
