@@ -7,11 +7,11 @@ its kind (`tasks`: a stage's map tasks, or its shards), a share of the machine: 
 
 Memory: `MEMORY_PER_THREAD` for each of those threads, and never more than that share of DuckDB's
 own default limit (80% of the memory it sees). A fixed amount, not the machine's share: a global
-query over a full dump's table (`internal_filter`'s joins over every entity) would otherwise
-hold gigabytes of hash tables before it spilled, so a stage's memory grew with the dump; capped,
-DuckDB spills its temporary tables, hash joins, aggregates and sorts to disk past the cap, and a
-worker's DuckDB memory is at most `MEMORY_PER_THREAD` whatever the dump. Past it a query slows
-down (spill I/O), its rows do not change (`tests/engine/test_duck.py` runs queries and a stage
+query over a full dump's table (`internal_filter`'s joins over every entity) could otherwise take
+up to 80% of the machine before it spilled, so a stage's memory grew with the dump; capped, DuckDB
+spills its temporary tables, hash joins, aggregates and sorts to disk past the cap, and a worker's
+DuckDB memory stays near `MEMORY_PER_THREAD` as far as its queries spill (below). Past the cap a
+query slows down (spill I/O), its rows do not change (`tests/engine/test_duck.py` runs queries and a stage
 under a small cap and compares the results). Not every query spills all it holds: a pipeline
 probing two hash tables keeps both whole, so its floor grows with the dump (`internal_filter`'s
 decisions query did: it ran under no less than 20 MiB per thread on the harness's 256 MB world
