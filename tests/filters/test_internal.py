@@ -187,3 +187,18 @@ def test_non_items_and_site_constraint_reasons(con: duckdb.DuckDBPyConnection) -
     assert reasons["Q1410960"] == "instance_of_internal"  # the class rule comes before the site
     assert reasons["Q100"] == "no_site"
     assert None not in reasons.values()
+
+
+def test_site_joined_in_a_query_of_its_own_gives_the_same_decisions(con: duckdb.DuckDBPyConnection) -> None:
+    # `internal_filter` joins the site constraint first (`sited_entities_sql`), so that no query
+    # probes two hash tables (a DuckDB memory cap holds then): the decisions must not change.
+    con.execute("CREATE OR REPLACE TEMP TABLE with_prop AS SELECT id, type FROM entities")
+    con.execute("INSERT INTO with_prop VALUES ('P31', 'property')")
+    con.execute("CREATE OR REPLACE TEMP TABLE site_ok AS SELECT id AS qid FROM entities WHERE id < 'Q5'")
+    decide(con, internal.HANSEL_CLASSES, transitive=True)
+    together = sorted(con.execute(internal.decisions_sql("with_prop", "hits", "site_ok")).fetchall())
+    con.execute(f"CREATE TEMP TABLE sited AS {internal.sited_entities_sql('with_prop', 'site_ok')}")
+    apart = sorted(con.execute(internal.decisions_sql("sited", "hits", "site_ok", sited=True)).fetchall())
+    assert apart == together
+    reasons = {reason for _, reason, _ in together}
+    assert {None, "no_site", "not_item", "instance_of_internal"} <= reasons  # every rule is exercised

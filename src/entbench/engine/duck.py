@@ -3,11 +3,23 @@
 Every connection is in memory and gets, from the build's `--workers` and the number of tasks of
 its kind (`tasks`: a stage's map tasks, or its shards), a share of the machine: at most
 `min(workers, tasks)` such connections run at once, so each gets `workers // that many` threads
-(a stage's single global query uses every worker's core; a task running beside others, one) and
-that share of DuckDB's own default memory limit (80% of the memory it sees), so N connections
-spill before they overcommit. Spill files go to a `duckdb/` directory the caller names: inside the
-stage's scratch directory for a stage (removed when the stage completes), a temporary directory
-for a card.
+(a stage's single global query uses every worker's core; a task running beside others, one).
+
+Memory: `MEMORY_PER_THREAD` for each of those threads, and never more than that share of DuckDB's
+own default limit (80% of the memory it sees). A fixed amount, not the machine's share: a global
+query over a full dump's table (`internal_filter`'s joins over every entity) could otherwise take
+up to 80% of the machine before it spilled, so a stage's memory grew with the dump; capped, DuckDB
+spills its temporary tables, hash joins, aggregates and sorts to disk past the cap, and a worker's
+DuckDB memory stays near `MEMORY_PER_THREAD` as far as its queries spill (below). Past the cap a
+query slows down (spill I/O), its rows do not change (`tests/engine/test_duck.py` runs queries and a stage
+under a small cap and compares the results). Not every query spills all it holds: a pipeline
+probing two hash tables keeps both whole, so its floor grows with the dump (`internal_filter`'s
+decisions query did: it ran under no less than 20 MiB per thread on the harness's 256 MB world
+and 32 MiB on its 1 GB one; joining one table per query, `filters.internal.sited_entities_sql`,
+both kb stages run under 24 MiB there). `entity_diff`'s `id_changes` and labelled-entity queries
+still probe two hash tables each. Spill files go to a `duckdb/` directory the caller names: inside
+the stage's scratch directory for a stage (removed when the stage completes), a temporary
+directory for a card.
 
 Thread count and spilling change how fast rows come out and in which order, never which rows: the
 framework sorts every shard, and queries whose order matters say ORDER BY. A caller that never
@@ -33,6 +45,10 @@ if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection ope
 
 #: The sub-directory of a stage's (or a card's) scratch directory DuckDB spills into.
 SPILL_DIR = "duckdb"
+#: DuckDB's memory limit per thread of a connection (the module docstring says why a fixed one).
+#: Queries of the harness's 1 GB worlds stay under it (a 16S `internal_filter` ~40 MiB, spilling
+#: nothing); its kb stages run, with the same bytes, under 32 MiB (spilling ~20 MB) and 24 MiB.
+MEMORY_PER_THREAD = 256 << 20
 _UNITS = {
     "bytes": 1,
     "b": 1,
@@ -55,9 +71,9 @@ def connect(*, scratch: Path, workers: int, tasks: int, ordered: bool = True) ->
     opening a DuckDB database registers every built-in function again (~23 ms of CPU), about a
     hundred times in a demo build, while a cursor costs nothing."""
     running = max(1, min(workers, tasks))
+    threads = max(1, workers // running)
     spill = scratch / SPILL_DIR
     spill.mkdir(parents=True, exist_ok=True)
-    threads = max(1, workers // running)
     con = _SHARED.checkout(threads=threads, spill=spill, ordered=ordered)
     if con is None:
         import duckdb
@@ -66,9 +82,9 @@ def connect(*, scratch: Path, workers: int, tasks: int, ordered: bool = True) ->
             ":memory:",
             config={"threads": threads, "temp_directory": str(spill), "preserve_insertion_order": ordered},
         )
-    if running > 1:
-        limit = _bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]))
-        con.execute(f"SET memory_limit = '{max(1, limit // running // (1 << 20))}MiB'")
+    share = _bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])) // running
+    limit = min(share, threads * MEMORY_PER_THREAD)
+    con.execute(f"SET memory_limit = '{max(1, limit // (1 << 20))}MiB'")
     return con
 
 

@@ -203,15 +203,29 @@ def internal_hits_sql(claims: str, closure: str) -> str:
     )
 
 
-def decisions_sql(entities: str, hits: str, site_ok: str | None) -> str:
+def sited_entities_sql(entities: str, site_ok: str) -> str:
+    """`(id, type, has_site)` of every entity of `entities`: whether it passes the site constraint
+    (`site_ok`, as `site_ok_sql` gives it). `decisions_sql(..., sited=True)` reads it: a join of its
+    own, so that no query probes the site hash table and the hits' together (DuckDB keeps both
+    whole then, and a memory cap stops holding: see `engine.duck`)."""
+    return (
+        "SELECT e.id, e.type, s.qid IS NOT NULL AS has_site "
+        f"FROM {entities} AS e LEFT JOIN {site_ok} AS s ON s.qid = e.id"
+    )
+
+
+def decisions_sql(entities: str, hits: str, site_ok: str | None, *, sited: bool = False) -> str:
     """One row per entity: `(qid, reason, classes)`.
 
     `reason` is NULL for a kept entity, else the first failed rule (see `Reason`); `classes`
     lists the filter classes an internal entity reaches, in QID-number order (NULL otherwise).
-    `site_ok` is a relation of `(qid)` passing the site constraint, or None for no constraint.
+    `site_ok` is a relation of `(qid)` passing the site constraint, or None for no constraint; with
+    `sited`, `entities` is `sited_entities_sql`'s relation, which says it per entity (`site_ok`
+    unused).
     """
-    site_join = f"LEFT JOIN {site_ok} AS s ON s.qid = e.id" if site_ok is not None else ""
-    no_site = f"WHEN s.qid IS NULL THEN {sql_string(Reason.NO_SITE)}" if site_ok is not None else ""
+    site_join = f"LEFT JOIN {site_ok} AS s ON s.qid = e.id" if site_ok is not None and not sited else ""
+    failed = "NOT e.has_site" if sited else "s.qid IS NULL"
+    no_site = f"WHEN {failed} THEN {sql_string(Reason.NO_SITE)}" if site_ok is not None or sited else ""
     instance_of = sql_string(INSTANCE_OF)
     return f"""
 WITH hit AS (

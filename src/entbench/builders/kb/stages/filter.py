@@ -183,10 +183,15 @@ class InternalFilter(QueryStage[InternalFilterParams]):
                     f"CREATE TEMP TABLE {site_ok} AS "
                     f"{internal.site_ok_sql(f'{source}_sitelinks', params.site)}"
                 )
-            con.execute(
-                f"CREATE TEMP TABLE {snapshot}_decisions AS "
-                f"{internal.decisions_sql(f'{snapshot}_entities', f'{snapshot}_hits', site_ok)}"
-            )
+            entities = f"{snapshot}_entities"
+            if site_ok is not None:
+                entities = f"{snapshot}_sited"
+                sited = internal.sited_entities_sql(f"{snapshot}_entities", site_ok)
+                con.execute(f"CREATE TEMP TABLE {entities} AS {sited}")
+                con.execute(f"DROP TABLE {site_ok}")
+            hits = f"{snapshot}_hits"
+            decisions = internal.decisions_sql(entities, hits, site_ok, sited=site_ok is not None)
+            con.execute(f"CREATE TEMP TABLE {snapshot}_decisions AS {decisions}")
             stats.merge(decision_stats(con, snapshot, snapshot))
             stats.add(
                 f"{snapshot}_filter_closure_classes",
@@ -205,7 +210,7 @@ class InternalFilter(QueryStage[InternalFilterParams]):
                 f"SELECT qid, reason, classes FROM {snapshot}_decisions "
                 f"WHERE reason IS NOT NULL AND reason <> {sql_string(internal.Reason.NO_SITE)}"
             )
-            for table in ("type_claims", "p279", "closure", "hits", "site_ok", "decisions"):
+            for table in ("type_claims", "p279", "closure", "hits", "sited", "decisions"):
                 con.execute(f"DROP TABLE IF EXISTS {snapshot}_{table}")
         parts_kept = [f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_kept" for s in SNAPSHOT_STAGES]
         parts_removed = [
