@@ -10,6 +10,7 @@ import pytest
 from entbench.filters.memorization import (
     Decision,
     Item,
+    KeyMemo,
     audit,
     build_index,
     mem_exact,
@@ -109,6 +110,31 @@ def test_uniform_draws_uniformly_over_the_spans_distinct_train_labels() -> None:
     assert removed(decisions[:3000]) == [
         sorted(["ADV", "NOUN", "VERB"])[int(rng.random() * 3)] == "ADV" for _ in range(3000)
     ]
+
+
+def test_slices_with_one_memo_and_one_stream_decide_as_the_whole_test_split() -> None:
+    """A sharded audit decides a frequent key's items a slice at a time (its memory then follows
+    the slice): the heuristics called per slice, with one `KeyMemo` and one random stream, give
+    the decisions of one call over every item, evidence included."""
+    train = [*[one("x", "B")] * 3, *[one("x", "A")] * 3, one("x", "C"), one("y", "A"), one("z", "A", "B")]
+    index = build_index(train, "strict")
+    test = [one(text, label) for text, label in zip("xxyxzxwxx" * 40, "ABACABAAC" * 40, strict=True)]
+    memo = KeyMemo()
+    freq, uniform = random.Random(4), random.Random(4)
+    sliced: dict[str, list[Decision]] = {"exact": [], "freq": [], "uniform": []}
+    for start in range(0, len(test), 7):
+        part = test[start : start + 7]
+        sliced["exact"] += mem_exact(index, part, memo=memo)
+        sliced["freq"] += mem_freq(index, part, rng=freq, memo=memo)
+        sliced["uniform"] += mem_uniform(index, part, rng=uniform, memo=memo)
+    assert sliced == {
+        "exact": mem_exact(index, test),
+        "freq": mem_freq(index, test, seed=4),
+        "uniform": mem_uniform(index, test, seed=4),
+    }
+    assert set(memo.freq) == {("x",), ("y",), ("z",)}  # each key's argmax derived once, then reused
+    tie_draws = {d.reason for d in sliced["freq"]} & {FREQ_ARGMAX_TIE_DRAW, FREQ_ARGMAX_TIE_DRAW_MISSED}
+    assert len(tie_draws) == 2  # the tied key drew in every slice it has
 
 
 def test_unseen_labels_drop_the_whole_item_once() -> None:

@@ -74,6 +74,17 @@ def stage_connection(ctx: StageContext, *, tasks: int, ordered: bool = True) -> 
     return connect(scratch=ctx.scratch, workers=ctx.options.workers, tasks=tasks, ordered=ordered)
 
 
+def cap_memory(con: duckdb.DuckDBPyConnection, limit: int) -> str:
+    """Lower the connection's memory limit to `limit` bytes (if it is higher): past it DuckDB
+    spills into the connection's temp directory. For one query whose state would otherwise grow
+    with the dump (a global aggregate), at the cost of the spill. Returns the limit it replaced
+    (`SET memory_limit = '…'` restores it)."""
+    current = str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    if limit < _bytes(current):
+        con.execute(f"SET memory_limit = '{max(1, limit >> 20)}MiB'")
+    return current
+
+
 def parquet_view(con: duckdb.DuckDBPyConnection, name: str, files: Sequence[str]) -> None:
     """Register `files` (Parquet shards of one table) as the view `name`."""
     if not files:

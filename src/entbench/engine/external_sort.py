@@ -85,7 +85,7 @@ def write_sorted(
         merger = _RunMerger(sources, schema, sort_by)
         del sources  # the in-memory run is the merger's now, freed when it closes
         try:
-            groups = _row_groups(merger.merged(), rows_per_group(runs.rows, runs.content))
+            groups = row_groups_of(merger.merged(), rows_per_group(runs.rows, runs.content))
             return write_row_groups(
                 groups, path, schema=schema, metadata=metadata, sort_by=sort_by, rows=runs.rows
             )
@@ -95,7 +95,7 @@ def write_sorted(
         runs.remove()
 
 
-def _row_groups(pieces: Iterator[pa.Table], size: int) -> Iterator[pa.Table]:
+def row_groups_of(pieces: Iterator[pa.Table], size: int) -> Iterator[pa.Table]:
     """The rows of `pieces`, in order, as tables of `size` rows (the last one fewer)."""
     held: list[pa.Table] = []
     count = 0

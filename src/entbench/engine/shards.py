@@ -135,16 +135,22 @@ def cast_rows(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def sort_order(table: pa.Table, sort_by: Sequence[str]) -> pa.Array | None:
-    """The row order sorted by `sort_by` (None when there is nothing to sort); raises
-    `DuplicateKeyError` if two rows share the key, as their order would then be arbitrary.
+    """The row order sorted by `sort_by` (None when there is nothing to sort, or the rows are in
+    that order already); raises `DuplicateKeyError` if two rows share the key, as their order
+    would then be arbitrary.
 
     Only the key columns are copied in sorted order: writers take the rest one row group at a
-    time (`write_parquet(order=…)`), so a shard is never held twice."""
+    time (`write_parquet(order=…)`), so a shard is never held twice. Rows already in order (a
+    reduce that decides its rows in key order) are written as they are: a take would first join
+    the chunks of a table built in parts, a copy of the whole shard."""
     if table.num_rows <= 1 or not sort_by:
         return None
     order, duplicates = order_and_duplicates(table, sort_by)
     if duplicates:
         raise duplicate_key_error(duplicates, sort_by)
+    positions = order.to_numpy()
+    if bool((positions == np.arange(len(positions))).all()):
+        return None
     return order
 
 

@@ -103,6 +103,16 @@ class Output:
     sized_by_data: bool = True
 
 
+@dataclass(frozen=True)
+class InOrder:
+    """An output table a reduce gives as pieces already in its `sort_by` order (no key twice),
+    produced as they are written (`engine.in_order`): a reduce whose output grows with its shard
+    then holds about a piece, not the table. The reduce's stats may be counted while the pieces
+    are produced: the shard's record is written after its tables."""
+
+    pieces: Iterable[pa.Table]
+
+
 def side_file_name(name: str) -> str:
     """The file side file `name` is kept in, in its stage's directory (`_` keeps Parquet readers
     of the directory off it)."""
@@ -422,8 +432,9 @@ class Stage(Generic[P]):
 
     def reduce(
         self, ctx: StageContext[P], shard: int, tables: Mapping[str, pa.Table]
-    ) -> tuple[dict[str, pa.Table], Stats]:
-        """Turn the gathered buckets of one shard into its final rows (default: unchanged).
+    ) -> tuple[Mapping[str, pa.Table | InOrder], Stats]:
+        """Turn the gathered buckets of one shard into its final rows (default: unchanged), each
+        output a table or, when it grows with the shard, its pieces in order (`InOrder`).
 
         `tables` reads each map table from the spills when first asked for. An output missing
         from the result is written from the map table of the same name as it was mapped (empty if

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from entbench.engine.external_sort import SORT_MEMORY_BYTES, write_sorted
+from entbench.engine.in_order import write_in_order
 from entbench.engine.plan import table_rel_path
 from entbench.engine.shards import (
     WrittenShard,
@@ -34,7 +35,7 @@ from entbench.engine.shuffle import (
     merge_group,
     read_done,
 )
-from entbench.engine.stage import MapTask, Output, ProgressFn, Stage, StageContext
+from entbench.engine.stage import InOrder, MapTask, Output, ProgressFn, Stage, StageContext
 from entbench.engine.stats import Stats
 
 
@@ -90,11 +91,13 @@ def shard_task(
     gathered: GatheredTables | None = None
     if stage.is_map_reduce:
         gathered = GatheredTables(work / spill_dir, inputs, stage.map_schemas(ctx.params))
-        tables, stats = stage.reduce(ctx, shard, gathered)
-        gathered.forget()  # `tables` holds what is still needed
+        reduced, stats = stage.reduce(ctx, shard, gathered)
+        gathered.forget()  # `reduced` holds what is still needed
     else:
-        tables, stats = stage.shard(ctx, shard)
-    tables = dict(tables)
+        reduced, stats = stage.shard(ctx, shard)
+    tables = {name: table for name, table in reduced.items() if not isinstance(table, InOrder)}
+    in_order = {name: table for name, table in reduced.items() if isinstance(table, InOrder)}
+    del reduced
     rels = {output.name: table_rel_path(outputs, output.name, shard, ctx.num_shards) for output in outputs}
 
     # What each output holds: the reduce's table, or the spilled bytes of one it left as mapped.
@@ -112,7 +115,8 @@ def shard_task(
     on_disk = [
         output
         for output in outputs
-        if output.name not in tables and output.sort_by and held[output.name] > SORT_MEMORY_BYTES
+        if output.name in in_order
+        or (output.name not in tables and output.sort_by and held[output.name] > SORT_MEMORY_BYTES)
     ]
     in_memory = [output for output in outputs if output not in on_disk]
 
@@ -123,6 +127,15 @@ def shard_task(
         table = tables.pop(output.name, None)
         rel = rels[output.name]
         metadata = {**meta, "entbench.table": output.name}
+        if output.name in in_order:
+            return write_in_order(
+                in_order.pop(output.name).pieces,
+                work / rel,
+                schema=output.schema,
+                metadata=metadata,
+                sort_by=output.sort_by,
+                scratch=ctx.scratch / "in_order" / f"{output.name}-{shard:05d}",
+            )
         if table is None and gathered is not None and output.name in gathered:
             if output in on_disk:
                 return write_sorted(

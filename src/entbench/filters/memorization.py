@@ -72,7 +72,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 from math import floor
 from typing import NamedTuple, Protocol
@@ -109,6 +109,7 @@ __all__ = [  # the index's types are part of this module's interface
     "Decisions",
     "EptestIndex",
     "Item",
+    "KeyMemo",
     "LabelTuple",
     "Mode",
     "RandomSource",
@@ -172,7 +173,26 @@ def select_test_items(train_labels: Set[str], test: Sequence[Item], mode: Mode =
 _UNSEEN = why.kept(why.SPAN_UNSEEN, "no train item has this span")
 
 
-def mem_exact(index: TrainIndex, test: Iterable[Item]) -> Decisions:
+class _Argmax(NamedTuple):
+    """Strict Mem-Freq for one key: its most frequent train labels (sorted) and the evidence."""
+
+    tied: list[LabelTuple]
+    shown: str
+
+
+@dataclass
+class KeyMemo:
+    """What strict mode's heuristics derive from each key's train counts, kept from one call to
+    the next: a sharded audit decides a shard's test items a slice at a time (its memory then
+    follows the slice, not a frequent key's items), and a key's labels are sorted once, not once
+    per slice."""
+
+    exact: dict[tuple[str, ...], str] = field(default_factory=dict)
+    freq: dict[tuple[str, ...], _Argmax] = field(default_factory=dict)
+    uniform: dict[tuple[str, ...], list[LabelTuple]] = field(default_factory=dict)
+
+
+def mem_exact(index: TrainIndex, test: Iterable[Item], *, memo: KeyMemo | None = None) -> Decisions:
     """Mem-Exact (§3): which test items memorising (span, label) pairs of train solves."""
     if isinstance(index, EptestIndex):
         pair = why.solved(why.EXACT_PAIR_IN_TRAIN, "span text(s) and label occur together in train")
@@ -183,7 +203,7 @@ def mem_exact(index: TrainIndex, test: Iterable[Item]) -> Decisions:
             # E2 keys collapse equal texts, so a pair can match while F1's key is unseen: test E2 first.
             out.append(pair if exact in index.exact else other if fkey in index.freq else _UNSEEN)
         return out
-    evidence: dict[tuple[str, ...], str] = {}
+    evidence = {} if memo is None else memo.exact
     out = []
     for item in test:
         counts = index.counts.get(item.spans)
@@ -216,15 +236,21 @@ class RandomSource(Protocol):
 
 
 def mem_freq(
-    index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEED, rng: RandomSource | None = None
+    index: TrainIndex,
+    test: Iterable[Item],
+    *,
+    seed: int = DEFAULT_SEED,
+    rng: RandomSource | None = None,
+    memo: KeyMemo | None = None,
 ) -> Decisions:
     """Mem-Freq (§3): which test items predicting from the span's train label distribution solves
-    (draws from `random.Random(seed)`, or from `rng` if given)."""
+    (draws from `random.Random(seed)`, or from `rng` if given; strict mode's per-key argmax kept in
+    `memo` if given)."""
     rng = random.Random(seed) if rng is None else rng
     if isinstance(index, EptestIndex):
         eptest_plans: dict[str | frozenset[str], _FreqDraw | Decision] = {}
         return [_eptest_freq(index, item, rng, eptest_plans) for item in test]
-    strict_plans: dict[tuple[str, ...], _Argmax] = {}
+    strict_plans = {} if memo is None else memo.freq
     return [_strict_freq(index, item, rng, strict_plans) for item in test]
 
 
@@ -276,13 +302,6 @@ def _eptest_freq(
     return why.kept(why.FREQ_DRAW_MISSED, detail)
 
 
-class _Argmax(NamedTuple):
-    """Strict Mem-Freq for one key: its most frequent train labels (sorted) and the evidence."""
-
-    tied: list[LabelTuple]
-    shown: str
-
-
 def _strict_freq(
     index: StrictIndex, item: Item, rng: RandomSource, plans: dict[tuple[str, ...], _Argmax]
 ) -> Decision:
@@ -303,12 +322,22 @@ def _strict_freq(
 
 
 def mem_uniform(
-    index: TrainIndex, test: Iterable[Item], *, seed: int = DEFAULT_SEED, rng: RandomSource | None = None
+    index: TrainIndex,
+    test: Iterable[Item],
+    *,
+    seed: int = DEFAULT_SEED,
+    rng: RandomSource | None = None,
+    memo: KeyMemo | None = None,
 ) -> Decisions:
     """Mem-Uniform (§3): which test items a uniform draw over the span's train labels solves
-    (draws from `random.Random(seed)`, or from `rng` if given)."""
+    (draws from `random.Random(seed)`, or from `rng` if given; strict mode's sorted options kept
+    in `memo` if given)."""
     rng = random.Random(seed) if rng is None else rng
-    options_of = _eptest_options(index) if isinstance(index, EptestIndex) else _strict_options(index)
+    options_of = (
+        _eptest_options(index)
+        if isinstance(index, EptestIndex)
+        else _strict_options(index, {} if memo is None else memo.uniform)
+    )
     out: Decisions = []
     for item in test:
         options = options_of(item)
@@ -347,9 +376,8 @@ def _eptest_options(index: EptestIndex) -> OptionsOf:
     return options
 
 
-def _strict_options(index: StrictIndex) -> OptionsOf:
-    """An item's Mem-Uniform options: its span's distinct train labels, sorted."""
-    cache: dict[tuple[str, ...], list[LabelTuple]] = {}
+def _strict_options(index: StrictIndex, cache: dict[tuple[str, ...], list[LabelTuple]]) -> OptionsOf:
+    """An item's Mem-Uniform options: its span's distinct train labels, sorted (kept in `cache`)."""
 
     def options(item: Item) -> list[LabelTuple] | None:
         found = cache.get(item.spans)

@@ -7,6 +7,7 @@ datafilter.py`), with its keys (quirks E2, U1-U3, F1, F2 in `entbench.filters.me
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
@@ -131,12 +132,12 @@ def build_index(train: Iterable[Item], mode: Mode = "eptest") -> TrainIndex:
     (EWT v2.2 pos train: 204,607 items, 22,201 distinct).
     """
     index: TrainIndex = EptestIndex() if check_mode(mode) == "eptest" else StrictIndex()
-    distinct: dict[Item, int] = {}
     with gc_paused():
-        for item in train:
-            distinct[item] = distinct.get(item, 0) + 1
+        # Counter counts in C and keeps first-seen order (a dict); freed before the GC resumes.
+        distinct = Counter(train)
         for item, count in distinct.items():
             index.add(checked(item), count)
+        del distinct
     return index
 
 

@@ -267,10 +267,22 @@ def test_a_sharded_audit_decides_as_the_whole_splits_do(built: Path, tmp_path: P
 def test_decision_rows_built_in_slices_are_the_rows_built_at_once(
     built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The reducer builds a shard's decision rows a slice at a time (its 25k evaluation rows are
-    several slices): the same shard files as one slice holding them all."""
-    manifest = load_manifest(stage_dir(built, "benchmarks", "ud_mem_audit"))
+    """The reducer decides a shard's rows and writes their decision rows a slice at a time (its
+    25k evaluation rows are several slices, and its most frequent span keys have rows, and draws,
+    in every one): the same shard files as one slice holding them all, so a frequent key's memory
+    is a slice's, not the key's."""
+    directory = stage_dir(built, "benchmarks", "ud_mem_audit")
+    manifest = load_manifest(directory)
     assert manifest["num_shards"] == 1 and manifest["stats"]["eval_rows"] > 4 * mem_audit.REDUCE_SLICE_ROWS
+    decisions = rows_in_order(directory)
+    top, _ = Counter(tuple(d["spans"]) for d in decisions).most_common(1)[0]
+    drawn = {
+        d["eval_index"] // mem_audit.REDUCE_SLICE_ROWS
+        for d in decisions
+        if tuple(d["spans"]) == top
+        and d["mem_uniform_reason"] in ("uniform_draw_matched", "uniform_draw_missed")
+    }
+    assert len(drawn) >= 4  # the frequent key's draws replayed across the slices
     monkeypatch.setattr(mem_audit, "REDUCE_SLICE_ROWS", 1 << 30)
     build(tmp_path)
     whole = load_manifest(stage_dir(tmp_path, "benchmarks", "ud_mem_audit"))

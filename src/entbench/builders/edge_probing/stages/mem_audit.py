@@ -10,8 +10,10 @@ counts alone which items are tested and draws their random numbers in evaluation
 unsharded audit would; map tasks route train items (counted per task) and evaluation rows by key;
 each reducer indexes its keys' train counts and runs the heuristics' own code on its items with
 their numbers replayed, so the decisions are those of `filters.memorization.audit` on the whole
-splits. Shards are sized from the two tables. `eptest` mode (EPtest's quirks key the heuristics
-differently, and its label numbering follows all of train) runs as one task, one shard.
+splits. Shards are sized from the two tables; a shard holds every row of its keys, so a reducer
+decides and writes its rows a slice at a time (`InOrder`): a frequent key (a WikiReading question,
+a sixth of a split) costs a slice of memory, not its rows. `eptest` mode (EPtest's quirks key the
+heuristics differently, and its label numbering follows all of train) runs as one task, one shard.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.shards import atomic_write_text
 from entbench.engine.stage import (
     BucketSink,
+    InOrder,
     MapTask,
     Output,
     Params,
@@ -49,6 +52,7 @@ from entbench.filters.memorization import (
     DEFAULT_SEED,
     HEURISTICS,
     Item,
+    KeyMemo,
     StrictIndex,
     audit_with_index,
     build_index,
@@ -249,27 +253,54 @@ class MemAuditStage(Stage[MemAuditParams]):
 
     def reduce(
         self, ctx: StageContext[MemAuditParams], shard: int, tables: Mapping[str, pa.Table]
-    ) -> tuple[dict[str, pa.Table], Stats]:
+    ) -> tuple[dict[str, pa.Table | InOrder], Stats]:
         """`strict`: index the shard's train keys, decide its evaluation rows with their draws."""
         params = ctx.params
         if params.mode == "eptest":
             return {}, Stats()  # the one task's decisions, as mapped
         stats = Stats()
-        rows = tables[EVAL].sort_by("_eval_index")
-        # Only the keys this shard's evaluation rows have need their train counts.
-        train = tables[TRAIN]
+        rows = tables[EVAL]
+        at = rows.column("_eval_index").to_numpy()
+        if at.size > 1 and not bool((at[1:] > at[:-1]).all()):  # gathered in map task order: sorted
+            rows = rows.sort_by("_eval_index")
+        index, train_items = self._index_train(_take(tables, TRAIN), rows)
+        stats.add("train_items", train_items)
+        draws = pa.ipc.open_file(pa.memory_map(str(ctx.scratch / DRAWS_FILE))).read_all()
+        memo = KeyMemo()
+        what = f"{ctx.stage} shard {shard}"
+        # A shard holds every evaluation row of its span keys, and a frequent key (a WikiReading
+        # question) grows with the dump: the rows are decided and turned into decision rows a
+        # slice at a time as they are written (in `eval_index` order, the output's), so only a
+        # slice's items, draws, decisions and rows are held.
+        pieces = (
+            self._decide_slice(rows.slice(start, REDUCE_SLICE_ROWS), draws, index, memo, stats, what)
+            for start in range(0, max(rows.num_rows, 1), REDUCE_SLICE_ROWS)
+        )
+        return {"decisions": InOrder(pieces)}, stats
+
+    def _index_train(self, train: pa.Table, rows: pa.Table) -> tuple[StrictIndex, int]:
+        """The train counts of the keys `rows` has (valid rows only), and how many train items the
+        shard was sent. Read and filtered a slice at a time: a key's distinct labels grow with the
+        dump, and most of a shard's train rows are wanted (a filtered copy would be a second one)."""
         train_items = int(pc.sum(train.column("_count")).as_py() or 0)
         wanted = pc.unique(rows.filter(rows.column("_valid")).column("_key"))
-        train = train.filter(pc.is_in(train.column("_key"), value_set=wanted))
         index = StrictIndex()
         with gc_paused():
-            for spans, labels, count in zip(
-                *(train.column(c).to_pylist() for c in ("_spans", "_labels", "_count")), strict=True
-            ):
-                index.add(checked(Item(tuple(spans), tuple(labels))), count)
-        del train
-        draws = pa.ipc.open_file(pa.memory_map(str(ctx.scratch / DRAWS_FILE))).read_all()
-        at = pa.array(rows.column("_eval_index").to_numpy())
+            for start in range(0, train.num_rows, REDUCE_SLICE_ROWS):
+                part = train.slice(start, REDUCE_SLICE_ROWS)
+                part = part.filter(pc.is_in(part.column("_key"), value_set=wanted))
+                for spans, labels, count in zip(
+                    *(part.column(c).to_pylist() for c in ("_spans", "_labels", "_count")), strict=True
+                ):
+                    index.add(checked(Item(tuple(spans), tuple(labels))), count)
+        return index, train_items
+
+    def _decide_slice(
+        self, part: pa.Table, draws: pa.Table, index: StrictIndex, memo: KeyMemo, stats: Stats, what: str
+    ) -> pa.Table:
+        """The decision rows of a slice of a shard's evaluation rows (in evaluation order), their
+        draws replayed: the slices of a shard consume its draws in the order the whole shard does."""
+        at = pa.array(part.column("_eval_index").to_numpy())
         kept = draws.column("kept").take(at).to_pylist()
         x_freq = draws.column("x_freq").take(at).to_pylist()
         x_uniform = draws.column("x_uniform").take(at).to_pylist()
@@ -277,7 +308,7 @@ class MemAuditStage(Stage[MemAuditParams]):
         evaluation = [
             Item(tuple(spans), tuple(labels)) if valid else None
             for spans, labels, valid in zip(
-                *(rows.column(c).to_pylist() for c in ("_spans", "_labels", "_valid")), strict=True
+                *(part.column(c).to_pylist() for c in ("_spans", "_labels", "_valid")), strict=True
             )
         ]
         tested = [i for i, k in enumerate(kept) if k]
@@ -285,40 +316,29 @@ class MemAuditStage(Stage[MemAuditParams]):
         freq = Replay([x for i in tested if (x := x_freq[i]) is not None])
         uniform = Replay([x for i in tested if (x := x_uniform[i]) is not None])
         decisions = {
-            "mem_exact": mem_exact(index, items),
-            "mem_freq": mem_freq(index, items, rng=freq),
-            "mem_uniform": mem_uniform(index, items, rng=uniform),
+            "mem_exact": mem_exact(index, items, memo=memo),
+            "mem_freq": mem_freq(index, items, rng=freq, memo=memo),
+            "mem_uniform": mem_uniform(index, items, rng=uniform, memo=memo),
         }
-        freq.check_consumed(f"{ctx.stage} shard {shard} mem_freq")
-        uniform.check_consumed(f"{ctx.stage} shard {shard} mem_uniform")
-        position = {row: k for k, row in enumerate(tested)}
-        # A shard holds every evaluation row of its span keys, and a frequent key (a WikiReading
-        # question) grows with the dump: the decision rows are built a slice of rows at a time.
-        parts = []
-        for start in range(0, max(rows.num_rows, 1), REDUCE_SLICE_ROWS):
-            part = rows.slice(start, REDUCE_SLICE_ROWS)
-            ids = {f.name: part.column(f.name).to_pylist() for f in self.id_fields}
-            end = start + part.num_rows
-            parts.append(
-                decision_table(
-                    self.id_fields,
-                    [{name: ids[name][r] for name in ids} for r in range(part.num_rows)],
-                    part.column("_eval_index").to_pylist(),
-                    evaluation[start:end],
-                    {r - start: [position[r]] for r in range(start, end) if r in position},
-                    {r - start: unseen[r] for r in range(start, end) if unseen[r]},
-                    decisions,
-                    stats,
-                )
-            )
-        table = pa.concat_tables(parts)
-        stats.add("train_items", train_items)
+        freq.check_consumed(f"{what} mem_freq")
+        uniform.check_consumed(f"{what} mem_uniform")
+        ids = {f.name: part.column(f.name).to_pylist() for f in self.id_fields}
+        table = decision_table(
+            self.id_fields,
+            [{name: ids[name][r] for name in ids} for r in range(part.num_rows)],
+            part.column("_eval_index").to_pylist(),
+            evaluation,
+            {row: [k] for k, row in enumerate(tested)},
+            {r: labels for r, labels in enumerate(unseen) if labels},
+            decisions,
+            stats,
+        )
         stats.add("test_items", len(tested))
         # rows, not labels: a multi-answer row with two unseen answers is one row dropped
         stats.add(f"dropped_{UNSEEN_LABEL}", sum(1 for labels in unseen if labels))
         for heuristic in HEURISTICS:
             stats.add(f"removed_{heuristic}", sum(1 for d in decisions[heuristic] if d.solved))
-        return {"decisions": table}, stats
+        return table
 
     def _count_train(
         self, ctx: StageContext[MemAuditParams], file: int, tasks: int, stats: Stats
@@ -443,6 +463,13 @@ class MemAuditStage(Stage[MemAuditParams]):
         report["mode"] = params.mode
         atomic_write_text(directory / REPORT_FILE, json.dumps(report, indent=2) + "\n")
         return {"files": [REPORT_FILE], **{f"{h}_pct": report[h] for h in HEURISTICS}}
+
+
+def _take(tables: Mapping[str, pa.Table], name: str) -> pa.Table:
+    """`tables[name]`, and no longer held by `tables` if they can let go of it (the runner's
+    gathered tables can: `take`), so that it is freed once the caller is done with it."""
+    take = getattr(tables, "take", None)
+    return take(name) if callable(take) else tables[name]
 
 
 def _key(item: Item) -> str:

@@ -1,0 +1,87 @@
+"""Writing a shard whose rows a reduce produces already in order, a piece at a time (`InOrder`).
+
+A reduce whose output grows with its shard (a memorisation audit's decisions: every evaluation row
+of its span keys, and a WikiReading question has a sixth of a split) need not hold the whole table:
+it gives the pieces in the output's `sort_by` order, and they are written with the bytes
+`shards.write_parquet` gives their concatenation. The row group size depends on every row
+(`shards.rows_per_group`), so the pieces go to an Arrow file in scratch first, and are read back
+one at a time and cut into row groups: about a piece and a row group are held at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from entbench.engine.external_sort import row_groups_of
+from entbench.engine.key_order import value_sort_key
+from entbench.engine.shards import (
+    WrittenShard,
+    cast_rows,
+    content_bytes,
+    rows_per_group,
+    sort_order,
+    write_row_groups,
+)
+
+#: The scratch file the pieces wait in.
+SPILL_FILE = "in-order.arrow"
+
+
+def write_in_order(
+    pieces: Iterable[pa.Table],
+    path: Path,
+    *,
+    schema: pa.Schema,
+    metadata: dict[str, str],
+    sort_by: Sequence[str],
+    scratch: Path,
+) -> WrittenShard:
+    """Write the rows of `pieces` (cast here to `schema`), which must come in `sort_by` order with
+    no key twice (`ValueError` otherwise), as `write_parquet` writes them in one table."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    spill = scratch / SPILL_FILE
+    rows = content = 0
+    last: tuple[Any, ...] | None = None
+    try:
+        with pa.OSFile(str(spill), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+            for given in pieces:
+                piece = cast_rows(given, schema)
+                del given
+                if not piece.num_rows:
+                    continue
+                first = _key(piece, sort_by, 0)
+                if sort_order(piece, sort_by) is not None or (last is not None and first <= last):
+                    raise ValueError(f"pieces given in order are not in order of {list(sort_by)}")
+                last = _key(piece, sort_by, piece.num_rows - 1)
+                rows += piece.num_rows
+                content += content_bytes(piece)
+                writer.write_table(piece)
+                del piece
+        with pa.OSFile(str(spill), "rb") as source:
+            reader = pa.ipc.open_file(source)
+            groups = row_groups_of(_tables(reader), rows_per_group(rows, content))
+            return write_row_groups(
+                groups, path, schema=schema, metadata=metadata, sort_by=sort_by, rows=rows
+            )
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            spill.unlink()
+
+
+def _tables(reader: pa.ipc.RecordBatchFileReader) -> Iterator[pa.Table]:
+    """The spilled pieces, one batch at a time (read into memory, not mapped)."""
+    for i in range(reader.num_record_batches):
+        yield pa.Table.from_batches([reader.get_batch(i)])
+
+
+def _key(table: pa.Table, sort_by: Sequence[str], row: int) -> tuple[Any, ...]:
+    """Row `row`'s sort key as Python values ordered as Arrow's ascending sort orders them."""
+    return tuple(
+        value_sort_key(table.column(name)[row].as_py(), pa.types.is_floating(table.schema.field(name).type))
+        for name in sort_by
+    )

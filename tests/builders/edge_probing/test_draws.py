@@ -1,0 +1,67 @@
+"""`write_draws` under its DuckDB memory cap: the same draws, and a pass DuckDB cannot run within
+the cap runs again with the connection's own limit rather than failing the build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from entbench.builders.edge_probing import draws
+from entbench.engine.duck import connect
+
+
+def tables(directory: Path) -> tuple[list[str], list[str]]:
+    """A train and an evaluation table: 40k train rows over 3k mentions, ties and unseen labels."""
+    train = pa.table(
+        {
+            "mention": [f"m{i % 3000}" for i in range(40_000)],
+            "gold": [f"Q{i % 7 + i % 3000}" for i in range(40_000)],
+        }
+    )
+    evaluation = pa.table(
+        {
+            "mention": [f"m{i % 3500}" for i in range(9_000)],
+            "gold": [f"Q{i % 11 + i % 3000}" for i in range(9_000)],
+        }
+    )
+    pq.write_table(train, directory / "train.parquet")
+    pq.write_table(evaluation, directory / "eval.parquet")
+    return [str(directory / "train.parquet")], [str(directory / "eval.parquet")]
+
+
+def draw(directory: Path, name: str, train: list[str], evaluation: list[str]) -> pa.Table:
+    with connect(scratch=directory / name, workers=2, tasks=1) as con:
+        rows = draws.write_draws(
+            con,
+            directory / f"{name}.arrow",
+            train=(train, ("mention",), "gold"),
+            evaluation=(evaluation, ("mention",), "gold"),
+            seed=30,
+        )
+    table = pa.ipc.open_file(pa.memory_map(str(directory / f"{name}.arrow"))).read_all()
+    assert rows == table.num_rows == 9_000
+    return table
+
+
+def test_a_pass_over_its_cap_runs_again_uncapped_with_the_same_draws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    train, evaluation = tables(tmp_path)
+    capped = draw(tmp_path, "capped", train, evaluation)  # 32 MiB a thread: within it
+    runs: list[int] = []
+    inner = draws._write_draws
+
+    def counted(*args: object, **kwargs: object) -> int:
+        runs.append(1)
+        return inner(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(draws, "_write_draws", counted)
+    monkeypatch.setattr(draws, "MEMORY_PER_THREAD", 1 << 19)  # 1 MiB for two threads: too little
+    again = draw(tmp_path, "again", train, evaluation)
+    assert len(runs) == 2  # out of memory under the cap, then run with the connection's limit
+    assert again.equals(capped)
+    assert capped.column("x_freq").null_count < capped.num_rows  # ties drew
+    assert not all(capped.column("kept").to_pylist())  # some labels unseen in train
