@@ -38,13 +38,7 @@ run: install
 
 # The full suite (what CI runs). The golden-shard check is a test of its own there
 # (tests/test_golden.py), on the one build of the demo world every test reading it shares.
-# Its four parts run side by side, each one's output printed whole when it ends (-O): one after the
-# other, mypy (~15 CPU s on a clean clone, one core) and the sanitizer run (~80 CPU s, its build
-# and collection on one core) left a core idle, and the suite's workers wait on the processes some
-# tests start; together they fill both cores. A failing part fails `make test` as before.
-test: install
-	@echo "make test: lint, typecheck, pytest and sanitize side by side; each one's output when it ends"
-	@$(MAKE) --no-print-directory -j 4 -O lint typecheck pytest sanitize
+test: install lint typecheck pytest sanitize
 
 # The quicker tier for local work: lint, types and the tests not marked slow (no demo-world build,
 # no README run, no whole-world rebuilds through other code paths). `make test` before a merge.
