@@ -52,9 +52,9 @@ from entbench.engine.shards import (
 #: The default of `Stage.sort_memory_bytes`: a kept table whose spilled rows exceed this many bytes
 #: is sorted through runs on disk, and a run is about this size. At 32 MB every Wikipedia scan's
 #: reducer held ~40 MiB more at 256 MB and at 1 GB of XML, and `wikireading_triples`' shards sorted
-#: in memory at 1 GB but not at 256 MB (peak RSS 1.12x for 4x the data, against 0.97x at 16 MB)
-#: for no CPU that the harness could see; a stage whose shards gain from a larger limit declares
-#: it (the Wikidata scan: `builders.wikidata.stages.scan`).
+#: in memory at 1 GB as at 256 MB (peak RSS 1.12x for 4x the data, against 0.97x at 16 MB); a
+#: stage whose shards gain from a larger limit declares it (the Wikidata scan:
+#: `builders.wikidata.stages.scan`).
 SORT_MEMORY_BYTES = 16 << 20
 #: Rows per batch of a run file at most: the unit a run is read back and merged in (a window of
 #: several runs costs a sort and a take whatever its size: at 4096 rows, 2M rows of interleaved
