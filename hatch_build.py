@@ -20,7 +20,6 @@ import shlex
 import subprocess
 import sys
 import sysconfig
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -112,15 +111,6 @@ def compile_native(root: Path, module: str = "_wdscan", *, sanitize: bool = Fals
     return target
 
 
-def compile_all(root: Path, *, sanitize: bool = False) -> dict[str, Path | None]:
-    """`compile_native` of every extension, side by side: each is one compiler process, and the
-    largest (wdscan.c) takes as long as the two others together, so on two cores they are all
-    built in the time of that one. Module name -> its build, in `EXTENSIONS`' order."""
-    with ThreadPoolExecutor(max_workers=len(EXTENSIONS)) as pool:
-        futures = {name: pool.submit(compile_native, root, name, sanitize=sanitize) for name in EXTENSIONS}
-        return {name: future.result() for name, future in futures.items()}
-
-
 def _linker() -> list[str]:
     """The compile-and-link command Python's own extensions are built with (`gcc -shared …`)."""
     return shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
@@ -161,7 +151,8 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         # extensions must import in a plain Python process.
         if self.target_name != "wheel":
             return
-        for built in compile_all(Path(self.root)).values():
+        for module in EXTENSIONS:
+            built = compile_native(Path(self.root), module)
             if built is None:
                 continue
             build_data["pure_python"] = False
@@ -176,5 +167,5 @@ if __name__ == "__main__":
         sys.exit(0)
     os.environ.setdefault("ENTBENCH_REQUIRE_NATIVE", "1")
     sanitize = os.environ.get("ENTBENCH_SANITIZE") == "1"
-    for built in compile_all(Path(__file__).resolve().parent, sanitize=sanitize).values():
-        print(built)
+    for name in EXTENSIONS:
+        print(compile_native(Path(__file__).resolve().parent, name, sanitize=sanitize))
