@@ -130,7 +130,7 @@ def _mostly_distinct(values: pa.Array) -> bool:
     """Whether the first `_CARDINALITY_SAMPLE` values of a string column are mostly distinct (a
     guess at the whole column: it only picks how the ranks are computed, never what they are)."""
     sample = values.slice(0, _CARDINALITY_SAMPLE)
-    return 2 * pc.count_distinct(sample, mode="all").as_py() > len(sample)
+    return 2 * int(pc.count_distinct(sample, mode="all").as_py()) > len(sample)
 
 
 def _sorted_ranks(values: pa.Array) -> tuple[np.ndarray, int]:

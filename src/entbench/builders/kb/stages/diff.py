@@ -181,21 +181,22 @@ class EntityDiff(QueryStage[EntityDiffParams]):
 #: against one dump's ids: as one query, DuckDB held the hash tables of the new dump's ids, the old
 #: dump's and the known ids at once (~38 MiB at its peak on the 1 GB world, ~11 at 256 MB).
 _ID_CHANGES_SQL = (
-    "CREATE TEMP TABLE new_redirect AS SELECT from_id, min(to_id) AS to_id FROM new_redirects GROUP BY from_id",
-    """CREATE TEMP TABLE changes AS
+    "CREATE TEMP TABLE new_redirect AS "
+    "SELECT from_id, min(to_id) AS to_id FROM new_redirects GROUP BY from_id",
+    """CREATE TEMP TABLE changed_ids AS
 SELECT o.id AS qid,
        CASE WHEN r.from_id IS NOT NULL THEN 'redirected' ELSE 'deleted' END AS change,
        r.to_id AS to_qid
 FROM old_entities AS o
 LEFT JOIN new_redirect AS r ON r.from_id = o.id
 WHERE o.id NOT IN (SELECT id FROM new_entities)""",
-    """INSERT INTO changes
+    """INSERT INTO changed_ids
 SELECT r.from_id AS qid, 'redirect_stub' AS change, r.to_id AS to_qid
 FROM new_redirect AS r
 WHERE r.from_id NOT IN (SELECT id FROM old_entities)""",
     """CREATE TEMP TABLE id_changes AS
 SELECT c.qid, c.change, c.to_qid, k.qid IS NOT NULL AS in_known
-FROM changes AS c LEFT JOIN known AS k ON k.qid = c.qid""",
-    "DROP TABLE changes",
+FROM changed_ids AS c LEFT JOIN known AS k ON k.qid = c.qid""",
+    "DROP TABLE changed_ids",
     "DROP TABLE new_redirect",
 )
