@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -264,4 +265,33 @@ def test_a_sink_over_many_groups_writes_everything_once_its_buffers_hold_sink_bu
         expected = [
             (0, r) for e in range(shard, emits, shards) for r in range(e * per_emit, (e + 1) * per_emit)
         ]
+        assert gathered(tmp_path, inputs, shard) == expected
+
+
+def test_a_table_sharded_in_one_call_counts_its_bytes_once_and_each_reducer_gets_its_rows(
+    tmp_path: Path,
+) -> None:
+    """`emit_sharded` counts a table's bytes once and shares them among its parts by rows (a part's
+    own count walked every column, for tasks x groups parts): the sink's buffers hold the table's
+    bytes in all, a buffer past `FLUSH_BYTES` is still written, and every reducer gathers its rows
+    in emit order, as with one `emit` per shard."""
+    shards = 23
+    layout = shuffle_layout(shards, 64)
+    sink = FileBucketSink(tmp_path, "t00000", {"rows": SCHEMA}, layout)
+    rng = random.Random(11)
+    rows = 600
+    routes = [rng.randrange(shards) for _ in range(rows)]
+    texts = ["z" * rng.randrange(1, 2_000) for _ in range(rows)]
+    table = pa.table([[0] * rows, list(range(rows)), texts], schema=SCHEMA)
+    sink.emit_sharded("rows", table, np.array(routes))
+    assert sink._buffered == table.nbytes
+    wide = pa.table([[0] * 90, list(range(rows, rows + 90)), ["w" * 100_000] * 90], schema=SCHEMA)
+    sink.emit_sharded("rows", wide, np.full(90, 3))  # ~9 MB to one shard: written at once
+    assert ("rows", 3) not in sink._pending and sink._buffered < table.nbytes
+    sink.close(Stats(rows=rows + 90))
+    inputs = shard_inputs(tmp_path, ["t00000"], list(range(shards)))
+    for shard in range(shards):
+        expected = [(0, r) for r in range(rows) if routes[r] == shard]
+        if shard == 3:
+            expected += [(0, r) for r in range(rows, rows + 90)]
         assert gathered(tmp_path, inputs, shard) == expected
