@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from entbench.engine.executors.local import ProcessPoolTaskExecutor
+from entbench.engine.executors.local import ProcessPoolTaskExecutor, reap_fork_server
 from entbench.engine.progress import StageBar
 
 
@@ -82,3 +82,20 @@ def test_the_fork_server_runs_no_thread_and_serves_every_pool(pool: ProcessPoolT
         again.close()
     assert {state["server"] for state in later} == servers
     assert not {state["pid"] for state in later} & {state["pid"] for state in states}
+
+
+def test_the_fork_server_is_reaped_at_exit_and_a_later_pool_starts_another(
+    pool: ProcessPoolTaskExecutor,
+) -> None:
+    """`reap_fork_server` (run at exit) ends the server and waits for it, as the coordinator's
+    child: its workers' CPU time and memory then count among the command's (a benchmark's `wait4`
+    of a build missed them while the server was left orphaned)."""
+    (server,) = {state["server"] for state in _states(pool)}
+    pool.close()
+    reap_fork_server()
+    assert not Path(f"/proc/{server}").exists()  # gone, not a zombie: waited for
+    again = ProcessPoolTaskExecutor(2)
+    try:
+        assert {state["server"] for state in _states(again)} != {server}
+    finally:
+        again.close()
