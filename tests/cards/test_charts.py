@@ -1,9 +1,14 @@
-"""The pure card helpers: histogram bins, Markdown tables, heading demotion, size buckets."""
+"""The pure card helpers: histogram bins, Markdown tables, heading demotion, size buckets; a chart
+drawn once per process."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
+from entbench.cards import plots, writer
 from entbench.cards.charts import (
     demote_headings,
     fmt,
@@ -138,3 +143,22 @@ def test_a_line_over_ranks_ticks_round_ranks_and_never_goes_log() -> None:
     assert ax.get_yscale() == "linear" and len(ax.get_lines()) == 1 and not ax.patches
     assert list(ax.get_lines()[0].get_ydata()) == list(curve)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", *(str(k) for k in range(100, 610, 100))]
+
+
+def test_a_chart_drawn_again_in_the_process_is_written_from_its_first_drawing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chart = Chart("again.png", f"drawn once {tmp_path.name}", ("a", "b", "c"), (("", (1.0, 3.0, 2.0)),))
+    writer.draw(chart, tmp_path / "first" / chart.file)
+    first = (tmp_path / "first" / chart.file).read_bytes()
+    assert first[:8] == b"\x89PNG\r\n\x1a\n"
+
+    def not_again(_chart: Chart, _path: Path) -> None:
+        raise AssertionError("drawn again")
+
+    monkeypatch.setattr(plots, "draw", not_again)
+    writer.draw(chart, tmp_path / "second" / chart.file)  # another card directory, same chart
+    assert (tmp_path / "second" / chart.file).read_bytes() == first
+    other = dataclasses.replace(chart, title=chart.title + " (changed)")
+    with pytest.raises(AssertionError, match="drawn again"):  # another chart is drawn
+        writer.draw(other, tmp_path / "third" / chart.file)

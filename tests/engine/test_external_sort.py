@@ -1,4 +1,4 @@
-"""The external sort (`engine.external_sort`): a kept table past `SORT_MEMORY_BYTES` is sorted
+"""The external sort (`engine.external_sort`): a kept table past its stage's `sort_memory_bytes` is sorted
 through runs on disk and merged a row group at a time; its shard must be byte for byte the one
 the in-memory path writes, and a build killed in the middle of it must resume to the same bytes.
 Every golden target through it: tests/engine/test_golden_paths.py."""
@@ -13,8 +13,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from entbench.builders.wikidata.stages.scan import WikidataScan
 from entbench.engine import external_sort, shards, tasks
+from entbench.engine.manifest import load_manifest
 from entbench.engine.shards import DuplicateKeyError, prepare_rows, write_parquet
+from entbench.engine.stage import Stage
 from tests.builders.kb.support import shard_hashes
 from tests.builders.wikidata.test_wikidata_build import FIXTURES, build
 from tests.builds import build as samples_build
@@ -29,6 +32,8 @@ SCHEMA = pa.schema(
 )
 SORT_BY = ("subject", "ordinal")
 META = {"entbench.table": "claims"}
+#: The runs of the tests' external sorts: ~20 KB of spilled rows.
+RUN_BYTES = 20_000
 WIKIPEDIA_DUMP = FIXTURES.parent / "wikipedia" / "enwiki-201605.pages-articles1.head-part.xml.bz2"
 
 
@@ -53,9 +58,8 @@ def claims(rows: int, seed: int = 3) -> pa.Table:
 
 @pytest.fixture
 def small_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Runs of ~20 KB read back 50 rows at a time, row groups of 700 rows; returns, per external
-    sort, how many runs it merged."""
-    monkeypatch.setattr(external_sort, "SORT_MEMORY_BYTES", 20_000)
+    """Runs (of `RUN_BYTES`, given to `write_sorted`) read back 50 rows at a time, row groups of 700
+    rows; returns, per external sort, how many runs it merged."""
     monkeypatch.setattr(external_sort, "RUN_BATCH_ROWS", 50)
     monkeypatch.setattr(shards, "ROW_GROUP_SIZE", 700)
     merged: list[int] = []
@@ -85,6 +89,7 @@ def external(table: pa.Table, path: Path, scratch: Path, batch_rows: int = 97) -
         metadata=META,
         sort_by=SORT_BY,
         scratch=scratch,
+        run_bytes=RUN_BYTES,
     )
     return path.read_bytes()
 
@@ -136,7 +141,7 @@ def test_a_build_killed_while_merging_runs_resumes_to_identical_bytes(
 ) -> None:
     source = FIXTURES / "entities-new.json.bz2"
     reference = shard_hashes(build(tmp_path / "ref", source), files=True)
-    monkeypatch.setattr(tasks, "SORT_MEMORY_BYTES", 0)
+    monkeypatch.setattr(WikidataScan, "sort_memory_bytes", RUN_BYTES)
     original = external_sort._RunMerger.merged
     windows: list[int] = []
 
@@ -204,6 +209,7 @@ def write_both(
         metadata=META,
         sort_by=sort_by,
         scratch=tmp_path / "scratch",
+        run_bytes=RUN_BYTES,
     )
     rows = shards.cast_rows(table, schema)
     order = shards.sort_order(rows, sort_by)
@@ -277,10 +283,36 @@ def test_a_wikipedia_scan_sorted_on_disk_in_small_runs_writes_the_bytes_of_the_w
         )
         return shard_hashes(dirs["wikipedia"], files=True)
 
-    monkeypatch.setattr(tasks, "SORT_MEMORY_BYTES", 1 << 40)
+    monkeypatch.setattr(Stage, "sort_memory_bytes", 1 << 40)
     whole = scan(tmp_path / "whole")
     assert small_runs == []
-    monkeypatch.setattr(tasks, "SORT_MEMORY_BYTES", 0)
+    monkeypatch.setattr(Stage, "sort_memory_bytes", RUN_BYTES)
     monkeypatch.setattr(external_sort, "RUN_BATCH_BYTES", 20_000)
     assert scan(tmp_path / "merged") == whole
     assert len(small_runs) == 4 and min(small_runs) > 1, small_runs  # pages and links of 2 shards
+
+
+def test_a_stage_s_declared_sort_memory_sets_which_tables_spill_not_their_bytes_or_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Wikidata scan declares more than the engine's default (its shards sort faster whole);
+    # the runner takes each stage's own limit, both to choose the external sort and as its runs.
+    assert WikidataScan.sort_memory_bytes > Stage.sort_memory_bytes == external_sort.SORT_MEMORY_BYTES
+    source = FIXTURES / "entities-new.json.bz2"
+    sorts: list[tuple[str, int]] = []
+    original = tasks.write_sorted
+
+    def spying(batches: Any, path: Path, **kwargs: Any) -> Any:
+        sorts.append((path.parent.name, kwargs["run_bytes"]))
+        return original(batches, path, **kwargs)
+
+    monkeypatch.setattr(tasks, "write_sorted", spying)
+    whole = build(tmp_path / "whole", source)  # the declared 32 MB: every shard sorted in memory
+    assert sorts == []
+    monkeypatch.setattr(WikidataScan, "sort_memory_bytes", RUN_BYTES)
+    spilled = build(tmp_path / "spilled", source)
+    # Every shard's claims (of the 4) past the small limit, sorted in runs of it.
+    assert sorts.count(("truthy_claims", RUN_BYTES)) == 4, sorts
+    assert {run_bytes for _, run_bytes in sorts} == {RUN_BYTES}
+    assert shard_hashes(spilled, files=True) == shard_hashes(whole, files=True)
+    assert load_manifest(spilled)["fingerprint"] == load_manifest(whole)["fingerprint"]

@@ -1,7 +1,8 @@
 """The demo world's map-reduce stages through the two paths a small build never takes, in one build:
 the merge pass (`engine.shuffle`: one spill group, so every stage of more than one shard regroups
-its spills by shard first) and the external sort (`engine.external_sort`: the threshold at 0, so
-every keyed table a reduce leaves as mapped is sorted through runs on disk). Every shard of every
+its spills by shard first) and the external sort (`engine.external_sort`: every stage's
+`sort_memory_bytes` at 0, so every keyed table a reduce leaves as mapped is sorted through runs on
+disk, runs of ~20 KB). Every shard of every
 golden target must still be byte for byte the committed golden one.
 
 One build serves both because the merge pass here flushes every ~20 KB (`MERGE_BUFFER_BYTES`), as it
@@ -28,7 +29,9 @@ import pytest
 
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench import api, golden
+from entbench.builders.wikidata.stages.scan import WikidataScan
 from entbench.engine import build_out, external_sort, registry, shards, shuffle, tasks
+from entbench.engine.stage import Stage
 from tests.world_support import DONE
 
 
@@ -58,8 +61,10 @@ def test_every_golden_target_through_the_merge_pass_and_the_external_sort_matche
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world_out: Path
 ) -> None:
     monkeypatch.setattr(shuffle, "MERGE_BUFFER_BYTES", 20_000)
-    monkeypatch.setattr(tasks, "SORT_MEMORY_BYTES", 0)
-    monkeypatch.setattr(external_sort, "SORT_MEMORY_BYTES", 20_000)
+    # The engine's default and the one stage that declares its own limit.
+    monkeypatch.setattr(Stage, "sort_memory_bytes", 0)
+    monkeypatch.setattr(WikidataScan, "sort_memory_bytes", 0)
+    assert {stage.sort_memory_bytes for stage in registry.stages().values()} == {0}
     monkeypatch.setattr(external_sort, "RUN_BATCH_ROWS", 50)
     assert shards.ROW_GROUP_SIZE == 65_536  # the golden files' row groups
     merged_stages: set[str] = set()
@@ -78,7 +83,7 @@ def test_every_golden_target_through_the_merge_pass_and_the_external_sort_matche
     def sorting(batches: Any, path: Path, **kwargs: Any) -> Any:
         # <out>/<layer>/<stage>/.incomplete/<version>/<table>/part-….parquet
         current[:] = [(path.parents[3].name, path.parent.name)]
-        return write_sorted(batches, path, **kwargs)
+        return write_sorted(batches, path, **{**kwargs, "run_bytes": 20_000})
 
     def counting(self: Any, sorted_runs: Any, schema: pa.Schema, sort_by: Any) -> None:
         runs.setdefault(current[0], []).append(len(sorted_runs))

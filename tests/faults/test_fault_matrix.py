@@ -35,9 +35,9 @@ HANSEL_ZHWIKI = FIXTURES / "hansel" / "zhwiki-fixture.xml.bz2"
 SAMPLES = ("--config", str(SAMPLES_CONFIG))
 
 
-def entbench(*args: str) -> list[str]:
-    """The command line of `entbench ARGS…` in this interpreter."""
-    return [sys.executable, "-c", ENTRY, *args]
+def entbench(*args: str, prelude: str = "") -> list[str]:
+    """The command line of `entbench ARGS…` in this interpreter (`prelude`: code run first)."""
+    return [sys.executable, "-c", prelude + ENTRY, *args]
 
 
 def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -283,10 +283,8 @@ def start(args: list[str], tmp: Path, **kwargs: object) -> subprocess.Popen[str]
     of one session the Ctrl-C rows saw their builds run on to exit 0 after the signal (3 rows, 3
     runs of 4, never alone), as if an earlier test had left SIGINT blocked or ignored in the xdist
     worker; which one is not found yet."""
-    command = entbench(*args)
-    command[2] = SIGINT_AS_A_SHELL_GIVES_IT + command[2]
     return subprocess.Popen(
-        command,
+        entbench(*args, prelude=SIGINT_AS_A_SHELL_GIVES_IT),
         cwd=tmp,
         text=True,
         start_new_session=True,

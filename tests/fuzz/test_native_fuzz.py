@@ -21,6 +21,7 @@ are a memory-safety fuzz of the C code. Budgets: tests/fuzz/budget.py (ENTBENCH_
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 import pytest
@@ -33,7 +34,7 @@ from entbench.readers.wikitext import native as wikitext_native
 from entbench.readers.wikitext.markup import template_spans_python
 from entbench.readers.wikitext.render import RenderConfig
 from tests.builders.wikidata.native_support import assert_paths_equal, scan_both
-from tests.builders.wikidata.test_native import CONFIGS, POOL, mutated_lines
+from tests.builders.wikidata.test_native import CONFIGS, mutated_lines, pool
 from tests.fuzz.budget import fuzz_settings
 from tests.fuzz.test_wikitext_mutation_fuzz import mutated_pages
 from tests.readers.test_wikitext_native import both
@@ -60,7 +61,7 @@ def dump_blocks(draw: st.DrawFn) -> bytes:
         if kind == "framing":
             lines.append(draw(st.sampled_from(FRAMING)))
             continue
-        line = draw(st.sampled_from(POOL)) if kind == "real" else draw(mutated_lines())
+        line = draw(st.sampled_from(pool())) if kind == "real" else draw(mutated_lines())
         if draw(st.booleans()):
             line += b","
         before, after = draw(st.sampled_from([b"", b" "])), draw(st.sampled_from([b"", b" ", b"\t", b"\r"]))
@@ -87,8 +88,10 @@ def test_dump_blocks_scan_the_same_both_ways(
 
 
 # --- arbitrary bytes: the scanner's line accounting ----------------------------------------------------
-#: Real lines small enough to mix many into one input.
-SMALL_LINES = sorted((line for line in POOL if len(line) <= 4000), key=len)[:20]
+@cache
+def small_lines() -> list[bytes]:
+    """Real lines small enough to mix many into one input."""
+    return sorted((line for line in pool() if len(line) <= 4000), key=len)[:20]
 
 
 @st.composite
@@ -97,7 +100,7 @@ def byte_soups(draw: st.DrawFn) -> tuple[bytes, int, int]:
     pieces = draw(
         st.lists(
             st.one_of(
-                st.sampled_from(SMALL_LINES),
+                st.sampled_from(small_lines()),
                 st.binary(max_size=40),
                 st.sampled_from([*FRAMING, b"\n", b"\n", b",", b"{", b'"', b"\\", b"\xff"]),
             ),

@@ -6,6 +6,10 @@ A plot's key hashes the chart (every field of `Chart`: file name, title, labels,
 with the source of `cards.plots` and the matplotlib version, which is all that decides its bytes
 (`cards.plots` draws the same chart to the same bytes on the same matplotlib version); `card.json`
 records each drawn plot's key under `plot_keys`.
+
+The same key in the same process is the same bytes too: the process keeps the PNGs it drew last
+(`remember_drawn`, `drawn_before`), so a chart drawn again for another build directory (a variant,
+a trial build, the builds of several targets in one process) is written, not drawn.
 """
 
 from __future__ import annotations
@@ -17,12 +21,16 @@ import importlib.metadata
 import importlib.util
 import json
 import shutil
+from collections import OrderedDict
 from pathlib import Path
 
 from entbench.cards.model import Chart
 
 #: The `card.json` entry mapping each drawn PNG's file name to its key.
 PLOT_KEYS = "plot_keys"
+#: How many of its last drawn PNGs a process keeps (tens of KB each).
+KEPT_DRAWN = 64
+_drawn: OrderedDict[str, bytes] = OrderedDict()
 
 
 def chart_key(chart: Chart) -> str:
@@ -70,3 +78,19 @@ def copy_drawn(earlier: dict[str, Path], key: str, path: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def drawn_before(key: str) -> bytes | None:
+    """The PNG this process drew last for a chart of `key`, or None."""
+    png = _drawn.get(key)
+    if png is not None:
+        _drawn.move_to_end(key)
+    return png
+
+
+def remember_drawn(key: str, png: bytes) -> None:
+    """Keep the PNG just drawn for a chart of `key` (the last `KEPT_DRAWN` ones)."""
+    _drawn[key] = png
+    _drawn.move_to_end(key)
+    while len(_drawn) > KEPT_DRAWN:
+        _drawn.popitem(last=False)

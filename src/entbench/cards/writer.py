@@ -23,7 +23,7 @@ from entbench.cards.hub import citation_blocks
 from entbench.cards.leakage import leakage_section
 from entbench.cards.licence import licence_section
 from entbench.cards.model import CardResult, Chart, Invocation, Section
-from entbench.cards.plot_reuse import chart_key, copy_drawn, drawn_plots
+from entbench.cards.plot_reuse import chart_key, copy_drawn, drawn_before, drawn_plots, remember_drawn
 from entbench.cards.registry import card_for
 from entbench.engine.build_out import build_lock, current_variant, selected_variant
 
@@ -185,11 +185,19 @@ def _render(
 
 
 def draw(chart: Chart, path: Path) -> None:
-    """Draw `chart` as a PNG at `path`. matplotlib (~1 s to import) is imported only here: a build
+    """Draw `chart` as a PNG at `path` (or write the PNG this process drew for the same chart
+    before, `plot_reuse.drawn_before`). matplotlib (~1 s to import) is imported only here: a build
     that finds its card up to date imports this module but draws nothing."""
+    key = chart_key(chart)
+    png = drawn_before(key)
+    if png is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(png)
+        return
     from entbench.cards.plots import draw as draw_png
 
     draw_png(chart, path)
+    remember_drawn(key, path.read_bytes())
 
 
 def _chart(chart: Chart, directory: Path, result: CardResult, earlier: dict[str, Path]) -> str:

@@ -2,10 +2,11 @@
 
 A reducer that keeps a mapped table as it is (`Stage.reduce` leaves it out of its result) used to
 read all of the shard's rows into memory, copy them into one chunk, sort and write them: about
-twice the table at once, so a stage's peak memory grew with its shard. Past `SORT_MEMORY_BYTES`
-of spilled rows (`write_sorted`):
+twice the table at once, so a stage's peak memory grew with its shard. Past its stage's
+`Stage.sort_memory_bytes` of spilled rows (`SORT_MEMORY_BYTES` unless the stage says otherwise),
+the table is written by `write_sorted`:
 
-1. the rows are read in batches and cut into *runs* of about `SORT_MEMORY_BYTES`; each run is
+1. the rows are read in batches and cut into *runs* of about that many bytes; each run is
    cast to the output schema, sorted by the table's key and written to a scratch file (Arrow IPC
    stream) in that order, in batches of at most `RUN_BATCH_ROWS` rows and about `RUN_BATCH_BYTES`.
    The last run, still in memory when the rows end, stays there sorted instead of going to disk
@@ -48,12 +49,13 @@ from entbench.engine.shards import (
     write_row_groups,
 )
 
-#: A kept table whose spilled rows exceed this many bytes is sorted through runs on disk; also the
-#: size of a run. About two of a Wikidata scan's map tasks (16 MB of JSON becomes ~18 MB of rows),
-#: so a reducer's peak stays near a mapper's. At 16 MB a shard of a few runs paid for them: the
-#: claims of a 160 MB-of-JSON Wikidata shard (27 MB, two runs) took 0.40 s CPU to sort and write
-#: against 0.30 s in memory, a tenth of the whole scan (bench/run.py, pinned to one CPU).
-SORT_MEMORY_BYTES = 32 << 20
+#: The default of `Stage.sort_memory_bytes`: a kept table whose spilled rows exceed this many bytes
+#: is sorted through runs on disk, and a run is about this size. At 32 MB every Wikipedia scan's
+#: reducer held ~40 MiB more at 256 MB and at 1 GB of XML, and `wikireading_triples`' shards sorted
+#: in memory at 1 GB as at 256 MB (peak RSS 1.12x for 4x the data, against 0.97x at 16 MB); a
+#: stage whose shards gain from a larger limit declares it (the Wikidata scan:
+#: `builders.wikidata.stages.scan`).
+SORT_MEMORY_BYTES = 16 << 20
 #: Rows per batch of a run file at most: the unit a run is read back and merged in (a window of
 #: several runs costs a sort and a take whatever its size: at 4096 rows, 2M rows of interleaved
 #: claims took 20% more CPU than the whole shard's sort; at 16k, the same)...
@@ -71,13 +73,15 @@ def write_sorted(
     metadata: dict[str, str],
     sort_by: Sequence[str],
     scratch: Path,
+    run_bytes: int,
 ) -> WrittenShard:
     """Write the rows of `batches` (mapped rows, cast here to `schema`) sorted by `sort_by`, as
-    `shards.write_parquet` would, holding about a run and a batch of every run at a time; run files
-    go to `scratch` (created, and emptied of them again)."""
+    `shards.write_parquet` would, holding about a run (`run_bytes` of spilled rows) and a batch of
+    every run at a time; run files go to `scratch` (created, and emptied of them again). The bytes
+    written are the same whatever `run_bytes`."""
     if not sort_by:
         raise ValueError("an external sort needs a sort key")
-    runs = _RunWriter(scratch, schema, sort_by)
+    runs = _RunWriter(scratch, schema, sort_by, run_bytes)
     try:
         for batch in batches:
             runs.add(pa.Table.from_batches([batch]))
@@ -117,12 +121,13 @@ def row_groups_of(pieces: Iterator[pa.Table], size: int) -> Iterator[pa.Table]:
 
 
 class _RunWriter:
-    """Collects rows; every `SORT_MEMORY_BYTES`, casts and sorts them and writes them as one run."""
+    """Collects rows; every `run_bytes` of them, casts and sorts them and writes them as one run."""
 
-    def __init__(self, scratch: Path, schema: pa.Schema, sort_by: Sequence[str]) -> None:
+    def __init__(self, scratch: Path, schema: pa.Schema, sort_by: Sequence[str], run_bytes: int) -> None:
         self.scratch = scratch
         self.schema = schema
         self.sort_by = list(sort_by)
+        self.run_bytes = run_bytes
         self.paths: list[Path] = []
         self.rows = 0
         self.content = 0
@@ -137,7 +142,7 @@ class _RunWriter:
         self.rows += rows.num_rows
         self._pending.append(rows)
         self._pending_bytes += rows.nbytes
-        if self._pending_bytes >= SORT_MEMORY_BYTES:
+        if self._pending_bytes >= self.run_bytes:
             self.flush()
 
     def sorted_pending(self) -> pa.Table | None:

@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 from typing_extensions import TypeVar
 
+from entbench.engine.external_sort import SORT_MEMORY_BYTES
 from entbench.engine.shards import atomic_write_text, shards_of, split_by_shard_ids
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
@@ -327,6 +328,13 @@ class Stage(Generic[P]):
     #: a Wikipedia scan's Parquet, is about 25 MB of its XML: a full enwiki dump gives stages
     #: over its pages a few thousand shards, a reducer a few tens of MB.
     shard_input_bytes: ClassVar[int] = 8 << 20
+    #: A reducer sorts a table it keeps as mapped (left out of `reduce`'s result) in memory up to
+    #: this many bytes of spilled rows; past it, through sorted runs of this size on scratch
+    #: (`engine.external_sort`). A memory knob, not identity: the bytes written are the same
+    #: whatever it is, so it is no parameter and no part of the fingerprint. A stage whose shards
+    #: sort faster whole than in two runs, and whose memory is set by larger map tasks anyway,
+    #: declares more (the Wikidata scan: twice a map task's emits).
+    sort_memory_bytes: ClassVar[int] = SORT_MEMORY_BYTES
     description: ClassVar[str] = ""
     #: The kind of dump the stage's sources are (`readers.head.KINDS`: "wikidata-json",
     #: "mediawiki-xml", "lines"): how `build --limit N` cuts one and `--dry-run` samples one.

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from entbench.engine.external_sort import SORT_MEMORY_BYTES, write_sorted
+from entbench.engine.external_sort import write_sorted
 from entbench.engine.in_order import write_in_order
 from entbench.engine.plan import table_rel_path
 from entbench.engine.shards import (
@@ -109,14 +109,15 @@ def shard_task(
         else 0
         for output in outputs
     }
-    # Tables left as mapped that are large enough for the external sort. They are written after
-    # the others, not beside them: they would add those tables to a memory the external sort keeps
-    # flat (+25 MiB on a Wikidata scan's worker).
+    # Tables left as mapped that are large enough for the external sort (past the stage's limit).
+    # They are written after the others, not beside them: they would add those tables to a memory
+    # the external sort keeps flat (+25 MiB on a Wikidata scan's worker).
+    sort_memory = stage.sort_memory_bytes
     on_disk = [
         output
         for output in outputs
         if output.name in in_order
-        or (output.name not in tables and output.sort_by and held[output.name] > SORT_MEMORY_BYTES)
+        or (output.name not in tables and output.sort_by and held[output.name] > sort_memory)
     ]
     in_memory = [output for output in outputs if output not in on_disk]
 
@@ -145,6 +146,7 @@ def shard_task(
                     metadata=metadata,
                     sort_by=output.sort_by,
                     scratch=ctx.scratch / "sort" / f"{output.name}-{shard:05d}",
+                    run_bytes=sort_memory,
                 )
             table = gathered.take(output.name)
         rows_out = cast_rows(output.schema.empty_table() if table is None else table, output.schema)

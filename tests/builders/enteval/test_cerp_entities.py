@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import spacy
 from click.testing import Result
 
 from entbench.builders.enteval import cerp, cerp_entities
@@ -55,6 +54,8 @@ def assertions(path: Path) -> Path:
 
 def ruler_pipeline(path: Path, patterns: list[dict[str, str]]) -> Path:
     """An EntityRuler on a blank English pipeline, saved as a pipeline directory."""
+    import spacy  # here, not at collection: ~1.3 CPU s in every xdist worker, one of which runs these tests
+
     nlp = spacy.blank("en")
     nlp.add_pipe("entity_ruler").add_patterns(patterns)
     nlp.to_disk(path)
@@ -142,6 +143,8 @@ def test_verdicts() -> None:
 
 
 def test_a_pipeline_without_a_recogniser_is_a_user_error(tmp_path: Path, run_cli: RunCli) -> None:
+    import spacy
+
     spacy.blank("en").to_disk(tmp_path / "blank")
     command = ["build", "enteval-tasks", "--out", str(tmp_path / "out"), "--no-progress"]
     command += ["--config", str(SAMPLES_CONFIG)]

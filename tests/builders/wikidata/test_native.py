@@ -17,6 +17,7 @@ import io
 import json
 import os
 import sys
+from functools import cache
 from itertools import pairwise, zip_longest
 from pathlib import Path
 from types import ModuleType
@@ -1031,8 +1032,13 @@ def test_fixed_lines_are_rejects_or_rows(case_id: str) -> None:
 
 
 # --- random mutations of real lines ---------------------------------------------------------------------
-def _pool() -> list[bytes]:
-    """Real entity lines to mutate: small ones of every fixture dump, lines with qualifiers first."""
+@cache
+def pool() -> list[bytes]:
+    """Real entity lines to mutate: small ones of every fixture dump, lines with qualifiers first.
+
+    Made when a test first draws from it, not when the module is imported: reading the dumps costs
+    ~1.4 CPU s, which every pytest process collecting this module (each xdist worker, the fuzz
+    tests' and the sanitizer run's) paid whether or not it ran a test drawing from them."""
 
     def pick(name: str, count: int, limit: int, needle: bytes = b"") -> list[bytes]:
         lines = [
@@ -1052,7 +1058,6 @@ def _pool() -> list[bytes]:
     ]
 
 
-POOL = _pool()
 #: Bytes worth inserting: JSON structure, escapes, number parts, invalid UTF-8, control characters.
 SPECIAL_BYTES = b'"\\,:{}[]0-.eEnu \t\r\n\x00\x01\x7f\x80\xc3\xe4\xed\xf0\xff'
 #: JSON texts a member's value may be replaced with (-0, 2**63, 2**70 among them).
@@ -1065,18 +1070,16 @@ VALUES = r"""
 """.split()  # noqa: SIM905 - one JSON text per word reads better than a column of them
 
 
+@cache
 def _members(line: bytes) -> list[list[tuple[int, int]]]:
     return [members for members in member_spans(line) if members]
-
-
-_SPANS = {line: _members(line) for line in POOL}
 
 
 @st.composite
 def mutated_lines(draw: st.DrawFn) -> bytes:
     """A real line with one structural mutation (or none) and then up to three byte mutations."""
-    line = draw(st.sampled_from(POOL))
-    objects = _SPANS[line]
+    line = draw(st.sampled_from(pool()))
+    objects = _members(line)
     structural = draw(st.sampled_from(["none", "duplicate", "swap", "delete-member", "replace-value"]))
     if structural != "none" and objects:
         members = draw(st.sampled_from(objects))

@@ -104,6 +104,10 @@ class WikidataScan(DumpScan[WikidataScanParams]):
     auto_shard_bytes = AUTO_SHARD_INPUT_BYTES
     items_stat = "entities_decoded"
     always_write_rejects = True
+    #: Two map tasks' emits (16 MB of JSON is ~18 MB of rows): a shard of a 160 MB-of-JSON dump
+    #: sorts its claims (27 MB) whole, 0.30 s CPU against 0.40 s through two runs of 16 MB, a tenth
+    #: of the whole scan (bench/run.py, pinned to one CPU); its mappers hold about as much.
+    sort_memory_bytes = 2 * EMIT_BYTES
 
     def __init__(self, source: str) -> None:
         super().__init__(source)
