@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import resource_tracker
 from typing import Any
 
 from entbench.engine.executors.base import TaskFn, release_memory
@@ -274,19 +275,50 @@ def reap_fork_server() -> None:
 
 @contextlib.contextmanager
 def interrupts_held() -> Iterator[None]:
-    """SIGINT blocked in this thread while it starts worker processes. The fork server started here
-    inherits the signal mask through fork and exec, and the workers it forks inherit it from the
-    server, so the workers never receive Ctrl-C (the coordinator alone answers it and stops them,
-    instead of each printing a KeyboardInterrupt traceback). Here the signal is only held, never
-    dropped: another thread's receipt of it still interrupts the main thread, and one sent to a
-    process whose threads all block it is delivered when the block ends. (Ignoring it with
-    SIG_IGN instead, as workers would also inherit, lost a Ctrl-C in that window and the build
-    went on to exit 0.)"""
+    """SIGINT blocked in this thread while it starts worker processes, and a Ctrl-C that arrives
+    meanwhile raised only once they have all started.
+
+    The fork server started here inherits the signal mask through fork and exec, and the workers it
+    forks inherit it from the server, so the workers never receive Ctrl-C (the coordinator alone
+    answers it and stops them, instead of each printing a KeyboardInterrupt traceback). Here the
+    signal is only held, never dropped: one sent to a process whose threads all block it is
+    delivered when the block ends. (Ignoring it with SIG_IGN instead, as workers would also
+    inherit, lost a Ctrl-C in that window and the build went on to exit 0.)
+
+    A mask is per thread, though: the coordinator's other threads (pyarrow's, OpenBLAS's, the
+    progress ticker) still receive a Ctrl-C sent to the process group, and their receipt made the
+    main thread raise KeyboardInterrupt in the middle of the start, e.g. while it waited for the
+    fork server to fork a worker, before the pool knew that worker's pid: nothing stopped it, and
+    it failed with a traceback once the coordinator had exited. So in the main thread the Python
+    handler records the interrupt for the duration, and it is raised again, through the handler
+    the process had, once every worker is known."""
+    # Started now if not yet: starting multiprocessing's resource tracker unblocks SIGINT in the
+    # starting thread afterwards (its own guard, bpo-33613), so a tracker started by the first
+    # pool inside the block opened it again for every worker after it.
+    resource_tracker.ensure_running()
+    arrived: list[int] = []
+    deferred = _record_interrupts(arrived)
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
+        # Unblocking runs the handler for a signal held for this thread (the recorder, still).
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if deferred is not None:
+            signal.signal(signal.SIGINT, deferred)
+            if arrived:
+                signal.raise_signal(signal.SIGINT)
+
+
+def _record_interrupts(arrived: list[int]) -> Any:
+    """Set SIGINT's Python handler to one that appends to `arrived`; the handler it replaced, or
+    None where it cannot be replaced (a thread other than the main one, a handler not set from
+    Python) and the interrupt is raised wherever the main thread is, as before."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGINT) is None:
+        return None
+    return signal.signal(signal.SIGINT, lambda signum, _frame: arrived.append(signum))
 
 
 def lost_worker_message(exit_codes: Sequence[int], workers: int) -> str:
