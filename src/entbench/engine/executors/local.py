@@ -139,7 +139,7 @@ class ProcessPoolTaskExecutor:
                 )
                 for _ in range(workers):
                     self._pool.submit(_ready)
-        except KeyboardInterrupt:  # a Ctrl-C held while the workers were spawned, delivered now
+        except KeyboardInterrupt:  # a Ctrl-C held while the workers started, raised now
             if hasattr(self, "_pool"):
                 self.abort()
             raise
