@@ -89,3 +89,20 @@ def test_a_claims_like_table_sorts_by_rank_and_duplicates_raise() -> None:
     doubled = pa.concat_tables([table, table.slice(10, 3)])
     with pytest.raises(DuplicateKeyError, match="3 rows share a key"):
         sort_order(doubled, keys)
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string()])
+def test_a_column_of_mostly_distinct_ids_ranks_as_arrow_orders_it(kind: pa.DataType) -> None:
+    # Past the sample size and mostly distinct: ranked by Arrow's dense rank, not a dictionary.
+    # Some ids repeat and some are null (the sample decides the method, never the order).
+    rng = np.random.default_rng(7)
+    ids: list[str | None] = [f"Q{n}" for n in rng.integers(0, 40_000, 12_000)]
+    for row in rng.integers(0, len(ids), 300):
+        ids[row] = None
+    ids += ["é", "\U0001f600", "Q1", ""]
+    table = pa.table({"snapshot": pa.array(rng.choice(["old", "new"], len(ids))), "qid": pa.array(ids, kind)})
+    for keys in (["qid"], ["snapshot", "qid"]):
+        order, duplicates = order_and_duplicates(table, keys)
+        expected_order, expected_duplicates = _arrow_order(table, keys)
+        assert order.to_pylist() == expected_order
+        assert duplicates == expected_duplicates > 0

@@ -16,10 +16,10 @@ under a small cap and compares the results). Not every query spills all it holds
 probing two hash tables keeps both whole, so its floor grows with the dump (`internal_filter`'s
 decisions query did: it ran under no less than 20 MiB per thread on the harness's 256 MB world
 and 32 MiB on its 1 GB one; joining one table per query, `filters.internal.sited_entities_sql`,
-both kb stages run under 24 MiB there). `entity_diff`'s `id_changes` and labelled-entity queries
-still probe two hash tables each. Spill files go to a `duckdb/` directory the caller names: inside
-the stage's scratch directory for a stage (removed when the stage completes), a temporary
-directory for a card.
+both kb stages run under 24 MiB there). `entity_diff`'s labelled-entity queries still probe two
+hash tables each (its `id_changes` is built by statements joining one dump's ids each). Spill
+files go to a `duckdb/` directory the caller names: inside the stage's scratch directory for a
+stage (removed when the stage completes), a temporary directory for a card.
 
 Thread count and spilling change how fast rows come out and in which order, never which rows: the
 framework sorts every shard, and queries whose order matters say ORDER BY. A caller that never

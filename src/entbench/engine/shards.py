@@ -149,7 +149,9 @@ def sort_order(table: pa.Table, sort_by: Sequence[str]) -> pa.Array | None:
     if duplicates:
         raise duplicate_key_error(duplicates, sort_by)
     positions = order.to_numpy()
-    if bool((positions == np.arange(len(positions))).all()):
+    # A permutation is the identity iff it increases: no second array of positions (8 bytes a
+    # row, as `np.arange` would be) beside the order.
+    if bool((positions[1:] > positions[:-1]).all()):
         return None
     return order
 
@@ -447,8 +449,9 @@ def _write_parquet_fsspec(
     return WrittenShard(file=name, rows=rows, bytes=sink.size, sha256=sink.hexdigest())
 
 
-def file_sha256(path: Path | str, chunk: int = 1 << 22) -> str:
-    """sha256 of a file's bytes."""
+def file_sha256(path: Path | str, chunk: int = 1 << 20) -> str:
+    """sha256 of a file's bytes, read `chunk` bytes at a time (1 MiB: as fast as 4 MiB, and a
+    shard's reducer, which hashes its file last, at its peak, then holds 3 MiB less)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(chunk):

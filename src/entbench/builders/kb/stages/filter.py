@@ -175,6 +175,16 @@ class InternalFilter(QueryStage[InternalFilterParams]):
                 f"CREATE TEMP TABLE {snapshot}_hits AS "
                 f"{internal.internal_hits_sql(f'{snapshot}_type_claims', f'{snapshot}_closure')}"
             )
+            # What the stats read of the P31/P279 statements and the closure, read now: then both
+            # go before the site join and the decisions are built, which hold a row per entity
+            # (the statements were ~14 MiB of DuckDB's memory at that peak on the 1 GB world).
+            stats.add(
+                f"{snapshot}_filter_closure_classes",
+                count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
+            )
+            stats.merge(_class_stats(con, snapshot, params.classes))
+            for table in ("type_claims", "p279", "closure"):
+                con.execute(f"DROP TABLE IF EXISTS {snapshot}_{table}")
             site_ok: str | None = None
             if params.site:
                 source = schema.NEW if params.site_from == "new" else snapshot
@@ -193,11 +203,6 @@ class InternalFilter(QueryStage[InternalFilterParams]):
             decisions = internal.decisions_sql(entities, hits, site_ok, sited=site_ok is not None)
             con.execute(f"CREATE TEMP TABLE {snapshot}_decisions AS {decisions}")
             stats.merge(decision_stats(con, snapshot, snapshot))
-            stats.add(
-                f"{snapshot}_filter_closure_classes",
-                count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
-            )
-            stats.merge(_class_stats(con, snapshot, params.classes))
             # DuckDB holds temporary tables in memory: of this dump's tables only the rows written
             # out stay (a kept entity's id, the class-based removals; most entities pass or lack the
             # site), so the next dump's are built beside those alone.
@@ -210,7 +215,7 @@ class InternalFilter(QueryStage[InternalFilterParams]):
                 f"SELECT qid, reason, classes FROM {snapshot}_decisions "
                 f"WHERE reason IS NOT NULL AND reason <> {sql_string(internal.Reason.NO_SITE)}"
             )
-            for table in ("type_claims", "p279", "closure", "hits", "sited", "decisions"):
+            for table in ("hits", "sited", "decisions"):
                 con.execute(f"DROP TABLE IF EXISTS {snapshot}_{table}")
         parts_kept = [f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_kept" for s in SNAPSHOT_STAGES]
         parts_removed = [

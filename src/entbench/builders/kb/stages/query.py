@@ -79,6 +79,12 @@ class QueryStage(Stage[P]):
     #: Automatic shard counts: about one shard per 64 MB of the entities read (rows per entity are
     #: few and narrow here): a fixture or a small dump gives one shard, a full dump ~100.
     shard_input_bytes = 64 << 20
+    #: The reducer's in-memory sort limit, below the default: these tables are narrow (ids, a few
+    #: flags and labels), so sorting a shard costs several times its rows' bytes (the key's ranks,
+    #: the order, its check), and the default 16 MB let a 1 GB world's `kept` (10 MB, 512k ids)
+    #: sort whole: +11 MiB over the 256 MB world's. Runs of 4 MB hold what a small dump's shard
+    #: held; the bytes written are the same (`engine.external_sort`).
+    sort_memory_bytes = 4 << 20
 
     def shard_inputs(self, params: P) -> tuple[tuple[str, str], ...]:
         """Sized from the KB's entities when the stage reads them, else from both dumps' entities."""
