@@ -71,13 +71,24 @@ def write_in_order(
         trim_heap()
         with pa.OSFile(str(spill), "rb") as source:
             reader = pa.ipc.open_file(source)
-            groups = row_groups_of(_tables(reader), rows_per_group(rows, content))
+            groups = _trimmed(row_groups_of(_tables(reader), rows_per_group(rows, content)))
             return write_row_groups(
                 groups, path, schema=schema, metadata=metadata, sort_by=sort_by, rows=rows
             )
     finally:
         with contextlib.suppress(FileNotFoundError):
             spill.unlink()
+
+
+def _trimmed(groups: Iterator[pa.Table]) -> Iterator[pa.Table]:
+    """`groups`, the heap handed back after each is written: a group's pieces (read from the
+    spill) and its combined copy (made by the writer) interleave in the heap, and the next
+    group's did not fit the gaps they left (at 16S a shard's 4 groups of 7 MiB left 17 MiB of gaps
+    in the heap, 194 MiB against 174 after the first). A few ms a row group, of 8 MiB at most."""
+    for group in groups:
+        yield group
+        del group  # written, and let go of by the writer: freed here
+        trim_heap()
 
 
 def _tables(reader: pa.ipc.RecordBatchFileReader) -> Iterator[pa.Table]:
