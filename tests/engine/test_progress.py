@@ -118,6 +118,36 @@ def test_a_ctrl_c_while_workers_are_spawned_is_held_then_delivered() -> None:
     assert not sigint_blocked()
 
 
+@pytest.mark.usefixtures("sigint_raises")
+def test_a_ctrl_c_another_thread_receives_while_workers_start_is_raised_after_the_start() -> None:
+    """A Ctrl-C sent to the process group reaches whichever thread does not block it (pyarrow's,
+    OpenBLAS's): the main thread raised KeyboardInterrupt in the middle of starting the workers, one
+    of which the pool never recorded, never stopped, and saw fail once the coordinator had exited.
+    Now the start runs to its end and the interrupt is raised as the window closes."""
+    ready, received = threading.Event(), threading.Event()
+
+    def receive_ctrl_c() -> None:
+        ready.wait(10)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        received.set()
+
+    receiver = threading.Thread(target=receive_ctrl_c)  # started before the block: SIGINT open
+    receiver.start()
+    steps = 0
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_held():
+            ready.set()
+            assert received.wait(10)
+            for _ in range(50):  # many points where a pending interrupt would be raised
+                time.sleep(0.001)
+                steps += 1
+        time.sleep(1)  # not reached: the interrupt is raised as the block ends
+    receiver.join()
+    assert steps == 50
+    assert not sigint_blocked()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_workers_spawned_while_interrupts_are_held_never_see_ctrl_c() -> None:
     """The workers inherit the blocked SIGINT through fork and exec (no KeyboardInterrupt traceback
     from each of them); the coordinator's mask is as it was afterwards."""

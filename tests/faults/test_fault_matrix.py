@@ -421,13 +421,17 @@ def test_build_help_lists_every_target(tmp_path: Path) -> None:
         assert f"\n  {target} " in targets
 
 
+def _children(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
 def _worker_pids(parent: int) -> list[int]:
-    """The executor's worker processes under `parent` (not multiprocessing's resource tracker)."""
+    """The executor's worker processes: those of the fork server under `parent` (not
+    multiprocessing's resource tracker), which forks each of them."""
     pids = []
-    for child in Path(f"/proc/{parent}/task/{parent}/children").read_text().split():
-        cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-        if b"spawn_main" in cmdline:
-            pids.append(int(child))
+    for child in _children(parent):
+        if b"multiprocessing.forkserver" in Path(f"/proc/{child}/cmdline").read_bytes():
+            pids.extend(_children(child))
     return pids
 
 

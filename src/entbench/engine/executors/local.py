@@ -1,7 +1,8 @@
-"""The local executors: inline (`--workers 1`) or a pool of spawned worker processes."""
+"""The local executors: inline (`--workers 1`) or a pool of worker processes forked from a fork server."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import importlib
@@ -13,6 +14,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import resource_tracker
 from typing import Any
 
 from entbench.engine.executors.base import TaskFn, release_memory
@@ -24,8 +26,15 @@ _worker_queue: Any = None
 _release_barrier: Any = None
 
 
-def _init_worker(queue: Any, preload: Sequence[str], barrier: Any) -> None:
+def _init_worker(queue: Any, preload: Sequence[str], barrier: Any, environment: dict[str, str]) -> None:
     global _worker_queue, _release_barrier  # noqa: PLW0603 - one each per worker process, set at start
+    # A worker is forked from the fork server, whose environment is the coordinator's when the
+    # server started: take the coordinator's as it is now (a reader's switch, a cache directory).
+    os.environ.clear()
+    os.environ.update(environment)
+    # Blocked already if this process's pools started the fork server (`interrupts_held`); blocked
+    # here too in case other code of a library user's process started it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     set_up_owned_process()
     _worker_queue = queue
     _release_barrier = barrier
@@ -98,14 +107,13 @@ class InlineExecutor:
 
 
 class ProcessPoolTaskExecutor:
-    """A pool of `workers` spawned processes; at most 2x`workers` tasks in flight (bounded memory).
+    """A pool of `workers` processes; at most 2x`workers` tasks in flight (bounded memory).
 
     `preload` names the modules each worker imports as it starts (those of the task functions)."""
 
     def __init__(self, workers: int, preload: Sequence[str] = ()) -> None:
         self.workers = workers
-        # spawn, not fork: DuckDB and pyarrow keep thread pools that do not survive a fork.
-        context = multiprocessing.get_context("spawn")
+        context = pool_context(preload)
         # A SimpleQueue writes each progress message before `put` returns: a task's messages are in
         # the pipe before its result is, so a phase's drain reads all of them before its end marker
         # (a Queue's feeder thread could deliver them after it, onto the next phase's bar).
@@ -127,11 +135,11 @@ class ProcessPoolTaskExecutor:
                     max_workers=workers,
                     mp_context=context,
                     initializer=_init_worker,
-                    initargs=(self._queue, tuple(preload), self._barrier),
+                    initargs=(self._queue, tuple(preload), self._barrier, dict(os.environ)),
                 )
                 for _ in range(workers):
                     self._pool.submit(_ready)
-        except KeyboardInterrupt:  # a Ctrl-C held while the workers were spawned, delivered now
+        except KeyboardInterrupt:  # a Ctrl-C held while the workers started, raised now
             if hasattr(self, "_pool"):
                 self.abort()
             raise
@@ -217,20 +225,100 @@ class ProcessPoolTaskExecutor:
         self._pool.shutdown(wait=not self._aborted, cancel_futures=True)
 
 
+#: The module the fork server imports first (`worker_preload`): set-up, then what every task needs.
+WORKER_PRELOAD = "entbench.engine.executors.worker_preload"
+
+
+def pool_context(preload: Sequence[str]) -> Any:
+    """The multiprocessing context of a local pool: workers forked from a fork server.
+
+    Not `fork`: DuckDB and pyarrow keep thread pools that do not survive a fork of a process that
+    ran them. The fork server is a fresh interpreter that only imports (`WORKER_PRELOAD`, then
+    `preload`) and never starts a thread, so each worker is a copy of an interpreter that has
+    done ~0.5 s of imports, instead of a new one doing them again (`spawn`, as before): one server
+    per process, started with its first pool, serves every later pool of that process too."""
+    global _fork_server_reaped_at_exit  # noqa: PLW0603 - one fork server per process
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([WORKER_PRELOAD, *preload])
+    if not _fork_server_reaped_at_exit:
+        atexit.register(reap_fork_server)
+        _fork_server_reaped_at_exit = True
+    return context
+
+
+_fork_server_reaped_at_exit = False
+
+#: How long a process at its exit waits for its fork server to end (its workers have ended by
+#: then: a pool's `close` waits for them, an aborted pool has terminated them).
+REAP_WAIT_SECONDS = 10
+
+
+def reap_fork_server() -> None:
+    """End this process's fork server and wait for it (at exit). The server waits for the workers it
+    forked, so their CPU time and peak memory then count among this process's children's
+    (`getrusage`, a parent's `wait4`), as spawned workers' did; unreaped, the server was orphaned
+    with them and a benchmark's accounting of a build missed its workers."""
+    from multiprocessing import forkserver
+
+    server: Any = getattr(forkserver, "_forkserver", None)
+    pid, alive = getattr(server, "_forkserver_pid", None), getattr(server, "_forkserver_alive_fd", None)
+    if pid is None or alive is None:
+        return
+    with contextlib.suppress(OSError):
+        os.close(alive)  # the server ends when every holder of this pipe has closed it
+    server._forkserver_alive_fd = server._forkserver_pid = None
+    deadline = time.monotonic() + REAP_WAIT_SECONDS
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(pid, os.WNOHANG) == (0, 0) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
 @contextlib.contextmanager
 def interrupts_held() -> Iterator[None]:
-    """SIGINT blocked in this thread while it spawns worker processes. A spawned process inherits
-    the signal mask through fork and exec, so the workers never receive Ctrl-C (the coordinator
-    alone answers it and stops them, instead of each printing a KeyboardInterrupt traceback).
-    Here the signal is only held, never dropped: another thread's receipt of it still interrupts
-    the main thread, and one sent to a process whose threads all block it is delivered when the
-    block ends. (Ignoring it with SIG_IGN instead, as workers would also inherit, lost a Ctrl-C
-    in that window and the build went on to exit 0.)"""
+    """SIGINT blocked in this thread while it starts worker processes, and a Ctrl-C that arrives
+    meanwhile raised only once they have all started.
+
+    The fork server started here inherits the signal mask through fork and exec, and the workers it
+    forks inherit it from the server, so the workers never receive Ctrl-C (the coordinator alone
+    answers it and stops them, instead of each printing a KeyboardInterrupt traceback). Here the
+    signal is only held, never dropped: one sent to a process whose threads all block it is
+    delivered when the block ends. (Ignoring it with SIG_IGN instead, as workers would also
+    inherit, lost a Ctrl-C in that window and the build went on to exit 0.)
+
+    A mask is per thread, though: the coordinator's other threads (pyarrow's, OpenBLAS's, the
+    progress ticker) still receive a Ctrl-C sent to the process group, and their receipt made the
+    main thread raise KeyboardInterrupt in the middle of the start, e.g. while it waited for the
+    fork server to fork a worker, before the pool knew that worker's pid: nothing stopped it, and
+    it failed with a traceback once the coordinator had exited. So in the main thread the Python
+    handler records the interrupt for the duration, and it is raised again, through the handler
+    the process had, once every worker is known."""
+    # Started now if not yet: starting multiprocessing's resource tracker unblocks SIGINT in the
+    # starting thread afterwards (its own guard, bpo-33613), so a tracker started by the first
+    # pool inside the block opened it again for every worker after it.
+    resource_tracker.ensure_running()
+    arrived: list[int] = []
+    deferred = _record_interrupts(arrived)
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
+        # Unblocking runs the handler for a signal held for this thread (the recorder, still).
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if deferred is not None:
+            signal.signal(signal.SIGINT, deferred)
+            if arrived:
+                signal.raise_signal(signal.SIGINT)
+
+
+def _record_interrupts(arrived: list[int]) -> Any:
+    """Set SIGINT's Python handler to one that appends to `arrived`; the handler it replaced, or
+    None where it cannot be replaced (a thread other than the main one, a handler not set from
+    Python) and the interrupt is raised wherever the main thread is, as before."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGINT) is None:
+        return None
+    return signal.signal(signal.SIGINT, lambda signum, _frame: arrived.append(signum))
 
 
 def lost_worker_message(exit_codes: Sequence[int], workers: int) -> str:
