@@ -293,7 +293,17 @@ def _peek_rows(
         if count >= rows:
             break
     head = pa.concat_tables(taken).slice(0, rows) if taken else schema.empty_table()
-    return head, itertools.chain(taken, groups)
+    return head, _handed_on(taken, groups)
+
+
+def _handed_on(taken: list[pa.Table], rest: Iterator[pa.Table]) -> Iterator[pa.Table]:
+    """`taken`, then `rest`, each group let go of as it is handed on: a chain over the list kept
+    the first group (and the buffers it slices) until the shard's last one was written, 7 MiB at
+    16S in a WikiReading audit's shard of four row groups."""
+    taken.reverse()
+    while taken:
+        yield taken.pop()
+    yield from rest
 
 
 def is_url(path: Path | str) -> bool:
@@ -417,6 +427,9 @@ def _write_groups(writer: pq.ParquetWriter, groups: Iterable[pa.Table]) -> None:
     for rows in groups:
         if rows.num_rows:
             writer.write_table(rows.combine_chunks(), row_group_size=rows.num_rows)
+        # Not held while the next group is made: groups produced one at a time (read back from a
+        # spill, merged from sorted runs) would otherwise cost two groups at a time, not one.
+        del rows
 
 
 def _write_parquet_fsspec(

@@ -71,6 +71,16 @@ def release_memory(*, empty_free_lists: bool = False) -> None:
         _libc.malloc_trim(0)
 
 
+def trim_heap() -> None:
+    """Give the free pages of malloc's heaps back to the system (`malloc_trim`; a no-op off glibc).
+
+    For a task that has freed most of what it built and is about to build something else of a
+    different shape: glibc reuses a free gap only for what fits in it, so the second part of the
+    task would take new pages beside the first's gaps (see `engine.in_order`). A few ms."""
+    if _libc is not None:
+        _libc.malloc_trim(0)
+
+
 #: `sys._clear_type_cache` (3.11, 3.12), `sys._clear_internal_caches` from 3.13 (which deprecates it).
 _clear_type_cache: Any = getattr(sys, "_clear_internal_caches", None) or sys._clear_type_cache
 

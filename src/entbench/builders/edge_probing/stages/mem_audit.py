@@ -19,7 +19,7 @@ heuristics differently, and its label numbering follows all of train) runs as on
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -32,6 +32,14 @@ from msgspec import Meta
 from entbench.builders.edge_probing.decisions import decision_table
 from entbench.builders.edge_probing.draws import Replay, item_sql, write_draws
 from entbench.builders.edge_probing.filter_mem import check_mode
+from entbench.builders.edge_probing.reduce_rows import (
+    EVAL,
+    TRAIN,
+    slices,
+    streamed_keys,
+    take,
+    valid_keys,
+)
 from entbench.engine.duck import stage_connection
 from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.shards import atomic_write_text
@@ -69,7 +77,6 @@ from entbench.schemas import edge_probing as schema
 #: The audit's report (`filter mem`'s `report.json`), a sidecar: `_` keeps Parquet readers off it.
 REPORT_FILE = "_report.json"
 #: The map tables of a strict audit: train items with their count in a task, evaluation rows.
-TRAIN, EVAL = "_train", "_eval"
 TRAIN_ROWS = pa.schema(
     [
         pa.field("_key", pa.string(), nullable=False),
@@ -259,40 +266,49 @@ class MemAuditStage(Stage[MemAuditParams]):
         if params.mode == "eptest":
             return {}, Stats()  # the one task's decisions, as mapped
         stats = Stats()
-        rows = tables[EVAL]
-        at = rows.column("_eval_index").to_numpy()
-        if at.size > 1 and not bool((at[1:] > at[:-1]).all()):  # gathered in map task order: sorted
-            rows = rows.sort_by("_eval_index")
-        index, train_items = self._index_train(_take(tables, TRAIN), rows)
+        # A shard holds every evaluation row of its span keys, and a frequent key (a WikiReading
+        # question) grows with the dump: both tables are read from the map spills a batch at a time
+        # when the rows come in `eval_index` order (map task order, as the runner gives them), not
+        # gathered (at 16S a question's shard held 12 MiB, twice while gathering, all its reduce).
+        # The rows are decided and turned into decision rows a slice at a time as they are written
+        # (in `eval_index` order, the output's): only a slice's items, draws, decisions and rows
+        # are held. Slices do not show in the output: it is cut again, draws replay in row order.
+        batches = getattr(tables, "batches", None)
+        wanted = streamed_keys(batches) if callable(batches) else None
+        train: Iterable[pa.Table]
+        if callable(batches) and wanted is not None:
+            given: Iterator[pa.Table] = (pa.Table.from_batches([b]) for b in batches(EVAL))
+            train = (pa.Table.from_batches([b]) for b in batches(TRAIN))
+        else:
+            rows = take(tables, EVAL)
+            at = rows.column("_eval_index").to_numpy()
+            if at.size > 1 and not bool((at[1:] > at[:-1]).all()):
+                rows = rows.sort_by("_eval_index")
+            wanted, given, train = valid_keys(rows), iter([rows]), [take(tables, TRAIN)]
+        parts = slices(given, REDUCE_SLICE_ROWS, pa.schema([*EVAL_ROWS, *self.id_fields]))
+        index, train_items = self._index_train(train, wanted)
         stats.add("train_items", train_items)
         draws = pa.ipc.open_file(pa.memory_map(str(ctx.scratch / DRAWS_FILE))).read_all()
         memo = KeyMemo()
         what = f"{ctx.stage} shard {shard}"
-        # A shard holds every evaluation row of its span keys, and a frequent key (a WikiReading
-        # question) grows with the dump: the rows are decided and turned into decision rows a
-        # slice at a time as they are written (in `eval_index` order, the output's), so only a
-        # slice's items, draws, decisions and rows are held.
-        pieces = (
-            self._decide_slice(rows.slice(start, REDUCE_SLICE_ROWS), draws, index, memo, stats, what)
-            for start in range(0, max(rows.num_rows, 1), REDUCE_SLICE_ROWS)
-        )
+        pieces = (self._decide_slice(part, draws, index, memo, stats, what) for part in parts)
         return {"decisions": InOrder(pieces)}, stats
 
-    def _index_train(self, train: pa.Table, rows: pa.Table) -> tuple[StrictIndex, int]:
-        """The train counts of the keys `rows` has (valid rows only), and how many train items the
-        shard was sent. Read and filtered a slice at a time: a key's distinct labels grow with the
-        dump, and most of a shard's train rows are wanted (a filtered copy would be a second one)."""
-        train_items = int(pc.sum(train.column("_count")).as_py() or 0)
-        wanted = pc.unique(rows.filter(rows.column("_valid")).column("_key"))
+    def _index_train(self, train: Iterable[pa.Table], wanted: pa.Array) -> tuple[StrictIndex, int]:
+        """The train counts of the `wanted` keys, and how many train items the shard was sent; read
+        and filtered a slice at a time (a key's distinct labels grow with the dump)."""
+        train_items = 0
         index = StrictIndex()
         with gc_paused():
-            for start in range(0, train.num_rows, REDUCE_SLICE_ROWS):
-                part = train.slice(start, REDUCE_SLICE_ROWS)
-                part = part.filter(pc.is_in(part.column("_key"), value_set=wanted))
-                for spans, labels, count in zip(
-                    *(part.column(c).to_pylist() for c in ("_spans", "_labels", "_count")), strict=True
-                ):
-                    index.add(checked(Item(tuple(spans), tuple(labels))), count)
+            for table in train:
+                train_items += int(pc.sum(table.column("_count")).as_py() or 0)
+                for start in range(0, table.num_rows, REDUCE_SLICE_ROWS):
+                    part = table.slice(start, REDUCE_SLICE_ROWS)
+                    part = part.filter(pc.is_in(part.column("_key"), value_set=wanted))
+                    for spans, labels, count in zip(
+                        *(part.column(c).to_pylist() for c in ("_spans", "_labels", "_count")), strict=True
+                    ):
+                        index.add(checked(Item(tuple(spans), tuple(labels))), count)
         return index, train_items
 
     def _decide_slice(
@@ -463,13 +479,6 @@ class MemAuditStage(Stage[MemAuditParams]):
         report["mode"] = params.mode
         atomic_write_text(directory / REPORT_FILE, json.dumps(report, indent=2) + "\n")
         return {"files": [REPORT_FILE], **{f"{h}_pct": report[h] for h in HEURISTICS}}
-
-
-def _take(tables: Mapping[str, pa.Table], name: str) -> pa.Table:
-    """`tables[name]`, and no longer held by `tables` if they can let go of it (the runner's
-    gathered tables can: `take`), so that it is freed once the caller is done with it."""
-    take = getattr(tables, "take", None)
-    return take(name) if callable(take) else tables[name]
 
 
 def _key(item: Item) -> str:
