@@ -61,9 +61,17 @@ def test_every_golden_target_through_the_merge_pass_and_the_external_sort_matche
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world_out: Path
 ) -> None:
     monkeypatch.setattr(shuffle, "MERGE_BUFFER_BYTES", 20_000)
-    # The engine's default and the one stage that declares its own limit.
-    monkeypatch.setattr(Stage, "sort_memory_bytes", 0)
-    monkeypatch.setattr(WikidataScan, "sort_memory_bytes", 0)
+    # The engine's default and every stage class that declares its own limit (the Wikidata scan,
+    # the kb's query stages).
+    declaring = {
+        cls
+        for stage in registry.stages().values()
+        for cls in type(stage).__mro__
+        if "sort_memory_bytes" in vars(cls)
+    }
+    assert Stage in declaring and WikidataScan in declaring
+    for cls in declaring:
+        monkeypatch.setattr(cls, "sort_memory_bytes", 0)
     assert {stage.sort_memory_bytes for stage in registry.stages().values()} == {0}
     monkeypatch.setattr(external_sort, "RUN_BATCH_ROWS", 50)
     assert shards.ROW_GROUP_SIZE == 65_536  # the golden files' row groups
