@@ -76,7 +76,7 @@ from entbench.schemas import edge_probing as schema
 
 #: The audit's report (`filter mem`'s `report.json`), a sidecar: `_` keeps Parquet readers off it.
 REPORT_FILE = "_report.json"
-#: The map tables of a strict audit: train items with their count in a task, evaluation rows.
+#: The schemas of the map tables `TRAIN` and `EVAL`: train items with their count in a task, evaluation rows.
 TRAIN_ROWS = pa.schema(
     [
         pa.field("_key", pa.string(), nullable=False),
