@@ -67,8 +67,7 @@ def release_memory(*, empty_free_lists: bool = False) -> None:
     if empty_free_lists:
         gc.collect()
     pa.default_memory_pool().release_unused()
-    if _libc is not None:
-        _libc.malloc_trim(0)
+    trim_heap()
 
 
 def trim_heap() -> None:
