@@ -36,6 +36,7 @@ from entbench.engine.shards import (
     ROW_GROUP_SIZE,
     content_bytes,
     row_group_rows,
+    rows_per_group,
     shard_of,
     write_parquet,
 )
@@ -93,6 +94,37 @@ def test_row_groups_hold_about_row_group_bytes_of_values_and_small_shards_are_cu
     # values only, never buffers: the same rows in other chunks are cut the same way
     rechunked = pa.Table.from_batches(big.to_batches(max_chunksize=777))
     assert row_group_rows(rechunked) == rows and content_bytes(rechunked) == content_bytes(big)
+
+
+def test_the_bound_of_a_tables_values_is_never_below_them_and_cuts_row_groups_the_same() -> None:
+    """`content_bytes(bound=True)` (string bytes read off the offsets) is at least the exact count
+    whatever the chunks, slices, nesting and large types; a null holding bytes counts only there."""
+    words = pa.array(["alpha", None, "", "ζήτα", "omega" * 40] * 300)
+    # the second value is null but its offsets span 3 bytes: the exact count skips them
+    odd = pa.Array.from_buffers(
+        pa.string(),
+        3,
+        [
+            pa.py_buffer(bytes([0b101])),
+            pa.py_buffer(np.array([0, 2, 5, 6], np.int32).tobytes()),
+            pa.py_buffer(b"abxyzc"),
+        ],
+        null_count=1,
+    )
+    table = pa.table(
+        {
+            "sliced": words.slice(7, 900),
+            "chunked": pa.chunked_array([words.slice(0, 400), words.slice(400, 500), words.slice(0, 0)]),
+            "large": words.slice(3, 900).cast(pa.large_string()),
+            "nested": pa.array([[{"w": "ab", "n": 1}], None, [], [{"w": None, "n": None}]] * 225),
+            "odd": pa.chunked_array([odd] * 300),
+        }
+    )
+    exact, bound = content_bytes(table), content_bytes(table, bound=True)
+    assert bound == exact + 300 * 3
+    big = pages(3 * ROW_GROUP_BYTES + 1)
+    assert content_bytes(big, bound=True) >= content_bytes(big)
+    assert row_group_rows(big) == rows_per_group(big.num_rows, content_bytes(big)) < ROW_GROUP_SIZE
 
 
 def test_spans_cover_every_row_group_once_with_their_key_ranges(tmp_path: Path) -> None:

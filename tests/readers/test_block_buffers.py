@@ -47,6 +47,25 @@ def test_released_blocks_are_refilled_and_read_the_same() -> None:
     assert b"".join(pieces) == data  # ...without changing what any block read
 
 
+def test_a_consumer_holding_its_block_while_it_reads_on_needs_two_buffers() -> None:
+    """The block being worked on and the one read next: the reader takes no buffer for the block
+    after that before it is asked for it (a one-worker scan held three 16 MB buffers)."""
+    data = _dump()
+    buffers: set[int] = set()
+    pieces: list[bytes] = []
+    held: bytearray | None = None
+    for offset, block in iter_blocks(io.BytesIO(data), BLOCK, read_bytes=4096):
+        assert data[offset : offset + len(block)] == block
+        buffers.add(id(block))
+        pieces.append(bytes(block))
+        held = block  # kept while the next block is read, as a task that is still mapping it
+        del block
+    assert held is not None
+    assert len(pieces) > 8
+    assert len(buffers) == 2
+    assert b"".join(pieces) == data
+
+
 def test_a_view_of_a_block_keeps_it_from_being_refilled() -> None:
     data = _dump()
     views: list[tuple[int, memoryview]] = []
