@@ -235,7 +235,7 @@ class DeferredPool:
     """A `ProcessPoolTaskExecutor` started when a build first has a stage to run (`start`, or a
     first `run`), not when the build starts: a build that finds every stage done (a re-run, `make
     run` after `make run`) starts no fork server and no worker, each of which imported the stage
-    modules for nothing (~1.5 CPU s for `--workers 2`). A build with work starts the pool as soon
+    modules for nothing (~0.6 CPU s for `--workers 2`). A build with work starts the pool as soon
     as its first stage to run is planned, so the workers' start-up still overlaps that stage's own
     set-up (its phases, its scratch and memory checks) rather than its first tasks."""
 
