@@ -8,6 +8,7 @@ zhwiki ones (no link trail, conversion markup) and a link-trail rule the C code 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import os
 from pathlib import Path
@@ -17,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from entbench.builders.wikipedia.stages.scan import WikipediaScanParams, render_config
-from entbench.readers.mediawiki.xml_dump import read_dump
+from entbench.readers.mediawiki.xml_dump import SiteInfo, read_dump
 from entbench.readers.wikitext import markup as wikitext_markup
 from entbench.readers.wikitext import native as wikitext_native
 from entbench.readers.wikitext.markup import template_spans_python
@@ -36,6 +37,15 @@ DUMPS = sorted(
 )
 #: A link-trail rule other than enwiki's `[a-z]+`: the C code calls `NamespaceTable.trail_at` back.
 DE = RenderConfig(dataclasses.replace(EN.table, linktrail="[a-zäöüß]+"))
+
+
+@functools.cache
+def fixture_pages(name: str) -> tuple[SiteInfo, tuple[str, ...]]:
+    """The site info and page texts of the fixture dump `name`, read once per process: three tests
+    read every dump (its pages rendered, their template spans, their template names), and the
+    largest takes ~0.8 CPU s to decompress and parse (twice that under `make sanitize`)."""
+    site, pages = read_dump(str(FIXTURES / name))
+    return site, tuple(page.text for page in pages)
 
 
 def _python_render(source: str, config: RenderConfig) -> Rendered:
@@ -76,14 +86,14 @@ def test_the_fixture_dumps_are_all_here() -> None:
 
 @pytest.mark.parametrize("name", DUMPS)
 def test_every_fixture_page_renders_the_same_both_ways(name: str) -> None:
-    site, pages = read_dump(str(FIXTURES / name))
+    site, pages = fixture_pages(name)
     config = render_config(WikipediaScanParams(), site)
     # also under the other wiki's rules: the zh rules read conversion markup and have no trail
     other = ZH if site.language.startswith("en") else EN
     links = chars = 0
-    for page in pages:
-        rendered = both(page.text, config)
-        both(page.text, other)
+    for text in pages:
+        rendered = both(text, config)
+        both(text, other)
         links += len(rendered.links)
         chars += len(rendered.text)
     assert chars > 0 and links > 0
@@ -155,9 +165,9 @@ def test_template_spans_are_the_same_both_ways(source: str) -> None:
 @pytest.mark.parametrize("name", DUMPS)
 def test_template_spans_of_every_fixture_page_are_the_same_both_ways(name: str) -> None:
     spans = 0
-    for page in read_dump(str(FIXTURES / name))[1]:
-        found = wikitext_native.native_template_spans(page.text)
-        assert found == template_spans_python(page.text)
+    for text in fixture_pages(name)[1]:
+        found = wikitext_native.native_template_spans(text)
+        assert found == template_spans_python(text)
         spans += len(found)
     assert spans > 0
 
@@ -205,7 +215,5 @@ def test_template_names_are_the_same_both_ways(source: str) -> None:
 
 @pytest.mark.parametrize("name", DUMPS)
 def test_template_names_of_every_fixture_page_are_the_same_both_ways(name: str) -> None:
-    for page in read_dump(str(FIXTURES / name))[1]:
-        assert wikitext_native.native_template_names(page.text) == wikitext_markup._TEMPLATE_NAME.findall(
-            page.text
-        )
+    for text in fixture_pages(name)[1]:
+        assert wikitext_native.native_template_names(text) == wikitext_markup._TEMPLATE_NAME.findall(text)

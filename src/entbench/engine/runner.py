@@ -90,9 +90,9 @@ class Builder:
     # --- public ------------------------------------------------------------------------------
     def build(self, target: str, *, force: bool = False) -> dict[str, Path]:
         """Build every stage of `target` in DAG order; returns stage name -> output directory."""
-        # The pool starts first: its workers' interpreter start-up and imports (about half a
-        # second each) overlap the coordinator loading every stage module and planning, instead
-        # of delaying the first map tasks.
+        # A local pool starts when the first stage to run is found (`run`), not here: a build
+        # whose stages are all done starts none. Its workers' start-up (about half a second
+        # each) then overlaps that stage's own set-up instead of delaying its first map tasks.
         if self.store is not None:
             self._log(f"building in {self.out}, publishing to {self.store.url}")
         with self._executor() as executor:
@@ -190,6 +190,7 @@ class Builder:
         elif force and plan.work_dir.exists():
             shutil.rmtree(plan.work_dir)
         self.built_any = True
+        executor.start()
         self.fetch_from_store([Path(up.directory) for up in plan.ctx.inputs.values()])
         self._execute(plan, executor)
         self._log(f"{name}: wrote {plan.final_dir}")

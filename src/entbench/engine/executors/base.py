@@ -109,6 +109,10 @@ class Executor(Protocol):
         """Let workers import `modules` (the build's stage modules) ahead of their first task."""
         ...
 
+    def start(self) -> None:
+        """Start the workers now, if they have not started: a stage is about to run."""
+        ...
+
     def close(self) -> None:
         """Release workers."""
         ...

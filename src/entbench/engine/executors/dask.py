@@ -91,6 +91,10 @@ class DaskExecutor:
     def prepare(self, modules: Sequence[str]) -> None:
         """Nothing ahead of time: a dask worker imports a stage's modules with its first task."""
 
+    def start(self) -> None:
+        """Nothing to do: the cluster was reached (or started) with the executor, so a missing
+        dask extra or a wrong `--dask-address` is said before any stage is planned."""
+
     def close(self) -> None:
         """Disconnect (and stop the LocalCluster if this executor started one)."""
         self._client.close()
