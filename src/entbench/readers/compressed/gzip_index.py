@@ -26,10 +26,13 @@ _INDEX_MAGIC = b"entbench-rapidgzip-index/1\n"
 #: waste little. Workers import only their task's few points, so the count does not cost memory.
 INDEX_MAX_SPACING = 4 << 20
 INDEX_MIN_SPACING = 512 << 10
-#: rapidgzip's reader keeps ~100 decompressed chunks cached while it reads a stream through (measured:
-#: ~400 MB with 4 MiB chunks, ~200 MB with 2 MiB), so the read that builds the index uses small
-#: chunks and the saved index is thinned to `index_spacing` afterwards.
-INDEX_BUILD_CHUNK = 2 << 20
+#: rapidgzip's `chunk_size` counts *compressed* bytes, and its reader keeps a few dozen chunks
+#: decompressed while it reads a stream through: with 2 MiB chunks (~15-30 MB each decompressed) a
+#: dump smaller than that cache was held whole, so the first `--workers 2` build of a `.gz` (the one
+#: that writes its index) grew with the dump (a 1 GB Hansel world's 426 MB Wikidata stream: 368 MiB
+#: peak; 1.26 GB: 458 MiB, 2.3 CPU s). With 512 KiB chunks the same reads peak at 121-139 MiB and
+#: take 1.4 CPU s. The saved index is thinned to `index_spacing` afterwards.
+INDEX_BUILD_CHUNK = 512 << 10
 #: Expected decompressed/compressed ratio of a JSON dump, to skip indexing dumps of one task.
 _GZIP_EXPANSION = 7
 
