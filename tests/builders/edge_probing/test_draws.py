@@ -41,6 +41,8 @@ def draw(directory: Path, name: str, train: list[str], evaluation: list[str]) ->
             evaluation=(evaluation, ("mention",), "gold"),
             seed=30,
         )
+        # The pass runs on one thread; the connection gets its own thread count back after it.
+        assert con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 2
     table = pa.ipc.open_file(pa.memory_map(str(directory / f"{name}.arrow"))).read_all()
     assert rows == table.num_rows == 9_000
     return table
@@ -50,7 +52,7 @@ def test_a_pass_over_its_cap_runs_again_uncapped_with_the_same_draws(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     train, evaluation = tables(tmp_path)
-    capped = draw(tmp_path, "capped", train, evaluation)  # 32 MiB a thread: within it
+    capped = draw(tmp_path, "capped", train, evaluation)  # 32 MiB, one thread: within it
     runs: list[int] = []
     inner = draws._write_draws
 
@@ -59,7 +61,7 @@ def test_a_pass_over_its_cap_runs_again_uncapped_with_the_same_draws(
         return inner(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(draws, "_write_draws", counted)
-    monkeypatch.setattr(draws, "MEMORY_PER_THREAD", 1 << 19)  # 1 MiB for two threads: too little
+    monkeypatch.setattr(draws, "MEMORY_PER_THREAD", 1 << 19)  # 0.5 MiB for its one thread: too little
     again = draw(tmp_path, "again", train, evaluation)
     assert len(runs) == 2  # out of memory under the cap, then run with the connection's limit
     assert again.equals(capped)

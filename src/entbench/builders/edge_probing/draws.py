@@ -143,17 +143,26 @@ def write_draws(
     `train` and `evaluation` are (shard files in order, span columns, label column)."""
     import duckdb  # imported already: `con` is open
 
-    threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
-    previous = cap_memory(con, threads * MEMORY_PER_THREAD)
+    # One thread, under one thread's cap, whatever the build's workers: the pass runs in the
+    # building process before the map tasks, and with `--workers 2` its connection had two threads
+    # and twice the cap, which the 1 GB Hansel world's count reaches (62 MiB): that process's peak
+    # in `hansel_mem_audit` was +38 MiB over its start on the 256 MB world and +72 on the 1 GB one
+    # (4S -> 16S 1.166). The pool's workers wait for the pass either way; one thread costs it ~1 s
+    # there.
+    threads = str(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+    con.execute("SET threads = 1")
+    previous = cap_memory(con, MEMORY_PER_THREAD)
     try:
         return _write_draws(con, path, train=train, evaluation=evaluation, seed=seed)
     except duckdb.OutOfMemoryException:
         # The cap bounds the pass's memory, it is not a requirement: a pass DuckDB cannot run
-        # within it (its operators take a share per thread) runs again with the connection's limit.
+        # within it runs again with the connection's limit.
         for table in ("wanted", "asked", "keys", "seen"):
             con.execute(f"DROP TABLE IF EXISTS {table}")
         con.execute(f"SET memory_limit = '{previous}'")
         return _write_draws(con, path, train=train, evaluation=evaluation, seed=seed)
+    finally:
+        con.execute(f"SET threads = {int(threads)}")
 
 
 def _write_draws(

@@ -98,8 +98,9 @@ class QueryStage(Stage[P]):
 
     def run_queries(
         self, con: duckdb.DuckDBPyConnection, ctx: StageContext[P]
-    ) -> tuple[dict[str, str], Stats]:
-        """Compute the outputs; returns (output table -> DuckDB relation holding its rows, stats)."""
+    ) -> tuple[Mapping[str, str | tuple[str, ...]], Stats]:
+        """Compute the outputs; returns (output table -> the DuckDB relation holding its rows, or
+        several whose rows together are the table's, stats)."""
         raise NotImplementedError
 
     def check_upstream(self, ctx: StageContext[P]) -> None:
@@ -114,19 +115,22 @@ class QueryStage(Stage[P]):
         # which the runner deletes when the stage completes. Rows are sorted by the framework.
         with stage_connection(ctx, tasks=1, ordered=False) as con:
             relations, stats = self.run_queries(con, ctx)
-            for table, relation in sorted(relations.items()):
+            for table, names in sorted(relations.items()):
                 schema = schemas[table]
                 columns = ", ".join(f'"{name}"' for name in schema.names)
-                query = f"SELECT {columns} FROM {relation}"
-                reader: pa.RecordBatchReader = con.sql(query).to_arrow_reader(FETCH_ROWS)
                 key = self.route_by.get(table, self.shard_key)
-                for batch in reader:
-                    part = pa.Table.from_batches([batch]).cast(schema)
-                    rows += part.num_rows
-                    if key is None:
-                        sink.emit(table, 0, part)
-                        continue
-                    sink.emit_by_key(table, part, key, ctx.num_shards)
+                # Several relations of one table are read one after another, never as one UNION
+                # ALL: DuckDB would build the hash tables of every part's joins before the first row.
+                for relation in (names,) if isinstance(names, str) else names:
+                    query = f"SELECT {columns} FROM {relation}"
+                    reader: pa.RecordBatchReader = con.sql(query).to_arrow_reader(FETCH_ROWS)
+                    for batch in reader:
+                        part = pa.Table.from_batches([batch]).cast(schema)
+                        rows += part.num_rows
+                        if key is None:
+                            sink.emit(table, 0, part)
+                            continue
+                        sink.emit_by_key(table, part, key, ctx.num_shards)
         progress(1, rows)
         return stats
 
