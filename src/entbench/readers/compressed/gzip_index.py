@@ -162,8 +162,8 @@ def _thin_gztool_index(
     decompressed bytes after the last kept one; returns the kept (compressed bit offset,
     decompressed offset) pairs, where each kept point's record lies in `target`, and the trailer.
 
-    The index is built reading with small rapidgzip chunks (its cache holds ~100 decompressed
-    chunks), which leaves a point every couple of MiB; every point costs each worker a window
+    The index is built reading with small rapidgzip chunks (`INDEX_BUILD_CHUNK`: its cache holds
+    a few dozen), which leaves a point every few MiB; every point costs each worker a window
     in memory, and tasks only ever start on a few of them. Format (gztool): magic, two counts,
     points (uncompressed offset, compressed byte offset, bit count, window length, zlib-compressed
     window), the uncompressed size."""
