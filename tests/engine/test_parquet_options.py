@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from entbench.engine.parquet_options import dictionary_columns
 from entbench.engine.shards import (
     ROW_GROUP_SIZE,
-    dictionary_columns,
     prepare_rows,
     sort_order,
     write_parquet,
