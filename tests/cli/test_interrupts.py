@@ -81,9 +81,14 @@ def test_caused_by_interrupt_follows_causes_and_contexts() -> None:
 
 def test_a_ctrl_c_held_across_the_huge_pages_exec_interrupts_the_new_process(tmp_path: Path) -> None:
     """`reexec_with_huge_pages` holds SIGINT across its exec; a Ctrl-C in that window (here: sent
-    while held) reaches the new process, which stops with the one line, not a build to the end."""
+    while held) reaches the new process, which stops with the one line, not a build to the end.
+
+    SIGINT's default action first: a command started with it ignored (a background job of a
+    non-interactive shell, as a suite started with `&` is) never sees a Ctrl-C, and Python keeps
+    an inherited SIG_IGN across the exec, so the held one would be dropped."""
     program = (
         "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
         "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         f"os.environ[{SIGINT_HELD_VARIABLE!r}] = '1'\n"
