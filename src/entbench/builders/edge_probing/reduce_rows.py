@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -31,6 +32,12 @@ def valid_keys(rows: pa.Table) -> pa.Array:
     return pc.unique(rows.filter(rows.column("_valid")).column("_key"))
 
 
+def in_eval_order(at: np.ndarray) -> bool:
+    """Whether the `eval_index` values `at` increase (as one map task's rows do, and a shard's
+    rows gathered in map task order); an empty or one-row array does."""
+    return bool((at[1:] > at[:-1]).all())
+
+
 def streamed_keys(batches: Callable[[str], Iterator[pa.RecordBatch]]) -> pa.Array | None:
     """The distinct span keys of a shard's valid evaluation rows read from its spilled batches,
     or None unless the batches are in `eval_index` order (then the shard is gathered and sorted).
@@ -39,7 +46,7 @@ def streamed_keys(batches: Callable[[str], Iterator[pa.RecordBatch]]) -> pa.Arra
     last = -1
     for batch in batches(EVAL):
         at = batch.column("_eval_index").to_numpy()
-        if at.size and (int(at[0]) <= last or not bool((at[1:] > at[:-1]).all())):
+        if at.size and (int(at[0]) <= last or not in_eval_order(at)):
             return None
         last = int(at[-1]) if at.size else last
         keys.append(pc.unique(batch.column("_key").filter(batch.column("_valid"))))

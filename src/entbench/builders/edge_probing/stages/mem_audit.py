@@ -35,6 +35,7 @@ from entbench.builders.edge_probing.filter_mem import check_mode
 from entbench.builders.edge_probing.reduce_rows import (
     EVAL,
     TRAIN,
+    in_eval_order,
     slices,
     streamed_keys,
     take,
@@ -281,8 +282,7 @@ class MemAuditStage(Stage[MemAuditParams]):
             train = (pa.Table.from_batches([b]) for b in batches(TRAIN))
         else:
             rows = take(tables, EVAL)
-            at = rows.column("_eval_index").to_numpy()
-            if at.size > 1 and not bool((at[1:] > at[:-1]).all()):
+            if not in_eval_order(rows.column("_eval_index").to_numpy()):
                 rows = rows.sort_by("_eval_index")
             wanted, given, train = valid_keys(rows), iter([rows]), [take(tables, TRAIN)]
         parts = slices(given, REDUCE_SLICE_ROWS, pa.schema([*EVAL_ROWS, *self.id_fields]))
