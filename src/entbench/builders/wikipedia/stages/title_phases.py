@@ -274,9 +274,9 @@ class RedirectWalk(Stage[TitlePhaseParams]):
     first: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.previous is None) != (self.first is None):
-            raise ValueError(f"{self.stage_name}: a later hop names both the hop before and the first")
-        if self.previous is None:
+        if self.previous is None or self.first is None:
+            if self.previous != self.first:
+                raise ValueError(f"{self.stage_name}: a later hop names both the hop before and the first")
             self.inputs = (self.titles,)
         else:
             self.inputs = tuple(dict.fromkeys((self.titles, self.previous, self.first)))
