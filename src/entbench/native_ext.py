@@ -26,3 +26,16 @@ def load_extension(name: str, abi: int) -> Any:
 def native_switched_on() -> bool:
     """Whether the environment allows the fast paths (`ENTBENCH_NATIVE` is not "0")."""
     return os.environ.get("ENTBENCH_NATIVE", "1") != "0"
+
+
+def extension_function(name: str, function: str) -> Any:
+    """`entbench.<name>.<function>` if the extension is built with it and the fast paths are on,
+    else None: for a helper whose signature is its own contract, whatever the module's `ABI`
+    (the routing hash `_wdscan.string_shards`, which the engine uses for any string key)."""
+    if not native_switched_on():
+        return None
+    try:
+        module = importlib.import_module(f"entbench.{name}")
+    except ImportError:
+        return None
+    return getattr(module, function, None)

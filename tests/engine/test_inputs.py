@@ -268,16 +268,16 @@ def test_read_partition_gives_each_partition_its_keys_whatever_the_shard_count(
         return original(source, *args, **kwargs)
 
     hashed: list[int] = []
-    original_shards_of = inputs_module.shards_of
+    original_column_shards = inputs_module.column_shards
 
-    def counting_shards_of(keys: list[str | None], num_shards: int) -> np.ndarray:
+    def counting_column_shards(keys: pa.ChunkedArray, num_shards: int) -> np.ndarray:
         hashed.append(len(keys))
-        return original_shards_of(keys, num_shards)
+        return original_column_shards(keys, num_shards)
 
     seen: list[int] = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pq, "read_table", counting_read)
-        patch.setattr(inputs_module, "shards_of", counting_shards_of)
+        patch.setattr(inputs_module, "column_shards", counting_column_shards)
         for partition in range(partitions):
             part = read_partition(upstream, "rows", "title", partition, partitions, ["n", "title"])
             assert all(shard_of(t, partitions) == partition for t in part["title"].to_pylist())

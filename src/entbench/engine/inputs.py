@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from entbench.engine.shards import shards_of
+from entbench.engine.shards import column_shards
 from entbench.engine.stage import MapTask, UpstreamOutput
 
 #: Read buffer of a streamed Parquet file: reads go through it a page or so at a time.
@@ -260,8 +260,7 @@ def _partition_ids(path: str, stamp: tuple[int, int], key: str, partitions: int)
     """`shard_of(key, partitions)` of every row of one shard file, in row order (cached: the
     reducers of a repartition join ask for it once per partition the shard holds). Four bytes a
     row, for at most eight files."""
-    keys = pq.read_table(path, columns=[key]).column(key).to_pylist()
-    return shards_of(keys, partitions).astype(np.int32)
+    return column_shards(pq.read_table(path, columns=[key]).column(key), partitions).astype(np.int32)
 
 
 def read_span(path: str, row_groups: Sequence[int], columns: Sequence[str] | None = None) -> pa.Table:

@@ -30,7 +30,7 @@ import pyarrow as pa
 from typing_extensions import TypeVar
 
 from entbench.engine.external_sort import SORT_MEMORY_BYTES
-from entbench.engine.shards import atomic_write_text, shards_of, split_by_shard_ids
+from entbench.engine.shards import atomic_write_text, column_shards, split_by_shard_ids
 from entbench.engine.stats import Stats
 from entbench.errors import DataError
 
@@ -294,7 +294,7 @@ class BucketSink:
     def emit_by_key(self, table: str, rows: pa.Table, key_column: str, num_shards: int) -> None:
         """Add rows of `table`, each to the shard of its `key_column` value (`shards.shard_of`)."""
         if rows.num_rows:
-            self.emit_sharded(table, rows, shards_of(rows.column(key_column).to_pylist(), num_shards))
+            self.emit_sharded(table, rows, column_shards(rows.column(key_column), num_shards))
 
 
 ProgressFn = Callable[[int, int], None]  # (units done, items done) since the last call

@@ -19,6 +19,9 @@ partitions as `title_qid` has shards):
    (`looped`), has made `max_hops` hops, or stands at a title that is no redirect; else it ends
    there (`ends`: where, after how many hops, the facts of that title). `title_qid` asks for the
    next hop while walks go on (`Stage.phases` is asked again after each phase).
+   Every walk stands at a redirect's target, and `walk1` starts one at every redirect: its
+   reducers keep the facts of the titles their walks stood at (`targets`, every redirect target of
+   the partition), and the later hops look their few walks up there, not in all of `titles`.
 
 `title_qid`'s own map routes the ends by the title they started from, and reducer k puts them
 beside partition k of `titles`: the resolution of the mGENRE order, one title partition at a time.
@@ -91,6 +94,13 @@ FACTS = pa.schema(
         pa.field("redirect_to", pa.string()),
         pa.field("qid", pa.string()),  # the title's own sitelink
         pa.field("item_disambiguation", pa.bool_()),
+    ]
+)
+#: What a walk looks up of the title it stands at.
+LOOKUP = pa.schema(
+    [
+        FACTS.field(name)
+        for name in ("title", "redirect_to", "qid", "item_disambiguation", "page_id", "page_disambiguation")
     ]
 )
 WALKS = pa.schema(
@@ -260,16 +270,27 @@ class RedirectWalk(Stage[TitlePhaseParams]):
     titles: str
     #: The walk phase before (None: the walks start at the redirects).
     previous: str | None
+    #: The first hop's phase, whose `targets` the later hops look titles up in (None: this is it).
+    first: str | None = None
 
     def __post_init__(self) -> None:
-        self.inputs = (self.titles,) if self.previous is None else (self.titles, self.previous)
+        if self.previous is None or self.first is None:
+            if self.previous != self.first:
+                raise ValueError(f"{self.stage_name}: a later hop names both the hop before and the first")
+            self.inputs = (self.titles,)
+        else:
+            self.inputs = tuple(dict.fromkeys((self.titles, self.previous, self.first)))
 
     def outputs(self, params: TitlePhaseParams) -> list[Output]:
-        """`active` (walks going on) and `ends` (walks that ended here)."""
-        return [
+        """`active` (walks going on) and `ends` (walks that ended here); the first hop also
+        `targets`, the facts of the titles its walks stood at (every redirect target)."""
+        outputs = [
             Output("active", WALKS, ("origin",), may_be_empty=True),
             Output("ends", ENDS, ("origin",), may_be_empty=True),
         ]
+        if self.first is None:
+            outputs.append(Output("targets", LOOKUP, ("title",), may_be_empty=True))
+        return outputs
 
     def map_schemas(self, params: TitlePhaseParams) -> dict[str, pa.Schema]:
         """The walks, keyed by the title they stand at."""
@@ -314,15 +335,17 @@ class RedirectWalk(Stage[TitlePhaseParams]):
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Look up the title each walk stands at: one hop further, or the walk's end."""
         params = ctx.params
-        facts = read_partition(
-            ctx.inputs[self.titles],
-            TITLES,
-            "title",
-            shard,
-            ctx.num_shards,
-            ("title", "redirect_to", "qid", "item_disambiguation", "page_id", "page_disambiguation"),
-        )
         walks = tables["_walks"]
+        if not walks.num_rows:  # the late hops' walks are few: most partitions have none
+            outputs = {"active": WALKS.empty_table(), "ends": ENDS.empty_table()}
+            if self.first is None:
+                outputs["targets"] = LOOKUP.empty_table()
+            return outputs, Stats()
+        # The later hops read the first's `targets` (a few of the titles), not the whole partition.
+        source, table = (self.titles, TITLES) if self.first is None else (self.first, "targets")
+        facts = read_partition(ctx.inputs[source], table, "title", shard, ctx.num_shards, LOOKUP.names)
+        # Only the titles the walks stand at (a hash join would index the whole partition).
+        facts = facts.filter(pc.is_in(facts["title"], value_set=pc.unique(walks["cur"])))
         # Acero joins no list column: the paths are taken back by row afterwards.
         rows = walks.drop_columns(["path"]).append_column("_row", pa.array(range(walks.num_rows), pa.int64()))
         here = rows.join(facts, "cur", right_keys="title", join_type="left outer", use_threads=False)
@@ -361,7 +384,10 @@ class RedirectWalk(Stage[TitlePhaseParams]):
             ],
             schema=WALKS,
         )
-        return {"active": active, "ends": ends}, Stats()
+        outputs = {"active": active, "ends": ends}
+        if self.first is None:
+            outputs["targets"] = facts.cast(LOOKUP)
+        return outputs, Stats()
 
 
 def _disambiguation_items(claims_file: str, span: Span) -> pa.Array:

@@ -179,13 +179,15 @@ class TitleQid(Stage[TitleQidParams]):
             (TitleFacts(titles, wikipedia=self.wikipedia, wikidata=self.wikidata), phase_params)
         ]
         previous: str | None = None
+        first = f"{self.stage_name}.{WALK}1"
         for hop in range(1, params.max_hops + 1):
             if previous is not None and not (
                 previous in ctx.phases and _has_rows(ctx.phases[previous], "active")
             ):
                 break
             name = f"{self.stage_name}.{WALK}{hop}"
-            listed.append((RedirectWalk(name, titles=titles, previous=previous), walk_params))
+            walk = RedirectWalk(name, titles=titles, previous=previous, first=None if hop == 1 else first)
+            listed.append((walk, walk_params))
             previous = name
         return listed
 
