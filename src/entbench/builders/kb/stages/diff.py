@@ -131,9 +131,9 @@ class EntityDiff(QueryStage[EntityDiffParams]):
         rows = count(con, "SELECT count(*) FROM old_entities") + count(
             con, "SELECT count(*) FROM new_entities"
         )
-        # Both dumps' ids are a range's rows here: half of them per dump keeps a range's size
-        # that of `internal_filter`'s, which reads one dump at a time.
-        for ids in id_ranges(con, ids_sql, rows // 2):
+        # Both dumps' ids are a range's rows here: half of them per dump keeps a range's size that
+        # of `internal_filter`'s (one dump at a time), times 4 (`query.PARTITION_ROWS` says why).
+        for ids in id_ranges(con, ids_sql, rows // 2, scale=4):
             yield from self._diff_range(con, params, stats, ids)
 
     def _diff_range(

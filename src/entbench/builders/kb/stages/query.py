@@ -50,11 +50,12 @@ NORMALIZED_VIEWS: dict[str, str] = {
 #: the stage flat (131k rows: `entity_diff`'s labelled entities took +13 MiB from the 256 MB world
 #: to the 1 GB one; 16k: +0, for the same CPU).
 FETCH_ROWS = 1 << 14
-#: Entities per range of ids the per-entity queries run over (`id_ranges`). Not smaller: a range
-#: still reads every row group it overlaps in every scan shard (65,536 rows each, hash-sharded ids),
-#: so at 32k ids a range `entity_diff` took 5x the time from the 256 MB world to the 1 GB one (its
-#: texts read once per range); at 128k the 256 MB world is one range and the 1 GB one three.
-PARTITION_ROWS = 1 << 17
+#: Entities per range of ids the per-entity queries run over (`id_ranges`), times the caller's
+#: `scale`. A range still reads every row group it overlaps in every scan shard (65,536 rows each,
+#: hash-sharded ids): cheap for `internal_filter`'s id, type and sitelink columns (32k ids a range:
+#: the 256 MB world three ranges a dump, the 1 GB one ten), not for `entity_diff`'s texts, read
+#: once per range (32k: 5x its time from 256 MB to 1 GB; it uses 4x).
+PARTITION_ROWS = 1 << 15
 #: Ids sampled to place the ranges' bounds: a reservoir of a fixed size, whatever the dump's.
 BOUND_SAMPLE_ROWS = 1 << 12
 #: A range of ids `[lo, hi)` in string order; None: unbounded on that side.
@@ -71,14 +72,14 @@ def register_snapshots(
             parquet_view(con, f"{snapshot}_{short}", upstream.files(NORMALIZED_VIEWS[short]))
 
 
-def id_ranges(con: duckdb.DuckDBPyConnection, ids_sql: str, rows: int) -> list[IdRange]:
-    """Ranges of ids covering every string, in order, each holding about `PARTITION_ROWS` of the
-    `rows` ids that `ids_sql` (a query of one `id` column) returns.
+def id_ranges(con: duckdb.DuckDBPyConnection, ids_sql: str, rows: int, *, scale: int = 1) -> list[IdRange]:
+    """Ranges of ids covering every string, in order, each holding about `scale * PARTITION_ROWS`
+    of the `rows` ids that `ids_sql` (a query of one `id` column) returns.
 
     The bounds are quantiles of a reservoir sample: a range may come out larger or smaller than
     planned (the sample is random), never wrong, since the ranges cover every id whatever the bounds.
     """
-    parts = -(-rows // PARTITION_ROWS)
+    parts = -(-rows // (scale * PARTITION_ROWS))
     if parts <= 1:
         return [(None, None)]
     sample = sorted(
