@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import pyarrow as pa
 
-from entbench.engine.duck import parquet_view, stage_connection
+from entbench.engine.duck import parquet_view, release_idle_database, stage_connection
 from entbench.engine.stage import BucketSink, MapTask, P, Params, ProgressFn, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
@@ -185,6 +185,8 @@ class QueryStage(Stage[P]):
                         sink.emit(table, 0, part)
                         continue
                     sink.emit_by_key(table, part, key, ctx.num_shards)
+        # What the queries left resident goes now, not after the reduce and the stages after this one.
+        release_idle_database()
         progress(1, rows)
         return stats
 
