@@ -167,6 +167,9 @@ class QueryStage(Stage[P]):
         self.check_upstream(ctx)
         schemas = self.map_schemas(ctx.params)
         rows = 0
+        # A new database, not the idle one an earlier stage of this process left (a title_qid's, in a
+        # one-worker Hansel build): its queries' leftovers would sit under this stage's peak.
+        release_idle_database()
         # The one task of the stage: every worker's share of the machine; spills under `_scratch`,
         # which the runner deletes when the stage completes. Rows are sorted by the framework.
         with stage_connection(ctx, tasks=1, ordered=False) as con:
