@@ -158,9 +158,10 @@ class InternalFilter(QueryStage[InternalFilterParams]):
     def _decide(
         self, con: duckdb.DuckDBPyConnection, params: InternalFilterParams, stats: Stats
     ) -> Iterator[tuple[str, str]]:
-        """Per dump: the closure of the filter classes (global, small: classes only), then each
-        range of ids' decisions (`query.id_ranges`), its kept rows and removals streamed out before
-        the next range's are built, so no table holds a row per entity of the dump."""
+        """Per dump: the closure of the filter classes and the statements that reach it (global,
+        small: classes, and a few rows per internal entity), then each range of ids' decisions
+        (`query.id_ranges`), its kept rows and removals streamed out before the next range's are
+        built, so no table holds a row per entity of the dump."""
         for snapshot in SNAPSHOT_STAGES:
             # P31/P279 item values, read as they stream by (never held: see `hits` below).
             type_claims = (
