@@ -143,3 +143,25 @@ def test_after_a_spill_the_next_connection_spills_into_its_own_scratch(tmp_path:
             con.execute("CREATE TEMP TABLE big AS SELECT range AS x FROM range(2000000)")  # 16 MB
             assert con.execute("SELECT sum(x) FROM big").fetchall() == [(1_999_999_000_000,)]
             assert any((tmp_path / name / "duckdb").iterdir())  # it did spill, there
+
+
+def test_releasing_the_idle_database_closes_it_and_the_next_connection_opens_a_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    real_connect = duckdb.connect
+
+    def counted(*args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
+        opened.append(str(args))
+        return real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(duckdb, "connect", counted)
+    with connect(scratch=tmp_path / "first", workers=1, tasks=1) as first:
+        assert not duck.release_idle_database()  # a connection of it is open: kept
+        assert first.execute("SELECT 42").fetchall() == [(42,)]
+    before = len(opened)
+    assert duck.release_idle_database()
+    assert not duck.release_idle_database()  # nothing left to close
+    with connect(scratch=tmp_path / "second", workers=1, tasks=1) as second:
+        assert len(opened) == before + 1  # a new database
+        assert second.execute("SELECT 43").fetchall() == [(43,)]

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from entbench.builders.kb.stages import query
 from entbench.cards.generic import DROP_COUNTER
 from entbench.engine import duck
+from entbench.engine.manifest import load_manifest
 from entbench.filters.internal import MGENRE_NOPAGE, TABLE7_CLASSES
 from tests.builders.kb.support import (
     KB_STAGES,
@@ -394,6 +396,21 @@ def test_a_small_duckdb_cap_gives_identical_bytes(
     capped = build_kb(tmp_path / "capped")
     for stage in KB_STAGES:
         assert shard_hashes(capped[stage]) == shard_hashes(default[stage]), stage
+
+
+@pytest.mark.parametrize("rows", [8, 64])
+def test_ranges_of_ids_give_identical_bytes_and_stats(
+    out: Path, default: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: int
+) -> None:
+    # The fixtures fit in one range; ranges of a few dozen ids (and bounds on every sampled id)
+    # split both stages' per-entity work into many, whose rows and counts must add up to the same.
+    for stage in ("wikidata_old", "wikidata_new"):
+        shutil.copytree(default[stage], tmp_path / "ranged" / default[stage].relative_to(out))
+    monkeypatch.setattr(query, "PARTITION_ROWS", rows)
+    ranged = build_kb(tmp_path / "ranged")
+    for stage in KB_STAGES:
+        assert shard_hashes(ranged[stage]) == shard_hashes(default[stage]), stage
+        assert load_manifest(ranged[stage])["stats"] == load_manifest(default[stage])["stats"], stage
 
 
 def test_stage_directories_hold_only_outputs(default: dict[str, Path]) -> None:

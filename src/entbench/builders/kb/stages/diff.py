@@ -13,15 +13,19 @@ dump's redirect stubs, are listed in `id_changes` and counted, never mixed into 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from msgspec import Meta
 
 from entbench.builders.kb.stages.query import (
+    IdRange,
     QueryStage,
     count,
     count_by,
+    id_ranges,
+    in_range_sql,
     kb_params_check,
     register_snapshots,
     require_languages,
@@ -110,20 +114,43 @@ class EntityDiff(QueryStage[EntityDiffParams]):
 
     def run_queries(
         self, con: duckdb.DuckDBPyConnection, ctx: StageContext[EntityDiffParams]
-    ) -> tuple[dict[str, str | tuple[str, ...]], Stats]:
-        """The two sets, their labels and the id changes."""
-        params = ctx.params
+    ) -> tuple[Iterator[tuple[str, str]], Stats]:
+        """The two sets, their labels and the id changes, range of ids by range."""
         register_snapshots(con, ctx, ("entities", "redirects"))
         parquet_view(con, "kept", ctx.inputs["internal_filter"].files("kept"))
-        con.execute("CREATE TEMP TABLE known AS SELECT qid FROM kept WHERE snapshot = 'old'")
-        con.execute("CREATE TEMP TABLE kept_new AS SELECT qid FROM kept WHERE snapshot = 'new'")
+        stats = Stats()
+        return self._diff(con, ctx.params, stats), stats
+
+    def _diff(
+        self, con: duckdb.DuckDBPyConnection, params: EntityDiffParams, stats: Stats
+    ) -> Iterator[tuple[str, str]]:
+        """Every statement below reads the ids of one range (`query.id_ranges`) of every relation:
+        an id's membership in either set, its change and its texts depend on that id's rows alone.
+        A range's rows are streamed out before the next range's tables are built."""
+        ids_sql = "SELECT id FROM old_entities UNION ALL SELECT id FROM new_entities"
+        rows = count(con, "SELECT count(*) FROM old_entities") + count(
+            con, "SELECT count(*) FROM new_entities"
+        )
+        # Both dumps' ids are a range's rows here: half of them per dump keeps a range's size that
+        # of `internal_filter`'s (one dump at a time), times 4 (`query.PARTITION_ROWS` says why).
+        for ids in id_ranges(con, ids_sql, rows // 2, scale=4):
+            yield from self._diff_range(con, params, stats, ids)
+
+    def _diff_range(
+        self, con: duckdb.DuckDBPyConnection, params: EntityDiffParams, stats: Stats, ids: IdRange
+    ) -> Iterator[tuple[str, str]]:
+        """`_diff`'s statements over the ids of `ids`."""
+        for name, (relation, column) in _RANGED.items():
+            where = in_range_sql(column, ids)
+            con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM {relation} WHERE {where}")
+        con.execute("CREATE TEMP TABLE known AS SELECT qid FROM r_kept WHERE snapshot = 'old'")
+        con.execute("CREATE TEMP TABLE kept_new AS SELECT qid FROM r_kept WHERE snapshot = 'new'")
         if params.new_means == NOT_IN_OLD_DUMP:
-            excluded = "SELECT id AS qid FROM old_entities UNION SELECT from_id AS qid FROM old_redirects"
+            excluded = "SELECT id AS qid FROM r_old_entities UNION SELECT from_id AS qid FROM r_old_redirects"
         else:
             excluded = "SELECT qid FROM known"
         con.execute(f"CREATE TEMP TABLE excluded AS {excluded}")
         con.execute("CREATE TEMP TABLE new_set AS SELECT qid FROM kept_new ANTI JOIN excluded USING (qid)")
-        stats = Stats()
         stats.add("known_entities", count(con, "SELECT count(*) FROM known"))
         stats.add("new_entities", count(con, "SELECT count(*) FROM new_set"))
         stats.add("new_dump_kept", count(con, "SELECT count(*) FROM kept_new"))
@@ -149,27 +176,24 @@ class EntityDiff(QueryStage[EntityDiffParams]):
             "UNION ALL SELECT qid, false AS in_known, true AS in_new FROM new_set"
         )
         # `kb_ids` holds both sets now and `id_changes` has read `known`: neither sits beside the
-        # labelled entities' join (~4 MiB of ids on the 1 GB world).
+        # labelled entities' join.
         con.execute("DROP TABLE known")
         con.execute("DROP TABLE new_set")
         # Each entity's texts come from the `labels_from` dump if it has the entity, else from the
         # other one. Two joins, each against the KB's ids alone: one query joining both dumps
-        # built a hash table over the first dump's texts of every KB entity, which grew with the KB.
-        # Views, not a table: their rows are read once, streamed into the shards (`QueryStage.map`),
-        # one view after the other (a UNION ALL of both would build every join's hash table before
-        # its first row). As a table DuckDB held every KB entity's texts at once (15 MiB of its
-        # memory on the 1 GB world); streamed, the stage's peak there is ~4 MiB lower, the same on
-        # the 256 MB world.
+        # built a hash table over the first dump's texts of every KB entity. Views, not a table:
+        # their rows are read once, streamed into the shards (`QueryStage.map`), one view after the
+        # other (a UNION ALL of both would build every join's hash table before its first row).
         con.execute(
             "CREATE TEMP VIEW kb_entities_first AS "
             f"SELECT k.qid, k.in_known, k.in_new{texts} FROM kb_ids AS k "
-            f"JOIN {first}_entities AS e ON e.id = k.qid"
+            f"JOIN r_{first}_entities AS e ON e.id = k.qid"
         )
         con.execute(
             "CREATE TEMP VIEW kb_entities_second AS "
             f"SELECT k.qid, k.in_known, k.in_new{texts} FROM "
-            f"(SELECT * FROM kb_ids AS k ANTI JOIN {first}_entities AS f ON f.id = k.qid) AS k "
-            f"LEFT JOIN {second}_entities AS e ON e.id = k.qid"
+            f"(SELECT * FROM kb_ids AS k ANTI JOIN r_{first}_entities AS f ON f.id = k.qid) AS k "
+            f"LEFT JOIN r_{second}_entities AS e ON e.id = k.qid"
         )
         for change, n in count_by(con, "SELECT change, count(*) FROM id_changes GROUP BY change").items():
             stats.add(f"ids_{change}", n)
@@ -177,8 +201,25 @@ class EntityDiff(QueryStage[EntityDiffParams]):
             con, "SELECT change, count(*) FROM id_changes WHERE in_known GROUP BY change"
         ).items():
             stats.add(f"known_ids_{change}", n)
-        kb_entities = ("kb_entities_first", "kb_entities_second")
-        return {"kb_entities": kb_entities, "id_changes": "id_changes"}, stats
+        yield "id_changes", "id_changes"
+        yield "kb_entities", "kb_entities_first"
+        yield "kb_entities", "kb_entities_second"
+        for view in ("kb_entities_first", "kb_entities_second", *_RANGED):
+            con.execute(f"DROP VIEW {view}")
+        con.execute("DROP TABLE kb_ids")
+        con.execute("DROP TABLE id_changes")
+
+
+#: The views each range's statements read (`EntityDiff._diff_range`): name -> (the relation, its
+#: id column). The scans write each shard sorted by id, so a range's filter skips the row groups
+#: outside it.
+_RANGED: dict[str, tuple[str, str]] = {
+    "r_kept": ("kept", "qid"),
+    "r_old_entities": ("old_entities", "id"),
+    "r_new_entities": ("new_entities", "id"),
+    "r_old_redirects": ("old_redirects", "from_id"),
+    "r_new_redirects": ("new_redirects", "from_id"),
+}
 
 
 #: Entities of the old dump that became redirects or vanished in the new one, and the new dump's
@@ -187,18 +228,18 @@ class EntityDiff(QueryStage[EntityDiffParams]):
 #: dump's and the known ids at once (~38 MiB at its peak on the 1 GB world, ~11 at 256 MB).
 _ID_CHANGES_SQL = (
     "CREATE TEMP TABLE new_redirect AS "
-    "SELECT from_id, min(to_id) AS to_id FROM new_redirects GROUP BY from_id",
+    "SELECT from_id, min(to_id) AS to_id FROM r_new_redirects GROUP BY from_id",
     """CREATE TEMP TABLE changed_ids AS
 SELECT o.id AS qid,
        CASE WHEN r.from_id IS NOT NULL THEN 'redirected' ELSE 'deleted' END AS change,
        r.to_id AS to_qid
-FROM old_entities AS o
+FROM r_old_entities AS o
 LEFT JOIN new_redirect AS r ON r.from_id = o.id
-WHERE o.id NOT IN (SELECT id FROM new_entities)""",
+WHERE o.id NOT IN (SELECT id FROM r_new_entities)""",
     """INSERT INTO changed_ids
 SELECT r.from_id AS qid, 'redirect_stub' AS change, r.to_id AS to_qid
 FROM new_redirect AS r
-WHERE r.from_id NOT IN (SELECT id FROM old_entities)""",
+WHERE r.from_id NOT IN (SELECT id FROM r_old_entities)""",
     """CREATE TEMP TABLE id_changes AS
 SELECT c.qid, c.change, c.to_qid, k.qid IS NOT NULL AS in_known
 FROM changed_ids AS c LEFT JOIN known AS k ON k.qid = c.qid""",

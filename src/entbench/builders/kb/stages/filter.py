@@ -9,7 +9,7 @@ uses one 2021 Wikipedia for both), or at each dump's own (`site_from = own`, mGE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -20,6 +20,8 @@ from entbench.builders.kb.stages.query import (
     QueryStage,
     count,
     count_by,
+    id_ranges,
+    in_range_sql,
     kb_params_check,
     register_snapshots,
 )
@@ -145,14 +147,23 @@ class InternalFilter(QueryStage[InternalFilterParams]):
 
     def run_queries(
         self, con: duckdb.DuckDBPyConnection, ctx: StageContext[InternalFilterParams]
-    ) -> tuple[dict[str, str], Stats]:
-        """Decisions for both dumps; kept rows and class-based removals as two tables."""
+    ) -> tuple[Iterator[tuple[str, str]], Stats]:
+        """Decisions for both dumps, range of ids by range; kept rows and class-based removals."""
         params = ctx.params
         views = ("entities", "claims", "sitelinks") + (("outranked",) if params.ranks == "all" else ())
         register_snapshots(con, ctx, views)
         stats = Stats()
+        return self._decide(con, params, stats), stats
+
+    def _decide(
+        self, con: duckdb.DuckDBPyConnection, params: InternalFilterParams, stats: Stats
+    ) -> Iterator[tuple[str, str]]:
+        """Per dump: the closure of the filter classes and the statements that reach it (global,
+        small: classes, and a few rows per internal entity), then each range of ids' decisions
+        (`query.id_ranges`), its kept rows and removals streamed out before the next range's are
+        built, so no table holds a row per entity of the dump."""
         for snapshot in SNAPSHOT_STAGES:
-            # P31/P279 item values once: the closure and the membership test both read them.
+            # P31/P279 item values, read as they stream by (never held: see `hits` below).
             type_claims = (
                 f"SELECT subject, property, item FROM {snapshot}_claims "
                 "WHERE property IN ('P31', 'P279') AND item IS NOT NULL"
@@ -162,70 +173,68 @@ class InternalFilter(QueryStage[InternalFilterParams]):
                     f" UNION ALL SELECT subject, property, item FROM {snapshot}_outranked "
                     "WHERE item IS NOT NULL"
                 )
-            con.execute(f"CREATE TEMP TABLE {snapshot}_type_claims AS {type_claims}")
             if params.transitive:
-                con.execute(
-                    f"CREATE TEMP TABLE {snapshot}_p279 AS {p279_edges_sql(f'{snapshot}_type_claims')}"
-                )
+                con.execute(f"CREATE TEMP TABLE {snapshot}_p279 AS {p279_edges_sql(f'({type_claims})')}")
                 closure = downward_closure_sql(f"{snapshot}_p279", params.classes)
             else:
                 closure = roots_sql(params.classes)
             con.execute(f"CREATE TEMP TABLE {snapshot}_closure AS {closure}")
-            con.execute(
-                f"CREATE TEMP TABLE {snapshot}_hits AS "
-                f"{internal.internal_hits_sql(f'{snapshot}_type_claims', f'{snapshot}_closure')}"
-            )
-            # What the stats read of the P31/P279 statements and the closure, read now: then both
-            # go before the site join and the decisions are built, which hold a row per entity
-            # (the statements were ~14 MiB of DuckDB's memory at that peak on the 1 GB world).
+            con.execute(f"DROP TABLE IF EXISTS {snapshot}_p279")
             stats.add(
                 f"{snapshot}_filter_closure_classes",
                 count(con, f'SELECT count(DISTINCT "class") FROM {snapshot}_closure'),
             )
-            stats.merge(_class_stats(con, snapshot, params.classes))
-            for table in ("type_claims", "p279", "closure"):
-                con.execute(f"DROP TABLE IF EXISTS {snapshot}_{table}")
-            site_ok: str | None = None
-            if params.site:
-                source = schema.NEW if params.site_from == "new" else snapshot
-                site_ok = f"{snapshot}_site_ok"
-                con.execute(
-                    f"CREATE TEMP TABLE {site_ok} AS "
-                    f"{internal.site_ok_sql(f'{source}_sitelinks', params.site)}"
-                )
+            # The statements naming a filter class or one of its subclasses (`hits`: a few per
+            # internal entity), in one pass whose join builds on the closure alone; each range then
+            # reads its own hits, and no table holds a P31/P279 statement per entity (the old
+            # `type_claims`, ~14 MiB of DuckDB's memory on the 1 GB world).
+            claims = f"({type_claims})"
+            uses = _class_uses(con, claims, params.classes)
+            all_hits = f"{snapshot}_hits"
+            con.execute(
+                f"CREATE TEMP TABLE {all_hits} AS {internal.internal_hits_sql(claims, f'{snapshot}_closure')}"
+            )
             entities = f"{snapshot}_entities"
-            if site_ok is not None:
-                entities = f"{snapshot}_sited"
-                sited = internal.sited_entities_sql(f"{snapshot}_entities", site_ok)
-                con.execute(f"CREATE TEMP TABLE {entities} AS {sited}")
-                con.execute(f"DROP TABLE {site_ok}")
-            hits = f"{snapshot}_hits"
-            decisions = internal.decisions_sql(entities, hits, site_ok, sited=site_ok is not None)
-            con.execute(f"CREATE TEMP TABLE {snapshot}_decisions AS {decisions}")
-            stats.merge(decision_stats(con, snapshot, snapshot))
-            # DuckDB holds temporary tables in memory: of this dump's tables only the rows written
-            # out stay (a kept entity's id, the class-based removals; most entities pass or lack the
-            # site), so the next dump's are built beside those alone.
-            con.execute(
-                f"CREATE TEMP TABLE {snapshot}_kept AS "
-                f"SELECT qid FROM {snapshot}_decisions WHERE reason IS NULL"
-            )
-            con.execute(
-                f"CREATE TEMP TABLE {snapshot}_removed AS "
-                f"SELECT qid, reason, classes FROM {snapshot}_decisions "
-                f"WHERE reason IS NOT NULL AND reason <> {sql_string(internal.Reason.NO_SITE)}"
-            )
-            for table in ("hits", "sited", "decisions"):
-                con.execute(f"DROP TABLE IF EXISTS {snapshot}_{table}")
-        parts_kept = [f"SELECT {sql_string(s)} AS snapshot, qid FROM {s}_kept" for s in SNAPSHOT_STAGES]
-        parts_removed = [
-            f"SELECT {sql_string(s)} AS snapshot, qid, reason, classes FROM {s}_removed"
-            for s in SNAPSHOT_STAGES
-        ]
-        # Views, not tables: the outputs are read once, streamed into the shards (`QueryStage.map`).
-        con.execute("CREATE TEMP VIEW kept AS " + " UNION ALL ".join(parts_kept))
-        con.execute("CREATE TEMP VIEW removed AS " + " UNION ALL ".join(parts_removed))
-        return {"kept": "kept", "removed": "removed"}, stats
+            rows = count(con, f"SELECT count(*) FROM {entities}")
+            for ids in id_ranges(con, f"SELECT id FROM {entities}", rows):
+                hits = f"(SELECT * FROM {all_hits} WHERE {in_range_sql('qid', ids)})"
+                part = f"(SELECT * FROM {entities} WHERE {in_range_sql('id', ids)})"
+                site_ok: str | None = None
+                if params.site:
+                    source = schema.NEW if params.site_from == "new" else snapshot
+                    site_ok = f"{snapshot}_site_ok"
+                    sitelinks = f"(SELECT * FROM {source}_sitelinks WHERE {in_range_sql('id', ids)})"
+                    con.execute(
+                        f"CREATE TEMP TABLE {site_ok} AS {internal.site_ok_sql(sitelinks, params.site)}"
+                    )
+                    # A join of its own (`filters.internal.sited_entities_sql` says why).
+                    con.execute(
+                        f"CREATE TEMP TABLE {snapshot}_sited AS {internal.sited_entities_sql(part, site_ok)}"
+                    )
+                    con.execute(f"DROP TABLE {site_ok}")
+                    part = f"{snapshot}_sited"
+                decisions = internal.decisions_sql(part, hits, site_ok, sited=site_ok is not None)
+                con.execute(f"CREATE TEMP TABLE {snapshot}_decisions AS {decisions}")
+                con.execute(f"DROP TABLE IF EXISTS {snapshot}_sited")
+                stats.merge(decision_stats(con, snapshot, snapshot))
+                label = sql_string(snapshot)
+                no_site = sql_string(internal.Reason.NO_SITE)
+                con.execute(
+                    f"CREATE OR REPLACE TEMP VIEW kept AS SELECT {label} AS snapshot, qid "
+                    f"FROM {snapshot}_decisions WHERE reason IS NULL"
+                )
+                con.execute(
+                    f"CREATE OR REPLACE TEMP VIEW removed AS SELECT {label} AS snapshot, qid, reason, "
+                    f"classes FROM {snapshot}_decisions WHERE reason IS NOT NULL AND reason <> {no_site}"
+                )
+                yield "kept", "kept"
+                yield "removed", "removed"
+                con.execute("DROP VIEW kept")
+                con.execute("DROP VIEW removed")
+                con.execute(f"DROP TABLE {snapshot}_decisions")
+            stats.merge(_class_stats(con, snapshot, params.classes, uses))
+            con.execute(f"DROP TABLE {all_hits}")
+            con.execute(f"DROP TABLE {snapshot}_closure")
 
 
 def decision_stats(con: duckdb.DuckDBPyConnection, view: str, prefix: str) -> Stats:
@@ -248,10 +257,21 @@ def decision_stats(con: duckdb.DuckDBPyConnection, view: str, prefix: str) -> St
     return stats
 
 
-def _class_stats(con: duckdb.DuckDBPyConnection, snapshot: str, classes: tuple[str, ...]) -> Stats:
+def _class_uses(con: duckdb.DuckDBPyConnection, claims: str, classes: tuple[str, ...]) -> dict[str, int]:
+    """How many of the P31/P279 statements `claims` name each filter class directly."""
+    if not classes:
+        return {}
+    listed = ", ".join(sql_string(c) for c in classes)
+    return count_by(con, f"SELECT item, count(*) FROM {claims} WHERE item IN ({listed}) GROUP BY item")
+
+
+def _class_stats(
+    con: duckdb.DuckDBPyConnection, snapshot: str, classes: tuple[str, ...], uses: Mapping[str, int]
+) -> Stats:
     """Per filter class: whether the dump has its item (`…_class_<QID>_item`), how many P31/P279
-    statements name it directly (`…_statements`) and how many classes lie under it in the
-    closure the filter used (`…_subclasses`), so a card can say which classes of a preset occur."""
+    statements name it directly (`…_statements`, `uses`: `_class_uses`) and
+    how many classes lie under it in the closure the filter used (`…_subclasses`), so a card can say
+    which classes of a preset occur."""
     stats = Stats()
     if not classes:
         return stats
@@ -260,9 +280,6 @@ def _class_stats(con: duckdb.DuckDBPyConnection, snapshot: str, classes: tuple[s
         str(q)
         for (q,) in con.execute(f"SELECT id FROM {snapshot}_entities WHERE id IN ({listed})").fetchall()
     }
-    uses = count_by(
-        con, f"SELECT item, count(*) FROM {snapshot}_type_claims WHERE item IN ({listed}) GROUP BY item"
-    )
     under = count_by(
         con,
         f'SELECT root, count(DISTINCT "class") FROM {snapshot}_closure WHERE "class" <> root GROUP BY root',

@@ -6,20 +6,31 @@ opens one DuckDB connection (`engine.duck`), registers the upstream Parquet shar
 its queries into temporary tables, and streams each result table into the output shards, routed by
 `shard_of(qid)`. The framework's reducers then sort and write every shard, so the bytes do not
 depend on `--workers` (DuckDB's own thread count changes the order rows come out, never the rows).
+
+The per-entity part of a query runs per range of ids (`id_ranges`), one range after another, so
+DuckDB holds one range's hash tables and temporary tables at a time, not every id of the dump's:
+the ranges are sized to about `PARTITION_ROWS` entities each, so that memory stays about the
+same from a small dump to a large one. The scans write every shard sorted by id, and each range
+is a filter `lo <= id < hi` on that string, so DuckDB skips the row groups outside it (min/max
+statistics) and the ranges together read each row group about `row group / PARTITION_ROWS + 1`
+times, not once per range. Which rows land in which range never changes a result row or a count
+(every count is a sum over the ranges), only how much is held at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import pyarrow as pa
 
-from entbench.engine.duck import parquet_view, stage_connection
+from entbench.engine.duck import parquet_view, release_idle_database, stage_connection
 from entbench.engine.stage import BucketSink, MapTask, P, Params, ProgressFn, Stage, StageContext
 from entbench.engine.stats import Stats
 from entbench.errors import UserError
 from entbench.schemas.kb import NEW, OLD
+from entbench.typesys.qids import sql_string
 
 if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
     import duckdb
@@ -39,6 +50,16 @@ NORMALIZED_VIEWS: dict[str, str] = {
 #: the stage flat (131k rows: `entity_diff`'s labelled entities took +13 MiB from the 256 MB world
 #: to the 1 GB one; 16k: +0, for the same CPU).
 FETCH_ROWS = 1 << 14
+#: Entities per range of ids the per-entity queries run over (`id_ranges`), times the caller's
+#: `scale`. A range still reads every row group it overlaps in every scan shard (65,536 rows each,
+#: hash-sharded ids): cheap for `internal_filter`'s id, type and sitelink columns (32k ids a range:
+#: the 256 MB world three ranges a dump, the 1 GB one ten), not for `entity_diff`'s texts, read
+#: once per range (32k: 5x its time from 256 MB to 1 GB; it uses 4x).
+PARTITION_ROWS = 1 << 15
+#: Ids sampled to place the ranges' bounds: a reservoir of a fixed size, whatever the dump's.
+BOUND_SAMPLE_ROWS = 1 << 12
+#: A range of ids `[lo, hi)` in string order; None: unbounded on that side.
+IdRange = tuple[str | None, str | None]
 
 
 def register_snapshots(
@@ -49,6 +70,37 @@ def register_snapshots(
         upstream = ctx.inputs[stage]
         for short in tables:
             parquet_view(con, f"{snapshot}_{short}", upstream.files(NORMALIZED_VIEWS[short]))
+
+
+def id_ranges(con: duckdb.DuckDBPyConnection, ids_sql: str, rows: int, *, scale: int = 1) -> list[IdRange]:
+    """Ranges of ids covering every string, in order, each holding about `scale * PARTITION_ROWS`
+    of the `rows` ids that `ids_sql` (a query of one `id` column) returns.
+
+    The bounds are quantiles of a reservoir sample: a range may come out larger or smaller than
+    planned (the sample is random), never wrong, since the ranges cover every id whatever the bounds.
+    """
+    parts = -(-rows // (scale * PARTITION_ROWS))
+    if parts <= 1:
+        return [(None, None)]
+    sample = sorted(
+        str(i)
+        for (i,) in con.execute(
+            f"SELECT id FROM ({ids_sql}) USING SAMPLE reservoir({BOUND_SAMPLE_ROWS} ROWS)"
+        ).fetchall()
+        if i is not None
+    )
+    bounds = sorted({sample[len(sample) * k // parts] for k in range(1, parts)} if sample else set())
+    edges: list[str | None] = [None, *bounds, None]
+    return list(itertools.pairwise(edges))
+
+
+def in_range_sql(column: str, ids: IdRange) -> str:
+    """A SQL predicate: `column` lies in the range `ids` (TRUE for the unbounded range)."""
+    lo, hi = ids
+    terms = ([f"{column} >= {sql_string(lo)}"] if lo is not None else []) + (
+        [f"{column} < {sql_string(hi)}"] if hi is not None else []
+    )
+    return " AND ".join(terms) or "TRUE"
 
 
 def count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
@@ -66,7 +118,10 @@ class QueryStage(Stage[P]):
     """A derived stage whose rows come from DuckDB queries run once over all upstream shards.
 
     Subclasses implement `run_queries`, which leaves each output table's rows in a DuckDB
-    relation and returns the relation names and the stage's stats. Rows are routed to shards by
+    relation and returns the relation names and the stage's stats; or returns the stats and an
+    iterator of `(table, relation)` pairs, each relation streamed into the shards before the
+    iterator is advanced (so it can drop one range's tables before it builds the next's) and the
+    stats complete once it is exhausted. Rows are routed to shards by
     the column `route_by[table]` (default `shard_key`); a table routed by None goes to shard 0
     (small global tables such as the TopSnaks list).
     """
@@ -98,9 +153,10 @@ class QueryStage(Stage[P]):
 
     def run_queries(
         self, con: duckdb.DuckDBPyConnection, ctx: StageContext[P]
-    ) -> tuple[Mapping[str, str | tuple[str, ...]], Stats]:
+    ) -> tuple[Mapping[str, str | tuple[str, ...]] | Iterator[tuple[str, str]], Stats]:
         """Compute the outputs; returns (output table -> the DuckDB relation holding its rows, or
-        several whose rows together are the table's, stats)."""
+        several whose rows together are the table's; or `(table, relation)` pairs one at a time,
+        stats)."""
         raise NotImplementedError
 
     def check_upstream(self, ctx: StageContext[P]) -> None:
@@ -111,28 +167,45 @@ class QueryStage(Stage[P]):
         self.check_upstream(ctx)
         schemas = self.map_schemas(ctx.params)
         rows = 0
+        # A new database, not the idle one an earlier stage of this process left (a title_qid's, in a
+        # one-worker Hansel build): its queries' leftovers would sit under this stage's peak.
+        release_idle_database()
         # The one task of the stage: every worker's share of the machine; spills under `_scratch`,
         # which the runner deletes when the stage completes. Rows are sorted by the framework.
         with stage_connection(ctx, tasks=1, ordered=False) as con:
             relations, stats = self.run_queries(con, ctx)
-            for table, names in sorted(relations.items()):
+            for table, relation in _pairs(relations):
                 schema = schemas[table]
                 columns = ", ".join(f'"{name}"' for name in schema.names)
                 key = self.route_by.get(table, self.shard_key)
-                # Several relations of one table are read one after another, never as one UNION
-                # ALL: DuckDB would build the hash tables of every part's joins before the first row.
-                for relation in (names,) if isinstance(names, str) else names:
-                    query = f"SELECT {columns} FROM {relation}"
-                    reader: pa.RecordBatchReader = con.sql(query).to_arrow_reader(FETCH_ROWS)
-                    for batch in reader:
-                        part = pa.Table.from_batches([batch]).cast(schema)
-                        rows += part.num_rows
-                        if key is None:
-                            sink.emit(table, 0, part)
-                            continue
-                        sink.emit_by_key(table, part, key, ctx.num_shards)
+                reader: pa.RecordBatchReader = con.sql(f"SELECT {columns} FROM {relation}").to_arrow_reader(
+                    FETCH_ROWS
+                )
+                for batch in reader:
+                    part = pa.Table.from_batches([batch]).cast(schema)
+                    rows += part.num_rows
+                    if key is None:
+                        sink.emit(table, 0, part)
+                        continue
+                    sink.emit_by_key(table, part, key, ctx.num_shards)
+        # What the queries left resident goes now, not after the reduce and the stages after this one.
+        release_idle_database()
         progress(1, rows)
         return stats
+
+
+def _pairs(
+    relations: Mapping[str, str | tuple[str, ...]] | Iterator[tuple[str, str]],
+) -> Iterator[tuple[str, str]]:
+    """`(table, relation)` in the order they are read. Several relations of one table are read one
+    after another, never as one UNION ALL: DuckDB would build the hash tables of every part's joins
+    before the first row."""
+    if not isinstance(relations, Mapping):
+        yield from relations
+        return
+    for table, names in sorted(relations.items()):
+        for relation in (names,) if isinstance(names, str) else names:
+            yield table, relation
 
 
 def kb_params_check(params: Params, fields: Mapping[str, Sequence[str]]) -> None:
