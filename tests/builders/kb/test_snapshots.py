@@ -7,6 +7,7 @@ the hand-checked facts noted next to them.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import shutil
 from collections import defaultdict
@@ -14,6 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from entbench.builders.kb.stages import query
@@ -407,10 +411,38 @@ def test_ranges_of_ids_give_identical_bytes_and_stats(
     for stage in ("wikidata_old", "wikidata_new"):
         shutil.copytree(default[stage], tmp_path / "ranged" / default[stage].relative_to(out))
     monkeypatch.setattr(query, "PARTITION_ROWS", rows)
+    # The fixtures' one row group a shard would allow only four ranges (`query.max_ranges`).
+    monkeypatch.setattr(query, "MAX_READS_PER_ROW_GROUP", 1 << 20)
     ranged = build_kb(tmp_path / "ranged")
     for stage in KB_STAGES:
         assert shard_hashes(ranged[stage]) == shard_hashes(default[stage]), stage
         assert load_manifest(ranged[stage])["stats"] == load_manifest(default[stage])["stats"], stage
+
+
+def test_ranges_are_bounded_by_the_reads_of_hash_sharded_files(tmp_path: Path) -> None:
+    # Every range reads a row group of every shard (the scans shard ids by hash): P ranges over S
+    # files of G row groups read G + P*S of them, so P stays within (MAX - 1) * G / S, however
+    # many ids ask for more ranges, and never falls below one.
+    def shard(name: str, groups: int) -> str:
+        path = tmp_path / name
+        table = pa.table({"id": [f"Q{i}" for i in range(groups * 10)]})
+        pq.write_table(table, path, row_group_size=10)
+        return str(path)
+
+    one_group_each = [shard(f"a{i}.parquet", 1) for i in range(6)]
+    assert query.max_ranges(one_group_each) == query.MAX_READS_PER_ROW_GROUP - 1
+    three_groups = [shard("b.parquet", 3)]
+    assert query.max_ranges(three_groups) == 3 * (query.MAX_READS_PER_ROW_GROUP - 1)
+    assert query.max_ranges([]) == 1
+    con = duckdb.connect()
+    try:
+        con.execute(f"CREATE VIEW ids AS SELECT * FROM read_parquet({one_group_each!r})")
+        ranges = query.id_ranges(con, "SELECT id FROM ids", 10**9, one_group_each)
+    finally:
+        con.close()
+    assert len(ranges) <= query.MAX_READS_PER_ROW_GROUP - 1
+    assert ranges[0][0] is None and ranges[-1][1] is None
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
 
 
 def test_stage_directories_hold_only_outputs(default: dict[str, Path]) -> None:

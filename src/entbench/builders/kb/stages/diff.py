@@ -13,13 +13,14 @@ dump's redirect stubs, are listed in `id_changes` and counted, never mixed into 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from msgspec import Meta
 
 from entbench.builders.kb.stages.query import (
+    SNAPSHOT_STAGES,
     IdRange,
     QueryStage,
     count,
@@ -119,10 +120,15 @@ class EntityDiff(QueryStage[EntityDiffParams]):
         register_snapshots(con, ctx, ("entities", "redirects"))
         parquet_view(con, "kept", ctx.inputs["internal_filter"].files("kept"))
         stats = Stats()
-        return self._diff(con, ctx.params, stats), stats
+        files = [f for stage in SNAPSHOT_STAGES.values() for f in ctx.inputs[stage].files("entities")]
+        return self._diff(con, ctx.params, files, stats), stats
 
     def _diff(
-        self, con: duckdb.DuckDBPyConnection, params: EntityDiffParams, stats: Stats
+        self,
+        con: duckdb.DuckDBPyConnection,
+        params: EntityDiffParams,
+        files: Sequence[str],
+        stats: Stats,
     ) -> Iterator[tuple[str, str]]:
         """Every statement below reads the ids of one range (`query.id_ranges`) of every relation:
         an id's membership in either set, its change and its texts depend on that id's rows alone.
@@ -133,7 +139,7 @@ class EntityDiff(QueryStage[EntityDiffParams]):
         )
         # Both dumps' ids are a range's rows here: half of them per dump keeps a range's size that
         # of `internal_filter`'s (one dump at a time), times 4 (`query.PARTITION_ROWS` says why).
-        for ids in id_ranges(con, ids_sql, rows // 2, scale=4):
+        for ids in id_ranges(con, ids_sql, rows // 2, files, scale=4):
             yield from self._diff_range(con, params, stats, ids)
 
     def _diff_range(

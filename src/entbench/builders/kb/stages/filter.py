@@ -9,7 +9,7 @@ uses one 2021 Wikipedia for both), or at each dump's own (`site_from = own`, mGE
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -153,10 +153,15 @@ class InternalFilter(QueryStage[InternalFilterParams]):
         views = ("entities", "claims", "sitelinks") + (("outranked",) if params.ranks == "all" else ())
         register_snapshots(con, ctx, views)
         stats = Stats()
-        return self._decide(con, params, stats), stats
+        files = {snapshot: ctx.inputs[stage].files("entities") for snapshot, stage in SNAPSHOT_STAGES.items()}
+        return self._decide(con, params, files, stats), stats
 
     def _decide(
-        self, con: duckdb.DuckDBPyConnection, params: InternalFilterParams, stats: Stats
+        self,
+        con: duckdb.DuckDBPyConnection,
+        params: InternalFilterParams,
+        files: Mapping[str, Sequence[str]],
+        stats: Stats,
     ) -> Iterator[tuple[str, str]]:
         """Per dump: the closure of the filter classes and the statements that reach it (global,
         small: classes, and a few rows per internal entity), then each range of ids' decisions
@@ -196,7 +201,7 @@ class InternalFilter(QueryStage[InternalFilterParams]):
             )
             entities = f"{snapshot}_entities"
             rows = count(con, f"SELECT count(*) FROM {entities}")
-            for ids in id_ranges(con, f"SELECT id FROM {entities}", rows):
+            for ids in id_ranges(con, f"SELECT id FROM {entities}", rows, files[snapshot]):
                 hits = f"(SELECT * FROM {all_hits} WHERE {in_range_sql('qid', ids)})"
                 part = f"(SELECT * FROM {entities} WHERE {in_range_sql('id', ids)})"
                 site_ok: str | None = None

@@ -12,9 +12,14 @@ DuckDB holds one range's hash tables and temporary tables at a time, not every i
 the ranges are sized to about `PARTITION_ROWS` entities each, so that memory stays about the
 same from a small dump to a large one. The scans write every shard sorted by id, and each range
 is a filter `lo <= id < hi` on that string, so DuckDB skips the row groups outside it (min/max
-statistics) and the ranges together read each row group about `row group / PARTITION_ROWS + 1`
-times, not once per range. Which rows land in which range never changes a result row or a count
-(every count is a sum over the ranges), only how much is held at once.
+statistics). But the scans shard ids by hash, so a range's ids lie in every shard: P ranges over S
+shard files of G row groups in all read about G + P*S row groups. The ranges are therefore never
+more than `MAX_READS_PER_ROW_GROUP` reads a row group allow: on the harness's worlds (a few
+shards of one or two row groups) that is every range `PARTITION_ROWS` asks for; on a full dump
+(thousands of shards) it is a few ranges, whose queries hold more and spill past DuckDB's cap
+(`engine.duck`), rather than every shard read thousands of times. Which rows land in which range
+never changes a result row or a count (every count is a sum over the ranges), only how much is
+held at once.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from entbench.engine.duck import parquet_view, release_idle_database, stage_connection
 from entbench.engine.stage import BucketSink, MapTask, P, Params, ProgressFn, Stage, StageContext
@@ -56,6 +62,9 @@ FETCH_ROWS = 1 << 14
 #: the 256 MB world three ranges a dump, the 1 GB one ten), not for `entity_diff`'s texts, read
 #: once per range (32k: 5x its time from 256 MB to 1 GB; it uses 4x).
 PARTITION_ROWS = 1 << 15
+#: The most reads of each row group the ranges of one query may cost on average (the module
+#: docstring): linear time whatever the dump, memory flat only where that allows several ranges.
+MAX_READS_PER_ROW_GROUP = 5
 #: Ids sampled to place the ranges' bounds: a reservoir of a fixed size, whatever the dump's.
 BOUND_SAMPLE_ROWS = 1 << 12
 #: A range of ids `[lo, hi)` in string order; None: unbounded on that side.
@@ -72,14 +81,17 @@ def register_snapshots(
             parquet_view(con, f"{snapshot}_{short}", upstream.files(NORMALIZED_VIEWS[short]))
 
 
-def id_ranges(con: duckdb.DuckDBPyConnection, ids_sql: str, rows: int, *, scale: int = 1) -> list[IdRange]:
+def id_ranges(
+    con: duckdb.DuckDBPyConnection, ids_sql: str, rows: int, files: Sequence[str], *, scale: int = 1
+) -> list[IdRange]:
     """Ranges of ids covering every string, in order, each holding about `scale * PARTITION_ROWS`
-    of the `rows` ids that `ids_sql` (a query of one `id` column) returns.
+    of the `rows` ids that `ids_sql` (a query of one `id` column) returns, and no more ranges than
+    `MAX_READS_PER_ROW_GROUP` allows over the shard `files` the ranges filter.
 
     The bounds are quantiles of a reservoir sample: a range may come out larger or smaller than
     planned (the sample is random), never wrong, since the ranges cover every id whatever the bounds.
     """
-    parts = -(-rows // (scale * PARTITION_ROWS))
+    parts = min(-(-rows // (scale * PARTITION_ROWS)), max_ranges(files))
     if parts <= 1:
         return [(None, None)]
     sample = sorted(
@@ -92,6 +104,15 @@ def id_ranges(con: duckdb.DuckDBPyConnection, ids_sql: str, rows: int, *, scale:
     bounds = sorted({sample[len(sample) * k // parts] for k in range(1, parts)} if sample else set())
     edges: list[str | None] = [None, *bounds, None]
     return list(itertools.pairwise(edges))
+
+
+def max_ranges(files: Sequence[str]) -> int:
+    """The most ranges a query filtering these shard files may run (the module docstring): P ranges
+    read about G + P*S of their G row groups in S files, so P <= (MAX_READS_PER_ROW_GROUP - 1) * G / S."""
+    if not files:
+        return 1
+    groups = sum(int(pq.ParquetFile(path).metadata.num_row_groups) for path in files)
+    return max(1, (MAX_READS_PER_ROW_GROUP - 1) * groups // len(files))
 
 
 def in_range_sql(column: str, ids: IdRange) -> str:
