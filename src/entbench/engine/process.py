@@ -13,7 +13,6 @@ those fresh buffers are not first touched 4 KB at a time.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import signal
@@ -132,19 +131,6 @@ def unmap_freed_buffers() -> None:
         libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
     except (OSError, AttributeError):  # not glibc (musl, macOS): their own policies apply
         pass
-
-
-def trim_freed_heap() -> None:
-    """Give the free pages inside glibc's malloc heaps back to the system (`malloc_trim(0)`).
-
-    The trim threshold only returns free space at the top of a heap; a stage's freed buffers
-    below a live one stay resident, and the next stage of the process started from them. Measured
-    with `release_idle_database` after every stage of one-worker Hansel builds (harness zh worlds):
-    `internal_filter` started at 200 / 206 MiB at 256 MB / 1 GB instead of 204 / 222 (the trim
-    alone: 205 / 217). Does nothing off glibc.
-    """
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 #: The variable DuckDB's bundled jemalloc reads its options from (its symbols carry the prefix
