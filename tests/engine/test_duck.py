@@ -93,19 +93,23 @@ def test_file_lists_reach_sql_as_values_quotes_and_all(tmp_path: Path) -> None:
         assert rows == [(3,)]
 
 
-def test_a_closed_connections_database_is_reused_as_a_new_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    with duckdb.connect(":memory:") as new:
-        default_limit = settings(new)[1]
-    opened: list[str] = []
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The arguments of every `duckdb.connect` call from here on: one per database opened."""
+    calls: list[str] = []
     real_connect = duckdb.connect
 
     def counted(*args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
-        opened.append(str(args))
+        calls.append(str(args))
         return real_connect(*args, **kwargs)
 
     monkeypatch.setattr(duckdb, "connect", counted)
+    return calls
+
+
+def test_a_closed_connections_database_is_reused_as_a_new_one(tmp_path: Path, opened: list[str]) -> None:
+    with duckdb.connect(":memory:") as new:
+        default_limit = settings(new)[1]
     with connect(scratch=tmp_path / "first", workers=4, tasks=10, ordered=False) as first:
         first.execute("CREATE VIEW left_view AS SELECT 1 AS x")
         first.execute('CREATE TABLE "left ""table""" AS SELECT 1 AS x')
@@ -146,16 +150,8 @@ def test_after_a_spill_the_next_connection_spills_into_its_own_scratch(tmp_path:
 
 
 def test_releasing_the_idle_database_closes_it_and_the_next_connection_opens_a_new_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, opened: list[str]
 ) -> None:
-    opened: list[str] = []
-    real_connect = duckdb.connect
-
-    def counted(*args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
-        opened.append(str(args))
-        return real_connect(*args, **kwargs)
-
-    monkeypatch.setattr(duckdb, "connect", counted)
     with connect(scratch=tmp_path / "first", workers=1, tasks=1) as first:
         assert not duck.release_idle_database()  # a connection of it is open: kept
         assert first.execute("SELECT 42").fetchall() == [(42,)]
