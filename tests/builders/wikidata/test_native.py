@@ -30,10 +30,10 @@ import xxhash
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from entbench.builders.wikidata.native import NativeRows, _id_shards, _wdscan, native_available
+from entbench.builders.wikidata.native import NativeRows, _wdscan, native_available
 from entbench.builders.wikidata.stages import scan as wikidata_scan
 from entbench.engine.manifest import load_manifest
-from entbench.engine.shards import shards_of
+from entbench.engine.shards import column_shards, shards_of
 from tests import builds as samples
 from tests.builders.kb.support import shard_hashes
 from tests.builders.wikidata.native_support import (
@@ -1347,11 +1347,11 @@ def test_routing_hash_is_shard_of_hash(data: bytes) -> None:
 @given(st.lists(st.text(max_size=40), max_size=60), st.integers(1, 300))
 @fuzz_settings(200)
 def test_id_shards_are_shards_of(ids: list[str], num_shards: int) -> None:
-    """The scanned ids' shards, hashed in C from the Arrow buffers, are `shards_of`'s: every key,
-    length and shard count, and a sliced array (an offset) too."""
+    """The scanned ids' shards (`shards.column_shards`, hashed in C from the Arrow buffers) are
+    `shards_of`'s: every key, length and shard count, and a sliced array (an offset) too."""
     array = pa.array(ids, pa.string())
-    assert _id_shards(array, num_shards).tolist() == shards_of(ids, num_shards).tolist()
-    assert _id_shards(array.slice(1), num_shards).tolist() == shards_of(ids[1:], num_shards).tolist()
+    assert column_shards(array, num_shards).tolist() == shards_of(ids, num_shards).tolist()
+    assert column_shards(array.slice(1), num_shards).tolist() == shards_of(ids[1:], num_shards).tolist()
 
 
 def test_string_shards_refuses_offsets_outside_the_data() -> None:

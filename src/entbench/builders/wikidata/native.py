@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from entbench.builders.wikidata.rows import CLAIMS_MAP_SCHEMA, OFFSET_FIELD
-from entbench.engine.shards import shards_of
+from entbench.engine.shards import column_shards
 from entbench.native_ext import load_extension, native_switched_on
 from entbench.readers.wikidata_entities import DecodeConfig
 from entbench.schemas import wikidata as schema
@@ -128,7 +128,7 @@ class NativeRows:
         if not len(ids):
             return {}
         offsets = _number(cols["e.offset"], pa.int64())
-        entity_shards = _id_shards(ids, self.num_shards)
+        entity_shards = column_shards(ids, self.num_shards)
         result: dict[str, tuple[pa.Table, np.ndarray]] = {}
         entity_schema = schema.entities_schema(self.languages)
         entity_arrays = [
@@ -201,16 +201,6 @@ class NativeRows:
         add_child("outranked_type_claims", "o", _OUTRANKED_SCHEMA, outranked_columns)
         add_child("truthy_claims", "c", CLAIMS_MAP_SCHEMA, claim_columns)
         return result
-
-
-def _id_shards(ids: pa.Array, num_shards: int) -> np.ndarray:
-    """`shards_of` the scanned ids, hashed in C from the array's buffers (in Python, a string and
-    a call per id were ~3 us an entity, a twentieth of the map past the parse)."""
-    native = getattr(_wdscan, "string_shards", None)  # None with an extension built before it
-    if native is None or num_shards == 1 or ids.null_count or ids.offset:
-        return shards_of(ids.to_pylist(), num_shards)
-    _validity_buffer, offsets, data = ids.buffers()
-    return np.frombuffer(native(offsets, data if data is not None else b"", len(ids), num_shards), np.int64)
 
 
 def _validity(nulls: int, valid: bytes) -> pa.Buffer | None:
