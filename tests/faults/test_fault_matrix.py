@@ -12,6 +12,7 @@ below. A row's `failed_stage` is the stage that must not have a complete directo
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import os
 import shutil
@@ -19,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,12 +50,32 @@ def cut(data: bytes, fraction: float) -> bytes:
     return data[: int(len(data) * fraction)]
 
 
-def json_dump(tmp: Path) -> bytes:
+# The decompressed fixtures, and the 20-fold .gz dump of the signal rows, are made once per process:
+# several rows start from the same bytes (each writes its own file: a .gz source gets its seek index
+# written beside it, so no row may find another's). Made again for each, they were ~2.5 CPU s of
+# the file's, ~0.7 s per signal row (4 MB of bz2 decompressed and 80 MB gzip-compressed).
+@functools.cache
+def json_dump() -> bytes:
     return bz2.decompress(ENTITIES.read_bytes())
 
 
-def xml_dump(tmp: Path) -> bytes:
+@functools.cache
+def xml_dump() -> bytes:
     return bz2.decompress(ENWIKI.read_bytes())
+
+
+@functools.cache
+def twenty_fold_dump() -> bytes:
+    """The Wikidata fixture 20 times over, as a .gz of ~17 MB (~20 map tasks of 1 MB)."""
+    return gzip.compress(json_dump() * 20, mtime=1, compresslevel=1)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def dumps_freed_after_the_module() -> Iterator[None]:
+    """The cached dumps (~21 MB) are dropped when the module's tests are done."""
+    yield
+    for made in (json_dump, xml_dump, twenty_fold_dump):
+        made.cache_clear()
 
 
 def write(tmp: Path, name: str, data: bytes) -> str:
@@ -128,7 +149,7 @@ MATRIX = (
         lambda t: build_from(
             t,
             "wikidata",
-            write(t, "cut.json.gz", cut(gzip.compress(json_dump(t), mtime=0), 0.5)),
+            write(t, "cut.json.gz", cut(gzip.compress(json_dump(), mtime=0), 0.5)),
             "--max-bad-lines",
             "10",
         ),
@@ -141,7 +162,7 @@ MATRIX = (
         lambda t: build_from(
             t,
             "wikidata",
-            write(t, "cut.json.bz2", cut(bz2.compress(json_dump(t)), 0.5)),
+            write(t, "cut.json.bz2", cut(bz2.compress(json_dump()), 0.5)),
             "--max-bad-lines",
             "10",
         ),
@@ -152,7 +173,7 @@ MATRIX = (
     Row(
         "a plain Wikidata dump cut inside an entity, bad lines allowed",
         lambda t: build_from(
-            t, "wikidata", write(t, "cut.json", cut(json_dump(t), 0.5)), "--max-bad-lines", "10"
+            t, "wikidata", write(t, "cut.json", cut(json_dump(), 0.5)), "--max-bad-lines", "10"
         ),
         1,
         "the dump ends in the middle of an entity",
@@ -160,7 +181,7 @@ MATRIX = (
     ),
     Row(
         "a Wikipedia dump cut mid-page inside an intact .bz2",
-        lambda t: build_from(t, "wikipedia", write(t, "cut.xml.bz2", bz2.compress(cut(xml_dump(t), 0.8)))),
+        lambda t: build_from(t, "wikipedia", write(t, "cut.xml.bz2", bz2.compress(cut(xml_dump(), 0.8)))),
         1,
         "a <page> is never closed (truncated dump?)",
         "wikipedia",
@@ -168,7 +189,7 @@ MATRIX = (
     Row(
         "a Wikipedia dump cut mid-page inside an intact .gz",
         lambda t: build_from(
-            t, "wikipedia", write(t, "cut.xml.gz", gzip.compress(cut(xml_dump(t), 0.8), mtime=0))
+            t, "wikipedia", write(t, "cut.xml.gz", gzip.compress(cut(xml_dump(), 0.8), mtime=0))
         ),
         1,
         "a <page> is never closed (truncated dump?)",
@@ -176,7 +197,7 @@ MATRIX = (
     ),
     Row(
         "a plain Wikipedia dump cut mid-page",
-        lambda t: build_from(t, "wikipedia", write(t, "cut.xml", cut(xml_dump(t), 0.8))),
+        lambda t: build_from(t, "wikipedia", write(t, "cut.xml", cut(xml_dump(), 0.8))),
         1,
         "a <page> is never closed (truncated dump?)",
         "wikipedia",
@@ -186,7 +207,7 @@ MATRIX = (
         lambda t: build_from(
             t,
             "wikipedia",
-            write(t, "between.xml.bz2", bz2.compress(xml_dump(t)[: xml_dump(t).rindex(b"</page>") + 7])),
+            write(t, "between.xml.bz2", bz2.compress(xml_dump()[: xml_dump().rindex(b"</page>") + 7])),
         ),
         1,
         "the dump ends without </mediawiki> (truncated dump?)",
@@ -301,8 +322,7 @@ SIGINT_AS_A_SHELL_GIVES_IT = (
 def two_worker_build_of_20_tasks(tmp: Path) -> list[str]:
     """`build wikidata` of a dump written to `tmp`, in ~20 map tasks of 1 MB on 2 workers (no card:
     the tests signal the build and read its stages, never a card)."""
-    dump = gzip.compress(json_dump(tmp) * 20, mtime=1, compresslevel=1)
-    source = write(tmp, "dump.json.gz", dump)
+    source = write(tmp, "dump.json.gz", twenty_fold_dump())
     args = [
         "build",
         "wikidata",

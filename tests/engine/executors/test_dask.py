@@ -29,7 +29,7 @@ def test_dask_local_cluster_matches_local_executor(tmp_path: Path, target: str) 
         assert shard_hashes(local[stage]) == shard_hashes(dask[stage]), stage
 
 
-def test_dask_runs_the_merge_pass_to_the_local_bytes(tmp_path: Path) -> None:
+def test_dask_runs_the_merge_pass_to_the_local_bytes(tmp_path: Path, local_cluster: DaskExecutor) -> None:
     """7 shards in groups of 3: map, merge and reduce tasks all on the cluster."""
     source = (
         f"wikidata={Path(__file__).resolve().parents[3] / 'fixtures' / 'wikidata' / 'entities-new.json.bz2'}"
@@ -41,6 +41,7 @@ def test_dask_runs_the_merge_pass_to_the_local_bytes(tmp_path: Path) -> None:
         out=tmp_path / "dask",
         workers=2,
         executor="dask",
+        dask_address=address_of(local_cluster),
         shuffle_groups=3,
         log=lambda _m: None,
         **common,
@@ -48,7 +49,9 @@ def test_dask_runs_the_merge_pass_to_the_local_bytes(tmp_path: Path) -> None:
     assert shard_hashes(local, files=True) == shard_hashes(dask, files=True)
 
 
-def test_dask_build_published_to_a_store_has_the_local_bytes(tmp_path: Path) -> None:
+def test_dask_build_published_to_a_store_has_the_local_bytes(
+    tmp_path: Path, local_cluster: DaskExecutor
+) -> None:
     """Workers write to the work directory; the coordinator publishes each finished stage."""
     fsspec = pytest.importorskip("fsspec")
     source = (
@@ -59,7 +62,14 @@ def test_dask_build_published_to_a_store_has_the_local_bytes(tmp_path: Path) -> 
     url = f"memory://entbench-dask-{tmp_path.name}/out"
     work = tmp_path / "work"
     published = samples.build(
-        "wikidata", out=url, work_dir=work, workers=2, executor="dask", log=lambda _m: None, **common
+        "wikidata",
+        out=url,
+        work_dir=work,
+        workers=2,
+        executor="dask",
+        dask_address=address_of(local_cluster),
+        log=lambda _m: None,
+        **common,
     )["wikidata"]
     rel = published.relative_to(work).as_posix()
     assert rel == local.relative_to(tmp_path / "local").as_posix()
@@ -71,13 +81,21 @@ def test_dask_build_published_to_a_store_has_the_local_bytes(tmp_path: Path) -> 
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[DaskExecutor]:
     """A dask executor on a LocalCluster of two worker processes, started once for the tests that
-    run tasks on one directly (the build tests start their own, as `build` does). The test that
-    kills its workers comes last in this file."""
+    run tasks on one directly and for the builds given its address (`--dask-address`, as on a
+    user's cluster). The kb build starts its own, as `build` without an address does: each start is
+    ~1 CPU s, and each build's worker processes import entbench again (~0.7 s each); the merge pass
+    and the publishing to a store do not depend on who started the cluster. The test that kills its
+    workers comes last in this file."""
     from entbench.engine.executors.dask import DaskExecutor
 
     executor = DaskExecutor(2, None)
     yield executor
     executor.close()
+
+
+def address_of(executor: DaskExecutor) -> str:
+    """The scheduler address of the cluster `executor` is connected to."""
+    return str(executor._client.scheduler.address)
 
 
 def test_a_local_clusters_workers_get_entbenchs_process_set_up(local_cluster: DaskExecutor) -> None:
