@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import xxhash
 from hypothesis import given
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from entbench.builders.hansel.splits import (
     TRAIN,
     VALIDATION,
+    assign_documents,
     document_hash,
     first_indices,
     record_id,
@@ -70,6 +72,24 @@ def test_splits_are_disjoint_and_numbers_contiguous(pages: dict[int, int], n: in
             expected += count
 
 
+@given(
+    st.dictionaries(st.integers(1, 10**7), st.integers(0, 6), max_size=60),
+    st.integers(0, 30),
+    st.integers(0, 2**32),
+)
+def test_the_arrays_assign_as_the_mappings_do(pages: dict[int, int], n: int, seed: int) -> None:
+    # `assign_documents` is what the stage runs on a dump's documents; the mappings define it.
+    ids, held_out, firsts = assign_documents(
+        np.array(list(pages), dtype=np.int64), np.array(list(pages.values()), dtype=np.int64), n, seed
+    )
+    expected = first_indices(pages, validation_documents(pages, n, seed))
+    assert ids.tolist() == sorted(expected)
+    split = [VALIDATION if held else TRAIN for held in held_out.tolist()]
+    assert dict(zip(ids.tolist(), zip(split, firsts.tolist(), strict=True), strict=True)) == expected
+
+
 def test_negative_count_is_refused() -> None:
     with pytest.raises(ValueError):
         validation_documents(PAGES, -1, 0)
+    with pytest.raises(ValueError):
+        assign_documents(np.array([1]), np.array([1]), -1, 0)

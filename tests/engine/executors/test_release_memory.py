@@ -6,8 +6,9 @@ import gc
 import sys
 from typing import Any
 
+from entbench.engine.executors import local
 from entbench.engine.executors.base import release_memory
-from entbench.engine.executors.local import ProcessPoolTaskExecutor
+from entbench.engine.executors.local import DeferredPool, ProcessPoolTaskExecutor
 from entbench.engine.progress import StageBar
 
 
@@ -53,6 +54,37 @@ def test_at_the_end_of_a_phase_every_worker_releases_even_one_that_ran_no_task()
 
 def _square(value: int, *, progress: Any) -> int:
     return value * value
+
+
+#: What `_keep` holds in a worker: memory a phase's release cannot hand back.
+_kept: list[bytes] = []
+
+
+def _keep(mib: int, *, progress: Any) -> int:
+    """Hold `mib` MiB of written pages in this worker for good; returns its pid."""
+    import os
+
+    _kept.append(b"x" * (mib << 20))
+    return os.getpid()
+
+
+def test_workers_still_holding_much_of_the_stages_before_are_replaced_before_the_next() -> None:
+    pool = DeferredPool(2)
+    bar = StageBar("stage", total=None, unit="task", items="rows", enabled=False)
+    try:
+        pool.start()  # stage 1: each worker keeps a few MiB, under the bound
+        first = set(pool.run(_keep, [(4,), (4,)], bar))
+        assert pool._pool is not None and pool._pool.residue < local.RETIRE_RESIDUE_BYTES
+        pool.start()  # stage 2: the same workers, which now keep more than the bound
+        second = set(pool.run(_keep, [((local.RETIRE_RESIDUE_BYTES >> 20) + 16,)] * 2, bar))
+        assert second <= pool._pool._processes.keys() and pool._pool.residue > local.RETIRE_RESIDUE_BYTES
+        assert first <= pool._pool._processes.keys()
+        pool.start()  # stage 3: new workers, holding nothing of stage 2
+        third = set(pool.run(_keep, [(0,), (0,)], bar))
+        assert third and not third & (first | second)
+        assert pool._pool.residue < local.RETIRE_RESIDUE_BYTES
+    finally:
+        pool.close()
 
 
 def test_a_worker_freezes_what_it_imported_so_each_phase_collects_only_what_tasks_made() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import numpy as np
 import xxhash
 
 TRAIN, VALIDATION = "train", "validation"
@@ -51,6 +52,35 @@ def first_indices(
         out[page_id] = (split, next_index[split])
         next_index[split] += count
     return out
+
+
+#: Page ids hashed per Python call of `assign_documents` (bounds the transient list of ints).
+_HASH_CHUNK = 1 << 16
+
+
+def assign_documents(
+    page_ids: np.ndarray, mentions: np.ndarray, n: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`validation_documents` and `first_indices` over arrays, for a whole dump's documents: the
+    page ids with mentions in ascending order, whether each is held out, and the N of its first
+    record. A few bytes per document, where the mappings took ~200 (all of zhwiki: ~1.4M)."""
+    if n < 0:
+        raise ValueError("the number of validation documents must be >= 0")
+    keep = mentions > 0
+    page_ids, mentions = page_ids[keep].astype(np.int64), mentions[keep].astype(np.int64)
+    order = np.argsort(page_ids, kind="stable")
+    page_ids, mentions = page_ids[order], mentions[order]
+    hashes = np.empty(len(page_ids), dtype=np.uint64)
+    for begin in range(0, len(page_ids), _HASH_CHUNK):
+        chunk = page_ids[begin : begin + _HASH_CHUNK].tolist()
+        hashes[begin : begin + len(chunk)] = [document_hash(page_id, seed) for page_id in chunk]
+    held_out = np.zeros(len(page_ids), dtype=bool)
+    held_out[np.lexsort((page_ids, hashes))[:n]] = True
+    firsts = np.empty(len(page_ids), dtype=np.int64)
+    for split in (held_out, ~held_out):
+        counts = mentions[split]
+        firsts[split] = np.cumsum(counts) - counts
+    return page_ids, held_out, firsts
 
 
 def record_id(split: str, index: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
@@ -68,6 +69,18 @@ def release_memory(*, empty_free_lists: bool = False) -> None:
         gc.collect()
     pa.default_memory_pool().release_unused()
     trim_heap()
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (`/proc/self/statm`), or None off Linux."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_SIZE
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def trim_heap() -> None:

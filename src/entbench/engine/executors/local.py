@@ -17,13 +17,15 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import resource_tracker
 from typing import Any
 
-from entbench.engine.executors.base import TaskFn, release_memory
+from entbench.engine.executors.base import TaskFn, release_memory, resident_bytes
 from entbench.engine.process import set_up_owned_process
 from entbench.engine.progress import QueueDrain, StageBar
 from entbench.errors import WorkerLost
 
 _worker_queue: Any = None
 _release_barrier: Any = None
+#: What this worker held once its modules were imported (`_import_modules`).
+_started_bytes = 0
 
 
 def _init_worker(queue: Any, preload: Sequence[str], barrier: Any, environment: dict[str, str]) -> None:
@@ -55,9 +57,11 @@ def _import_modules(modules: Sequence[str]) -> None:
     freeze what the worker holds (`gc.freeze`): its modules, classes and functions, ~45k objects
     that live as long as it does. The full collection at each phase's end (`release_memory`) then
     walks only what tasks made since: ~7 ms -> ~0 a phase, paid at every phase's barrier."""
+    global _started_bytes  # noqa: PLW0603 - one per worker process
     for name in modules:
         importlib.import_module(name)
     gc.freeze()
+    _started_bytes = max(_started_bytes, resident_bytes() or 0)
 
 
 def _worker_progress(units: int, items: int = 0) -> None:
@@ -69,13 +73,15 @@ def _call_in_worker(fn: TaskFn, args: tuple[Any, ...]) -> Any:
     return fn(*args, progress=_worker_progress)
 
 
-def _release_in_worker() -> int:
+def _release_in_worker() -> tuple[int, int]:
     """`release_memory`, then wait for every other worker to do the same (so that each of the
-    pool's workers takes exactly one of these tasks); returns this worker's pid."""
+    pool's workers takes exactly one of these tasks); returns this worker's pid and the bytes it
+    still holds over what it held once started (0 where that cannot be read)."""
     release_memory(empty_free_lists=True)
+    held = max(0, (resident_bytes() or _started_bytes) - _started_bytes)
     with contextlib.suppress(threading.BrokenBarrierError):
         _release_barrier.wait(timeout=RELEASE_WAIT_SECONDS)
-    return os.getpid()
+    return os.getpid(), held
 
 
 #: How long a worker waits for the others at a phase's end (they are idle then: milliseconds).
@@ -112,9 +118,11 @@ class InlineExecutor:
 class ProcessPoolTaskExecutor:
     """A pool of `workers` processes; at most 2x`workers` tasks in flight (bounded memory).
 
-    `preload` names the modules each worker imports as it starts (those of the task functions)."""
+    `preload` names the modules of the task functions, which the fork server imports (so each
+    worker starts with them); `modules`, those each worker imports as it starts (a build's stage
+    modules: kept out of the fork server, which must never start a thread)."""
 
-    def __init__(self, workers: int, preload: Sequence[str] = ()) -> None:
+    def __init__(self, workers: int, preload: Sequence[str] = (), modules: Sequence[str] = ()) -> None:
         self.workers = workers
         context = pool_context(preload)
         # A SimpleQueue writes each progress message before `put` returns: a task's messages are in
@@ -126,6 +134,8 @@ class ProcessPoolTaskExecutor:
         self._barrier = context.Barrier(workers)
         #: The worker pids of the last `release_all`.
         self.released: set[int] = set()
+        #: The most any worker still held at the last `release_all`, over what it held once started.
+        self.residue = 0
         #: Every worker process by pid, kept here: a broken pool drops its own list as it shuts down.
         self._processes: dict[int, Any] = {}
         # Workers start on the first submit; start them now so that interpreter start-up and
@@ -138,7 +148,7 @@ class ProcessPoolTaskExecutor:
                     max_workers=workers,
                     mp_context=context,
                     initializer=_init_worker,
-                    initargs=(self._queue, tuple(preload), self._barrier, dict(os.environ)),
+                    initargs=(self._queue, (*preload, *modules), self._barrier, dict(os.environ)),
                 )
                 for _ in range(workers):
                     self._pool.submit(_ready)
@@ -193,7 +203,9 @@ class ProcessPoolTaskExecutor:
         memory through it (after a 256 MB Wikipedia scan's reduce, ~330 MiB through the next
         stage). One task per worker: each waits at a barrier until all have released."""
         futures = [self._pool.submit(_release_in_worker) for _ in range(self.workers)]
-        self.released = {future.result() for future in futures}
+        results = [future.result() for future in futures]
+        self.released = {pid for pid, _ in results}
+        self.residue = max(held for _, held in results)
 
     def start(self) -> None:
         """Nothing to do: the workers started with the pool."""
@@ -240,6 +252,17 @@ class ProcessPoolTaskExecutor:
         self._pool.shutdown(wait=not self._aborted, cancel_futures=True)
 
 
+#: A pool whose workers still hold more than this after a phase's release, over what each held once
+#: started, is replaced by a new one before the next stage. A task's freed memory that its heap
+#: keeps in gaps (`release_memory` hands back what it can) stays with the worker into every later
+#: stage, and how much is left depends on every stage before: measured at the start of the Hansel
+#: train set's stage on 2 workers, ~100 MiB of a 4x 256 MB world's earlier stages, its peak then
+#: 226-237 MiB at 4S against 248 at 16S from one run to the next (and a kb stage's 181 -> 201).
+#: Fresh workers (forked from the fork server, their stage modules imported: ~0.15 s of CPU each, while the
+#: stage plans) make each stage's peak its own. Small builds never reach it, and pay nothing.
+RETIRE_RESIDUE_BYTES = 64 << 20
+
+
 class DeferredPool:
     """A `ProcessPoolTaskExecutor` started when a build first has a stage to run (`start`, or a
     first `run`), not when the build starts: a build that finds every stage done (a re-run, `make
@@ -255,11 +278,16 @@ class DeferredPool:
         self._pool: ProcessPoolTaskExecutor | None = None
 
     def start(self) -> None:
-        """Start the pool (once), its workers importing the modules `prepare` named."""
+        """Start the pool (once), its workers importing the modules `prepare` named; a stage is
+        about to run. Workers that still hold much of the stages before (`RETIRE_RESIDUE_BYTES`)
+        are replaced first."""
+        if self._pool is not None and self._pool.residue > RETIRE_RESIDUE_BYTES:
+            self._pool.close()
+            self._pool = None
         if self._pool is None:
-            self._pool = ProcessPoolTaskExecutor(self.workers, self._preload)
-            if self._modules:
-                self._pool.prepare(self._modules)
+            # The stage modules are imported as each worker starts, not by a task per worker (two
+            # could go to one worker): what a worker then holds is what it started with.
+            self._pool = ProcessPoolTaskExecutor(self.workers, self._preload, self._modules)
 
     def prepare(self, modules: Sequence[str]) -> None:
         """The modules the workers import as they start (now, if they have started)."""

@@ -228,6 +228,32 @@ def test_shards_are_byte_identical_for_two_workers(dirs: dict[str, Path], tmp_pa
         assert load_manifest(dirs[stage])["fingerprint"] == load_manifest(two[stage])["fingerprint"]
 
 
+def test_records_cut_in_pieces_are_the_records_cut_whole(
+    dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reduce gives each split's records a few documents at a time (`train.PIECE_RECORDS`, a
+    # memory bound, not part of what the stage computes): pieces of 2 records, a document each
+    # here, write the bytes of the default's one piece per split and shard.
+    from entbench.builders.hansel.stages import train
+
+    pieces: list[int] = []
+    records = train._records
+    monkeypatch.setattr(train, "PIECE_RECORDS", 2)
+    monkeypatch.setattr(train, "_records", lambda rows: pieces.append(len(rows)) or records(rows))
+    out = tmp_path / "pieces"
+    shutil.copytree(dirs["hansel"].parents[2], out)
+    for stage in ("hansel", "hansel_mem_audit"):
+        shutil.rmtree(out / dirs[stage].relative_to(dirs["hansel"].parents[2]).parent)
+    again = build(out=out)
+    # every document of the fixture has 2 records or more: one piece each
+    documents = Counter(
+        r["page_id"] for split in ("train", "validation") for r in rows(dirs["hansel"], split)
+    )
+    assert len(documents) > 3 and sorted(pieces) == sorted(documents.values())
+    assert shard_hashes(again["hansel"]) == shard_hashes(dirs["hansel"])
+    assert load_manifest(again["hansel"])["stats"] == load_manifest(dirs["hansel"])["stats"]
+
+
 def test_hanziconv_gives_hansel_as_published(
     records: dict[str, list[dict[str, Any]]], dirs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -29,7 +29,7 @@ admits (`hansel.site.check_kb_site`): E_known and E_new are the items with a sit
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Annotated
@@ -41,12 +41,13 @@ import pyarrow.parquet as pq
 from msgspec import Meta
 
 from entbench.builders.hansel.context import ContextMode, context_bounds, to_simplified
-from entbench.builders.hansel.site import check_kb_site, wiki_site
-from entbench.builders.hansel.splits import SPLITS, first_indices, record_id, validation_documents
+from entbench.builders.hansel.site import WikiSite, check_kb_site, wiki_site
+from entbench.builders.hansel.splits import SPLITS, TRAIN, VALIDATION, assign_documents, record_id
 from entbench.builders.hansel.stages.links import page_shards
 from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.stage import (
     BucketSink,
+    InOrder,
     MapTask,
     Output,
     Params,
@@ -156,32 +157,31 @@ class HanselTrain(Stage[HanselParams]):
         scan's `pages` and one per span of `hansel_links.links`."""
         params = ctx.params
         check_kb_site(ctx, self.kb_filter, wiki_site(ctx, self.wikipedia).site)
-        mentions: dict[int, int] = {}
+        page_ids, mentions = [], []
         for doc_file in ctx.inputs[self.links].files("documents"):
             groups = range(pq.ParquetFile(doc_file).num_row_groups)
             for batch in iter_span(doc_file, groups, ["page_id", "mentions"]):
-                mentions.update(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True))
-        with_mentions = sum(count > 0 for count in mentions.values())
-        if with_mentions and params.validation_docs >= with_mentions:
+                page_ids.append(batch.column(0).to_numpy())
+                mentions.append(batch.column(1).to_numpy())
+        ids, held_out, firsts = assign_documents(
+            np.concatenate(page_ids or [np.empty(0, np.int64)]),
+            np.concatenate(mentions or [np.empty(0, np.int64)]),
+            params.validation_docs,
+            params.seed,
+        )
+        del page_ids, mentions
+        if len(ids) and params.validation_docs >= len(ids):
             # Every document would go to validation: an empty train set is never what was meant.
             raise UserError(
-                f"hansel.validation_docs = {params.validation_docs} holds out all {with_mentions} documents "
+                f"hansel.validation_docs = {params.validation_docs} holds out all {len(ids)} documents "
                 "with mentions, so train would be empty; pass --param hansel.validation_docs=N with N "
-                f"below {with_mentions}"
+                f"below {len(ids)}"
             )
-        held_out = validation_documents(mentions, params.validation_docs, params.seed)
-        first = first_indices(mentions, held_out)
-        del mentions
-        pages = sorted(first)
         table = pa.Table.from_arrays(
-            [
-                pa.array(pages, pa.int64()),
-                pa.array([first[p][0] for p in pages], pa.string()),
-                pa.array([first[p][1] for p in pages], pa.int64()),
-            ],
+            [pa.array(ids), pc.if_else(pa.array(held_out), VALIDATION, TRAIN), pa.array(firsts)],
             schema=ASSIGNMENT,
         )
-        del first, pages
+        del ids, held_out, firsts
         path = ctx.scratch / ASSIGNMENT_FILE
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         with pa.ipc.new_file(str(tmp), ASSIGNMENT) as writer:
@@ -224,64 +224,127 @@ class HanselTrain(Stage[HanselParams]):
 
     def reduce(
         self, ctx: StageContext[HanselParams], shard: int, tables: Mapping[str, pa.Table]
-    ) -> tuple[dict[str, pa.Table], Stats]:
-        """Cut, convert (on a Chinese wiki) and number the mentions of the shard's documents."""
-        params = ctx.params
-        site = wiki_site(ctx, self.wikipedia)
-        converter = site.converter(params.converter)
+    ) -> tuple[dict[str, pa.Table | InOrder], Stats]:
+        """Cut, convert (on a Chinese wiki) and number the mentions of the shard's documents.
+
+        Each split's records are given a piece at a time, in page order (`InOrder`): a record holds
+        its whole context, so a shard's records are several times its text (a 4x 256 MB world's
+        shard of 8 MiB of text: 63k records, +150 MiB over the reduce's start when built whole)."""
         links = tables[LINKS].sort_by([("page_id", "ascending"), ("ordinal", "ascending")])
-        by_page: dict[int, list[tuple[int, int, int, str, str]]] = {}
-        for page_id, ordinal, start, end, anchor, qid in zip(
-            *(links.column(c).to_pylist() for c in _LINK_ROWS.names), strict=True
-        ):
-            by_page.setdefault(page_id, []).append((ordinal, start, end, anchor, qid))
-        del links
         pages = tables[PAGES].sort_by("page_id")
         assignment = _assignment(ctx)
-        assigned = assignment.column("page_id").to_numpy()
         page_ids = pages.column("page_id").to_numpy()
-        at = np.searchsorted(assigned, page_ids)
-        splits = assignment.column("split").take(pa.array(at)).to_pylist()
-        firsts = assignment.column("first").take(pa.array(at)).to_pylist()
-        stats = Stats()
-        rows: dict[str, list[tuple[object, ...]]] = {split: [] for split in SPLITS}
-        for page_id, text, split, first in zip(
-            page_ids.tolist(), pages.column("text").to_pylist(), splits, firsts, strict=True
-        ):
-            mentions = by_page.get(page_id, [])
-            stats.add(f"{split}_documents")
-            stats.add(f"{split}_mentions", len(mentions))
-            cache: dict[tuple[int, int], tuple[str, bool]] = {}
-            for rank, (ordinal, start, end, anchor, qid) in enumerate(mentions):
-                if text[start:end] != anchor:
-                    raise RuntimeError(f"page {page_id} link {ordinal}: offsets do not spell the anchor")
-                lo, hi = context_bounds(
-                    text, start, end, params.context, window=params.window, language=site.language
-                )
-                if (lo, hi) not in cache:
-                    cache[(lo, hi)] = to_simplified(text[lo:hi], converter)
-                    stats.add("contexts_not_converged", not cache[(lo, hi)][1])
-                context = cache[(lo, hi)][0]
-                mention = context[start - lo : end - lo]
-                stats.add("mentions_changed_by_t2s", mention != anchor)
-                index = first + rank
-                rows[split].append(
-                    (record_id(split, index), context, start - lo, end - lo, mention, qid, index,
-                     page_id, ordinal, lo)
-                )  # fmt: skip
-        out = {}
-        for split, split_rows in rows.items():
-            columns: list[Sequence[object]] = list(zip(*split_rows, strict=True)) or [
-                [] for _ in schema.EXAMPLES
-            ]
-            arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema.EXAMPLES, strict=True)]
-            out[split] = pa.Table.from_arrays(arrays, schema=schema.EXAMPLES)
-        return out, stats
+        at = pa.array(np.searchsorted(assignment.column("page_id").to_numpy(), page_ids))
+        splits = np.asarray(assignment.column("split").take(at).to_pylist(), dtype=object)
+        firsts = assignment.column("first").take(at).to_numpy()
+        # Each page's mentions are the rows [lo, hi) of the sorted links.
+        link_pages = links.column("page_id").to_numpy()
+        bounds = np.searchsorted(link_pages, page_ids, "left"), np.searchsorted(link_pages, page_ids, "right")
+        cutter = _Cutter(ctx, wiki_site(ctx, self.wikipedia), Stats())
+        out: dict[str, pa.Table | InOrder] = {
+            split: InOrder(
+                cutter.pieces(split, pages, links, np.flatnonzero(splits == split), firsts, bounds)
+            )
+            for split in SPLITS
+        }
+        return out, cutter.stats
 
     def finalize(self, ctx: StageContext[HanselParams], directory: Path, stats: Stats) -> dict[str, int]:
         """Record how many validation documents were asked for (the split may have fewer)."""
         params = ctx.params
         return {"validation_docs_requested": params.validation_docs}
+
+
+#: Records per piece of a split's output (`InOrder`), about: a piece ends with a whole document.
+PIECE_RECORDS = 4096
+
+
+class _Cutter:
+    """Cuts the records of a reduce's documents, a piece of a split at a time."""
+
+    def __init__(self, ctx: StageContext[HanselParams], site: WikiSite, stats: Stats) -> None:
+        self.params = ctx.params
+        self.language = site.language
+        self.converter = site.converter(ctx.params.converter)
+        self.stats = stats
+
+    def pieces(
+        self,
+        split: str,
+        pages: pa.Table,
+        links: pa.Table,
+        rows: np.ndarray,
+        firsts: np.ndarray,
+        bounds: tuple[np.ndarray, np.ndarray],
+    ) -> Iterator[pa.Table]:
+        """The records of the documents at `rows` of `pages` (all of `split`, in page order), in
+        pieces of whole documents that end once they reach `PIECE_RECORDS` records."""
+        counts = (bounds[1] - bounds[0])[rows].tolist()
+        begin = total = 0
+        for i, count in enumerate(counts):
+            total += count
+            if total >= PIECE_RECORDS or i == len(counts) - 1:
+                yield self._piece(split, pages, links, rows[begin : i + 1], firsts, bounds)
+                begin, total = i + 1, 0
+
+    def _piece(
+        self,
+        split: str,
+        pages: pa.Table,
+        links: pa.Table,
+        rows: np.ndarray,
+        firsts: np.ndarray,
+        bounds: tuple[np.ndarray, np.ndarray],
+    ) -> pa.Table:
+        """The records of the documents at `rows` of `pages`."""
+        params, stats = self.params, self.stats
+        lows, highs = bounds[0][rows], bounds[1][rows]
+        counts = highs - lows
+        # The rows of every document's mentions in `links`, one range after another.
+        starts = np.cumsum(counts) - counts
+        at = np.repeat(lows - starts, counts) + np.arange(int(counts.sum()))
+        mentions = links.take(pa.array(at, pa.int64()))
+        ordinals, begins, ends, anchors, qids = (mentions.column(c).to_pylist() for c in _LINK_ROWS.names[1:])
+        del mentions
+        records: list[tuple[object, ...]] = []
+        for page_id, text, first, low, count in zip(
+            pages.column("page_id").take(pa.array(rows)).to_pylist(),
+            pages.column("text").take(pa.array(rows)).to_pylist(),
+            firsts[rows].tolist(),
+            starts.tolist(),
+            counts.tolist(),
+            strict=True,
+        ):
+            stats.add(f"{split}_documents")
+            stats.add(f"{split}_mentions", count)
+            cache: dict[tuple[int, int], tuple[str, bool]] = {}
+            for rank in range(count):
+                m = low + rank
+                ordinal, start, end, anchor = ordinals[m], begins[m], ends[m], anchors[m]
+                if text[start:end] != anchor:
+                    raise RuntimeError(f"page {page_id} link {ordinal}: offsets do not spell the anchor")
+                lo, hi = context_bounds(
+                    text, start, end, params.context, window=params.window, language=self.language
+                )
+                if (lo, hi) not in cache:
+                    cache[(lo, hi)] = to_simplified(text[lo:hi], self.converter)
+                    stats.add("contexts_not_converged", not cache[(lo, hi)][1])
+                context = cache[(lo, hi)][0]
+                mention = context[start - lo : end - lo]
+                stats.add("mentions_changed_by_t2s", mention != anchor)
+                index = first + rank
+                records.append(
+                    (record_id(split, index), context, start - lo, end - lo, mention, qids[m], index,
+                     page_id, ordinal, lo)
+                )  # fmt: skip
+        return _records(records)
+
+
+def _records(rows: list[tuple[object, ...]]) -> pa.Table:
+    """A piece of records (`schema.EXAMPLES`) from its row tuples."""
+    columns = list(zip(*rows, strict=True))
+    arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema.EXAMPLES, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema.EXAMPLES)
 
 
 def _assignment(ctx: StageContext) -> pa.Table:
