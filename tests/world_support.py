@@ -16,6 +16,11 @@ The same world's files given as real sources (`--source`, so each stage's docume
 nothing of the demo's parameters) are built once per session too (`shared_real_sources`), for the
 tests of that boundary and the README's real-use commands, which build the same targets from the
 same files.
+
+Builds on the test samples (`tests/samples.toml`) are shared the same way (`SamplesBuilds`, the
+`samples_builds` fixture): each (target, sources, parameters) is built once per run, and a test
+whose point is what a build wrote, not the build, seeds its own directory with a copy of those
+stages before its own build there.
 """
 
 from __future__ import annotations

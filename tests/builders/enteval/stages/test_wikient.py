@@ -245,7 +245,7 @@ def test_no_instance_at_all_is_an_empty_build_with_every_link_counted(
     """The real DBpedia minidump (2019-2021 enwiki pages) links to none of its own articles: its
     links are red links or reach items whose pages are elsewhere. Every reducer then gets no
     instance, which once crashed the stage (an empty, untyped filter mask)."""
-    out = built["wikient"].parents[3]  # the same --out: the wikidata scan is reused
+    out = built["wikient"].parents[2]  # the same --out: the wikidata scan is reused
     source = f"wikipedia={fixtures_dir / 'wikipedia' / 'enwiki.dbpedia-minidump.part.xml.bz2'}"
     dirs = build("wikient", out=out, sources=[source], progress=False, log=quiet, card=False)
     stats = manifest(dirs["wikient"])["stats"]
