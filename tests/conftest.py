@@ -7,11 +7,15 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner, Result
 
 import entbench
+
+if TYPE_CHECKING:
+    from tests.world_support import SamplesBuilds
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"
@@ -183,3 +187,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
+
+@pytest.fixture(scope="session")
+def samples_builds(tmp_path_factory: pytest.TempPathFactory) -> SamplesBuilds:
+    """Builds on the test samples shared by the whole run (`tests.world_support.SamplesBuilds`):
+    `samples_builds.seed(out, TARGET, …)` copies a shared build's stages into a test's own `out`."""
+    from tests.world_support import shared_samples
+
+    return shared_samples(tmp_path_factory)

@@ -19,12 +19,16 @@ import pytest
 
 from entbench.engine.manifest import load_manifest
 from tests import builds as samples
+from tests.world_support import SamplesBuilds
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[str], dict[str, Any]]]:
+def tables(
+    tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds
+) -> list[tuple[str, list[str], dict[str, Any]]]:
     """(stage.table, shard files, output entry) of every table of the `kb` target's stages."""
     out = tmp_path_factory.mktemp("kb")
+    samples_builds.seed(out, "kb")
     dirs = samples.build("kb", out=out, progress=False, log=lambda _m: None, card=False)
     found = []
     for stage, directory in sorted(dirs.items()):

@@ -16,12 +16,18 @@ The same world's files given as real sources (`--source`, so each stage's docume
 nothing of the demo's parameters) are built once per session too (`shared_real_sources`), for the
 tests of that boundary and the README's real-use commands, which build the same targets from the
 same files.
+
+Builds on the test samples (`tests/samples.toml`) are shared the same way (`SamplesBuilds`, the
+`samples_builds` fixture): each (target, sources, parameters) is built once per run, and a test
+whose point is what a build wrote, not the build, seeds its own directory with a copy of those
+stages before its own build there.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -34,7 +40,7 @@ from entbench import api
 from entbench.engine import build_out
 from entbench.golden import GOLDEN_TARGETS  # every target of the demo world, in build order
 from tests.cards.card_support import build
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, SAMPLES_CONFIG
 
 DONE = "world-built.json"
 WORLD = FIXTURES / "world"
@@ -113,3 +119,72 @@ def copy_stages(world: Path, dest: Path, targets: Sequence[str]) -> None:
         for rel in build_out.listed_stages(listing).values():
             if not (dest / rel).is_dir():
                 shutil.copytree(world / rel, dest / rel)
+
+
+class SamplesBuilds:
+    """Builds on the test samples (`tests/samples.toml` unless another config is named), each one
+    once per test run and shared by every xdist worker, to seed the build directories of tests
+    whose point is what a build wrote rather than the build itself.
+
+    Every shared build goes to one directory: a stage's directory is named by its fingerprint, so
+    builds of different targets or parameters there share their common stages and never overwrite
+    one another's (the engine's lock on the directory orders builds from several workers). A test
+    never builds or writes there: `seed` copies the stages it needs into its own directory, where
+    its own build then finds them done and runs only what it changes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.out = root / "out"
+
+    def build(
+        self,
+        target: str,
+        *,
+        sources: Sequence[str] = (),
+        params: Sequence[str] = (),
+        config: Path = SAMPLES_CONFIG,
+    ) -> dict[str, Path]:
+        """Stage -> directory of `target`'s shared build (read them, never write to them), built
+        by the first caller of this run (under a lock) and recorded for the others."""
+        key = json.dumps([target, str(config), list(sources), list(params)])
+        done = self.root / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / "builds.lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not done.is_file():
+                dirs = api.build(
+                    target,
+                    config=config,
+                    sources=sources,
+                    params=params,
+                    out=self.out,
+                    progress=False,
+                    log=lambda _m: None,
+                    card=False,
+                )
+                relative = {stage: str(path.relative_to(self.out)) for stage, path in dirs.items()}
+                done.write_text(json.dumps(relative) + "\n", encoding="utf-8")
+        return {stage: self.out / rel for stage, rel in json.loads(done.read_text(encoding="utf-8")).items()}
+
+    def seed(
+        self,
+        dest: Path,
+        target: str,
+        *,
+        sources: Sequence[str] = (),
+        params: Sequence[str] = (),
+        config: Path = SAMPLES_CONFIG,
+        only: Callable[[str], bool] = lambda _stage: True,
+    ) -> None:
+        """Copy the finished stages of `target`'s shared build (those whose name passes `only`)
+        into `dest`, each at its place in a build directory: a build there of the same target,
+        sources and parameters finds them done, as one that had run before would."""
+        for stage, path in self.build(target, sources=sources, params=params, config=config).items():
+            rel = path.relative_to(self.out)
+            if only(stage) and not (dest / rel).is_dir():
+                shutil.copytree(path, dest / rel)
+
+
+def shared_samples(tmp_path_factory: pytest.TempPathFactory) -> SamplesBuilds:
+    """The run's shared builds on the test samples (`SamplesBuilds`)."""
+    return SamplesBuilds(shared_dir(tmp_path_factory) / "samples")

@@ -28,6 +28,7 @@ from entbench.cards.targets.wikireading import wikireading_section
 from entbench.engine.manifest import load_manifest
 from tests.cards.card_support import assert_real_png, build, seed_scans
 from tests.conftest import SAMPLES_CONFIG
+from tests.world_support import SamplesBuilds
 
 CLI = Callable[[list[str]], Result]
 
@@ -52,15 +53,19 @@ def stage_dirs(out: Path, target: str) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def kb_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
+def kb_build(
+    tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds
+) -> tuple[Path, dict[str, Path]]:
     out = tmp_path_factory.mktemp("kb")
+    samples_builds.seed(out, "kb")  # the build below finds the stages done and writes the card
     return out, build("kb", out)
 
 
 @pytest.fixture(scope="module")
-def scans(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def scans(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> Path:
     """The `alias-table` target on the fixtures; its `wikidata` and `wikipedia` scans seed other builds."""
     out = tmp_path_factory.mktemp("scans")
+    samples_builds.seed(out, "alias-table")
     build("alias-table", out)
     return out
 

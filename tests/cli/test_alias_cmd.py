@@ -12,6 +12,7 @@ import pytest
 
 from entbench.filters.mentions import MentionNormalizer
 from tests.builds import build
+from tests.world_support import SamplesBuilds
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EN_DBPEDIA = FIXTURES / "wikipedia" / "enwiki.dbpedia-minidump.part.xml.bz2"
@@ -26,8 +27,11 @@ def rows(stage_dir: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
+def built(
+    tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds
+) -> tuple[Path, dict[str, Path]]:
     out = tmp_path_factory.mktemp("cli")
+    samples_builds.seed(out, "alias-table", sources=[f"wikipedia={EN_DBPEDIA}"])  # the build lists it
     dirs = build(
         "alias-table",
         out=out,

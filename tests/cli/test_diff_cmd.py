@@ -9,12 +9,14 @@ from pathlib import Path
 from click.testing import Result
 
 from tests import builds as samples
+from tests.world_support import SamplesBuilds
 
 CLI = Callable[[list[str]], Result]
 
 
-def test_diff_exit_status_and_reports(tmp_path: Path, run_cli: CLI) -> None:
+def test_diff_exit_status_and_reports(tmp_path: Path, run_cli: CLI, samples_builds: SamplesBuilds) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
+    samples_builds.seed(a, "wikidata")
     samples.build("wikidata", out=a, progress=False, log=lambda _m: None, card=False)
     samples.build(
         "wikidata", out=b, params=["wikidata.num_shards=3"], progress=False, log=lambda _m: None, card=False

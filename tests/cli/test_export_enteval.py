@@ -11,6 +11,7 @@ from click.testing import Result
 
 from entbench.builders.enteval.export import WIKIENT_COLUMNS
 from tests.builds import build
+from tests.world_support import SamplesBuilds
 
 RunCli = Callable[[list[str]], Result]
 
@@ -20,10 +21,13 @@ def quiet(_message: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path) -> Path:
-    """WikiEnt on the constructed world (it has QIDs), and the task files on the bundled config."""
+def out(tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path, samples_builds: SamplesBuilds) -> Path:
+    """WikiEnt on the constructed world (it has QIDs), and the task files on the bundled config,
+    each built where the run's shared builds seeded it (the builds write the listings `export` reads)."""
     base = tmp_path_factory.mktemp("enteval-export")
     world = f"wikipedia={fixtures_dir / 'enteval' / 'enwiki-constructed.xml'}"
+    samples_builds.seed(base / "world", "enteval-tasks", sources=[world])
+    samples_builds.seed(base / "tasks", "enteval-tasks")
     build("wikient", out=base / "world", sources=[world], progress=False, log=quiet, card=False)
     build("enteval-tasks", out=base / "tasks", progress=False, log=quiet, card=False)
     return base

@@ -10,14 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import SAMPLES_CONFIG
+from tests.world_support import SamplesBuilds
 
 RunCli = Callable[..., Any]
 
 
 def test_a_second_variant_says_which_one_is_read_and_the_first_stays_readable(
-    run_cli: RunCli, tmp_path: Path
+    run_cli: RunCli, tmp_path: Path, samples_builds: SamplesBuilds
 ) -> None:
     out = tmp_path / "out"
+    samples_builds.seed(out, "enteval-tasks")  # the variants are the listings the builds below write
     base = ["build", "wikient", "--config", str(SAMPLES_CONFIG), "--out", str(out), "--no-progress"]
     first = run_cli(base)
     assert first.exit_code == 0, first.stderr

@@ -20,11 +20,13 @@ from entbench.engine.inspect import (
 )
 from entbench.errors import UserError
 from tests import builds as samples
+from tests.world_support import SamplesBuilds
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def out(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> Path:
     root = tmp_path_factory.mktemp("built")
+    samples_builds.seed(root, "wikidata")  # the build below finds the scan done and lists it
     samples.build("wikidata", out=root, progress=False, log=lambda _m: None, card=False)
     return root
 

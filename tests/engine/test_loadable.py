@@ -18,6 +18,7 @@ import pytest
 from entbench.engine.manifest import load_manifest
 from entbench.golden import GOLDEN_TARGETS
 from tests.builds import build
+from tests.world_support import SamplesBuilds
 
 LAYERS = ("normalized", "derived", "benchmarks")
 
@@ -84,10 +85,13 @@ def _from_the_build_directory(world_out: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
-def test_empty_tables_are_named_and_left_out_of_the_hugging_face_call(tmp_path: Path) -> None:
+def test_empty_tables_are_named_and_left_out_of_the_hugging_face_call(
+    tmp_path: Path, samples_builds: SamplesBuilds
+) -> None:
     """HF refuses a split without examples (huggingface/datasets#8401): on the test samples, where
     no WikiReading instance survives, the card names the empty splits and loads none with HF, and
     pyarrow reads each as an empty table of its schema."""
+    samples_builds.seed(tmp_path / "out", "wikireading")  # the build below writes the card
     dirs = build("wikireading", out=tmp_path / "out", progress=False, log=lambda _m: None)
     readme = (tmp_path / "out" / "cards" / "wikireading" / "README.md").read_text(encoding="utf-8")
     assert "Empty here: `train`, `valid`, `test`." in readme

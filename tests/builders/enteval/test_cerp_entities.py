@@ -17,6 +17,7 @@ from entbench.builders.enteval import cerp, cerp_entities
 from tests.builders.enteval.loader_formats import read_cerp
 from tests.builds import build
 from tests.conftest import SAMPLES_CONFIG
+from tests.world_support import SamplesBuilds
 
 RunCli = Callable[[list[str]], Result]
 PATTERNS = [
@@ -63,8 +64,11 @@ def ruler_pipeline(path: Path, patterns: list[dict[str, str]]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def inputs(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("cerp-ner")
+    # Both build directories start from the run's shared build: only CERP's stages are built.
+    for out in ("out", "plain"):
+        samples_builds.seed(root / out, "enteval-tasks")
     return {
         "root": root,
         "source": assertions(root / "assertions.csv"),

@@ -19,6 +19,7 @@ from entbench.builders.enteval.tokens import Tokenizer
 from tests.builders.enteval import loader_formats as loaders
 from tests.builds import build
 from tests.conftest import FIXTURES, SAMPLES_CONFIG
+from tests.world_support import SamplesBuilds
 
 RunCli = Callable[[list[str]], Result]
 REAL = FIXTURES / "enteval" / "fever-sample.jsonl"
@@ -106,8 +107,12 @@ def fever(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def build_efp(out: Path, fever: Path, *params: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The EFP files (as the loader reads them) and stats of a build on the unseen and real lines."""
+def build_efp(
+    samples: SamplesBuilds, out: Path, fever: Path, *params: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The EFP files (as the loader reads them) and stats of a build on the unseen and real lines,
+    in `out` seeded with the run's shared build (only the stages the lines reach are built)."""
+    samples.seed(out, "enteval-tasks")
     source = f"enteval_efp.source={fever},{REAL}"
     dirs = build("enteval-tasks", out=out, params=[source, *params], progress=False, log=quiet, card=False)
     stats = json.loads((dirs["enteval_efp"] / "_MANIFEST.json").read_text(encoding="utf-8"))["stats"]
@@ -115,8 +120,10 @@ def build_efp(out: Path, fever: Path, *params: str) -> tuple[dict[str, Any], dic
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, fever: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    return build_efp(tmp_path_factory.mktemp("efp"), fever)
+def built(
+    tmp_path_factory: pytest.TempPathFactory, fever: Path, samples_builds: SamplesBuilds
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    return build_efp(samples_builds, tmp_path_factory.mktemp("efp"), fever)
 
 
 def test_every_span_is_an_evidence_page_of_its_claim(built: tuple[dict[str, Any], dict[str, Any]]) -> None:
@@ -148,8 +155,10 @@ def test_drops_are_counted(built: tuple[dict[str, Any], dict[str, Any]]) -> None
     assert stats["instances_beyond_splits"] == 0 and stats["labels"] == 2
 
 
-def test_sizes_cut_the_seeded_order(tmp_path: Path, fever: Path, built: tuple[dict[str, Any], Any]) -> None:
-    splits, stats = build_efp(tmp_path / "out", fever, "enteval_efp.sizes=3,2,2")
+def test_sizes_cut_the_seeded_order(
+    tmp_path: Path, fever: Path, built: tuple[dict[str, Any], Any], samples_builds: SamplesBuilds
+) -> None:
+    splits, stats = build_efp(samples_builds, tmp_path / "out", fever, "enteval_efp.sizes=3,2,2")
     assert [len(splits[s]) for s in efp.SPLITS] == [3, 2, 2]
     assert stats["instances_beyond_splits"] == 12 - 7
     lines = [" ".join(r[1]) for rows in splits.values() for r in rows]
@@ -157,9 +166,11 @@ def test_sizes_cut_the_seeded_order(tmp_path: Path, fever: Path, built: tuple[di
     assert len(set(lines)) == 7 and set(lines) <= everything
 
 
-def test_ignore_case_finds_a_page_in_other_case(tmp_path: Path, fever: Path) -> None:
+def test_ignore_case_finds_a_page_in_other_case(
+    tmp_path: Path, fever: Path, samples_builds: SamplesBuilds
+) -> None:
     splits, stats = build_efp(
-        tmp_path / "out", fever, "enteval_efp.ignore_case=true", "enteval_efp.lowercase=false"
+        samples_builds, tmp_path / "out", fever, "enteval_efp.ignore_case=true", "enteval_efp.lowercase=false"
     )
     rows = [r for rows in splits.values() for r in rows]
     beatles = [r for r in rows if r[1][0] == "Songs"]

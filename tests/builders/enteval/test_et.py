@@ -17,6 +17,7 @@ from entbench.builders.enteval.errors import SourceError
 from tests.builders.enteval import loader_formats as loaders
 from tests.builds import build
 from tests.conftest import SAMPLES_CONFIG
+from tests.world_support import SamplesBuilds
 
 RunCli = Callable[[list[str]], Result]
 NBSP = "\u00a0"
@@ -82,8 +83,9 @@ def write_release(root: Path, crowd: dict[str, list[dict[str, Any]]], types: lis
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def built(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("ultrafine")
+    samples_builds.seed(root / "out", "enteval-tasks")  # only ET's stages are built
     crowd, types = write_release(root / "release", CROWD, TYPES)
     params = [f"enteval_et.source={crowd}", f"enteval_et.types={types}", "enteval_et.lowercase=false"]
     dirs = build("enteval-tasks", out=root / "out", params=params, progress=False, log=quiet, card=False)
@@ -117,8 +119,11 @@ def test_whitespace_inside_tokens_is_cut_and_counted(built: dict[str, Any]) -> N
     assert [stats[f"instances_written_{s}"] for s in ("train", "dev", "test")] == [2, 1, 1]
 
 
-def test_lowercase_follows_the_parameter(built: dict[str, Any], tmp_path: Path) -> None:
+def test_lowercase_follows_the_parameter(
+    built: dict[str, Any], tmp_path: Path, samples_builds: SamplesBuilds
+) -> None:
     crowd, types = write_release(tmp_path / "release", CROWD, TYPES)
+    samples_builds.seed(tmp_path / "out", "enteval-tasks")
     params = [f"enteval_et.source={crowd}", f"enteval_et.types={types}"]
     dirs = build("enteval-tasks", out=tmp_path / "out", params=params, progress=False, log=quiet, card=False)
     _, splits = loaders.read_et(dirs["enteval_tasks"] / "_enteval" / "ET")

@@ -15,6 +15,7 @@ from entbench.builders.enteval.errors import SourceError
 from tests.builders.enteval import loader_formats as loaders
 from tests.builds import build
 from tests.conftest import FIXTURES
+from tests.world_support import SamplesBuilds
 
 #: CrossWikis-style entries: titles with `_`, one URL-escaped, one with no article in the dump.
 DICTIONARY = """\
@@ -54,7 +55,9 @@ def brute_force(lines: list[tuple[list[str], list[list[Any]]]]) -> int:
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], Path]]:
+def builds(
+    tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds
+) -> dict[str, tuple[dict[str, Any], Path]]:
     base = tmp_path_factory.mktemp("ned")
     source = f"wikipedia={FIXTURES / 'enteval' / 'enwiki-constructed.xml'}"
     dictionary = base / "crosswikis.tsv"
@@ -64,6 +67,9 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str
         ("alias", []),
         ("dictionary", [f"enteval_conll_yago.candidate_dictionary={dictionary}"]),
     ):
+        # Both start from the run's shared build on this world: the dictionary's only rebuilds
+        # the stages its parameter reaches.
+        samples_builds.seed(base / name, "enteval-tasks", sources=[source])
         dirs = build(  # no test here reads the card: not drawn
             "enteval-tasks",
             out=base / name,

@@ -40,12 +40,16 @@ from tests.builders.kb.support import (
     stats,
     truthy_items,
 )
+from tests.world_support import SamplesBuilds
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One output directory for the module: builds with other parameters reuse the scans."""
-    return tmp_path_factory.mktemp("kb")
+def out(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> Path:
+    """One output directory for the module, seeded with the run's shared kb build: builds with
+    other parameters reuse the scans."""
+    out = tmp_path_factory.mktemp("kb")
+    samples_builds.seed(out, "kb")
+    return out
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import pytest
 from entbench.filters.mentions import MentionNormalizer
 from entbench.readers.mediawiki.xml_dump import split_header, trim_to_pages
 from tests.builds import build
+from tests.world_support import SamplesBuilds
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
 EN_DBPEDIA = FIXTURES / "enwiki.dbpedia-minidump.part.xml.bz2"
@@ -30,8 +31,12 @@ def rows(stage_dir: Path, table: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("alias")
+def out(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> Path:
+    out = tmp_path_factory.mktemp("alias")
+    # The run's shared alias table on the English minidump: its scans and the English table are
+    # found done here; builds on other dumps or parameters build what those change.
+    samples_builds.seed(out, "alias-table", sources=[f"wikipedia={EN_DBPEDIA}"])
+    return out
 
 
 def build_alias(out: Path, source: Path, params: tuple[str, ...] = (), **kw: Any) -> dict[str, Path]:

@@ -16,6 +16,7 @@ from entbench.builders.alias.matching import segments
 from entbench.builders.alias.stages import mention_stats
 from entbench.filters.mentions import MentionNormalizer
 from tests.builds import build
+from tests.world_support import SamplesBuilds
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "wikipedia"
 EN_DBPEDIA = FIXTURES / "enwiki.dbpedia-minidump.part.xml.bz2"
@@ -68,8 +69,12 @@ def brute_force(dirs: dict[str, Path], normalizer: MentionNormalizer) -> dict[st
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("stats")
+def out(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> Path:
+    out = tmp_path_factory.mktemp("stats")
+    # The run's shared alias table on the English minidump: its scans and the English table are
+    # found done here; builds on other dumps or parameters build what those change.
+    samples_builds.seed(out, "alias-table", sources=[f"wikipedia={EN_DBPEDIA}"])
+    return out
 
 
 @pytest.mark.parametrize(

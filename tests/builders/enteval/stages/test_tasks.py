@@ -18,6 +18,7 @@ from entbench.builders.enteval import ned
 from tests.builders.enteval import loader_formats as loaders
 from tests.builds import build
 from tests.conftest import SAMPLES_CONFIG
+from tests.world_support import SamplesBuilds
 
 RunCli = Callable[[list[str]], Result]
 
@@ -39,8 +40,11 @@ def stats(directory: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return build("enteval-tasks", out=tmp_path_factory.mktemp("tasks"), progress=False, log=quiet, card=False)
+def built(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> dict[str, Path]:
+    # The run's shared build seeds this module's own directory (the tests below build into it).
+    out = tmp_path_factory.mktemp("tasks")
+    samples_builds.seed(out, "enteval-tasks")
+    return build("enteval-tasks", out=out, progress=False, log=quiet, card=False)
 
 
 def task_dir(built: dict[str, Path]) -> Path:
@@ -239,13 +243,15 @@ def test_workers_give_identical_bytes(
 
 
 def test_ned_with_alias_table_candidates(
-    tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path
+    tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path, samples_builds: SamplesBuilds
 ) -> None:
     """On the constructed world, whose titles have Wikidata sitelinks, the alias table has candidates."""
     source = f"wikipedia={fixtures_dir / 'enteval' / 'enwiki-constructed.xml'}"
+    out = tmp_path_factory.mktemp("ned")
+    samples_builds.seed(out, "enteval-tasks", sources=[source])
     dirs = build(
         "enteval-tasks",
-        out=tmp_path_factory.mktemp("ned"),
+        out=out,
         sources=[source],
         progress=False,
         log=quiet,

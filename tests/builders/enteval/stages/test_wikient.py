@@ -14,6 +14,7 @@ import pytest
 
 from entbench.builders.enteval.tokens import Tokenizer
 from tests.builds import build
+from tests.world_support import SamplesBuilds
 
 
 def quiet(_message: str) -> None:
@@ -31,8 +32,9 @@ def manifest(directory: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def built(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("wikient")
+    samples_builds.seed(out, "enteval-tasks")  # the run's shared build holds WikiEnt's stages
     return build("wikient", out=out, progress=False, log=quiet, card=False)
 
 
@@ -195,12 +197,13 @@ def test_workers_give_identical_bytes(
 
 
 def test_drop_reasons_on_a_constructed_world(
-    tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path
+    tmp_path_factory: pytest.TempPathFactory, fixtures_dir: Path, samples_builds: SamplesBuilds
 ) -> None:
     """Cases the 2016 sample lacks: QIDs through sitelinks and redirects, an anchor edge inside a word,
     an anchor the sentencizer splits, a linked page with no text, a disambiguation target."""
     out = tmp_path_factory.mktemp("wikient-world")
     source = f"wikipedia={fixtures_dir / 'enteval' / 'enwiki-constructed.xml'}"
+    samples_builds.seed(out, "enteval-tasks", sources=[source])
     dirs = build("wikient", out=out, sources=[source], progress=False, log=quiet, card=False)
     stats = manifest(dirs["wikient"])["stats"]
     instances = rows(dirs["wikient"])
@@ -242,7 +245,7 @@ def test_no_instance_at_all_is_an_empty_build_with_every_link_counted(
     """The real DBpedia minidump (2019-2021 enwiki pages) links to none of its own articles: its
     links are red links or reach items whose pages are elsewhere. Every reducer then gets no
     instance, which once crashed the stage (an empty, untyped filter mask)."""
-    out = built["wikient"].parents[3]  # the same --out: the wikidata scan is reused
+    out = built["wikient"].parents[2]  # the same --out: the wikidata scan is reused
     source = f"wikipedia={fixtures_dir / 'wikipedia' / 'enwiki.dbpedia-minidump.part.xml.bz2'}"
     dirs = build("wikient", out=out, sources=[source], progress=False, log=quiet, card=False)
     stats = manifest(dirs["wikient"])["stats"]
