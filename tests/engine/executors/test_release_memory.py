@@ -68,19 +68,19 @@ def _keep(mib: int, *, progress: Any) -> int:
     return os.getpid()
 
 
-def test_workers_still_holding_much_of_the_stages_before_are_replaced_before_the_next() -> None:
+def test_workers_still_holding_much_of_a_phase_are_replaced_once_it_is_done() -> None:
     pool = DeferredPool(2)
-    bar = StageBar("stage", total=None, unit="task", items="rows", enabled=False)
+    bar = StageBar("phase", total=None, unit="task", items="rows", enabled=False)
     try:
-        pool.start()  # stage 1: each worker keeps a few MiB, under the bound
+        pool.start()  # phase 1: each worker keeps a few MiB, under the bound
         first = set(pool.run(_keep, [(4,), (4,)], bar))
-        assert pool._pool is not None and pool._pool.residue < local.RETIRE_RESIDUE_BYTES
-        pool.start()  # stage 2: the same workers, which now keep more than the bound
+        kept = pool._pool
+        assert kept is not None and kept.residue < local.RETIRE_RESIDUE_BYTES
+        # phase 2: the same workers, which now keep more than the bound: replaced as it ends
         second = set(pool.run(_keep, [((local.RETIRE_RESIDUE_BYTES >> 20) + 16,)] * 2, bar))
-        assert second <= pool._pool._processes.keys() and pool._pool.residue > local.RETIRE_RESIDUE_BYTES
-        assert first <= pool._pool._processes.keys()
-        pool.start()  # stage 3: new workers, holding nothing of stage 2
-        third = set(pool.run(_keep, [(0,), (0,)], bar))
+        assert pool._pool is not kept and kept.residue > local.RETIRE_RESIDUE_BYTES
+        assert first | second <= kept._processes.keys()
+        third = set(pool.run(_keep, [(0,), (0,)], bar))  # phase 3: new workers, holding nothing
         assert third and not third & (first | second)
         assert pool._pool.residue < local.RETIRE_RESIDUE_BYTES
     finally:

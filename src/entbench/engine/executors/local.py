@@ -253,14 +253,15 @@ class ProcessPoolTaskExecutor:
 
 
 #: A pool whose workers still hold more than this after a phase's release, over what each held once
-#: started, is replaced by a new one before its next phase (the next stage's, or the same stage's
-#: next). A task's freed memory that its heap keeps in gaps (`release_memory` hands back what it
-#: can) stays with the worker into every later stage, and how much is left depends on every stage
-#: before: measured at the start of the Hansel train set's stage on 2 workers, ~100 MiB of a 4x
-#: 256 MB world's earlier stages, its peak then 226-237 MiB at 4S against 248 at 16S from one run to
-#: the next (and a kb stage's 181 -> 201). Fresh workers (forked from the fork server, their stage
-#: modules imported: ~0.15 s of CPU each, while the coordinator plans) make each phase's peak its
-#: own. Small builds never hold that much, and pay nothing.
+#: started, is replaced by a new one as that phase ends (`DeferredPool.run`; or as the next starts,
+#: if the phase's results were not all read). A task's freed memory that its heap keeps in gaps
+#: (`release_memory` hands back what it can) stays with the worker into every later stage, and how
+#: much is left depends on every stage before: measured at the start of the Hansel train set's
+#: stage on 2 workers, ~100 MiB of a 4x 256 MB world's earlier stages, its peak then 226-237 MiB at
+#: 4S against 248 at 16S from one run to the next (and a kb stage's 181 -> 201). Fresh workers
+#: (forked from the fork server, their stage modules imported: ~0.15 s of CPU each, while the
+#: coordinator goes on) make each phase's peak its own. Small builds never hold that much, and pay
+#: nothing.
 RETIRE_RESIDUE_BYTES = 64 << 20
 
 
@@ -297,10 +298,16 @@ class DeferredPool:
             self._pool.prepare(self._modules)
 
     def run(self, fn: TaskFn, tasks: Iterable[tuple[Any, ...]], bar: StageBar) -> Iterator[Any]:
-        """The pool's `run`, the pool started first if need be."""
+        """The pool's `run`, the pool started first if need be. A pool whose workers still hold
+        much of the phase once it is done is replaced then, not when the next phase starts: the
+        new workers start and import while the coordinator ends this phase and plans the next
+        (replaced at the start, a small stage of one global task waited ~0.3 s for them)."""
         self.start()
         assert self._pool is not None
-        return self._pool.run(fn, tasks, bar)
+        yield from self._pool.run(fn, tasks, bar)
+        if self._pool.residue > RETIRE_RESIDUE_BYTES:
+            self._pool.close()
+            self._pool = ProcessPoolTaskExecutor(self.workers, self._preload, self._modules)
 
     def close(self) -> None:
         """Shut the pool down, if it started."""
