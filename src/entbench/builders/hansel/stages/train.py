@@ -240,12 +240,9 @@ class HanselTrain(Stage[HanselParams]):
         # Each page's mentions are the rows [lo, hi) of the sorted links.
         link_pages = links.column("page_id").to_numpy()
         bounds = np.searchsorted(link_pages, page_ids, "left"), np.searchsorted(link_pages, page_ids, "right")
-        cutter = _Cutter(ctx, wiki_site(ctx, self.wikipedia), Stats())
+        cutter = _Cutter(ctx, wiki_site(ctx, self.wikipedia), pages, links, firsts, bounds)
         out: dict[str, pa.Table | InOrder] = {
-            split: InOrder(
-                cutter.pieces(split, pages, links, np.flatnonzero(splits == split), firsts, bounds)
-            )
-            for split in SPLITS
+            split: InOrder(cutter.pieces(split, np.flatnonzero(splits == split))) for split in SPLITS
         }
         return out, cutter.stats
 
@@ -260,50 +257,45 @@ PIECE_RECORDS = 4096
 
 
 class _Cutter:
-    """Cuts the records of a reduce's documents, a piece of a split at a time."""
+    """Cuts the records of a reduce's documents (`pages`, sorted by page id; their mentions,
+    `links`, sorted by page and ordinal: a page's are the rows `bounds[0]` to `bounds[1]`; the
+    number of its first record, `firsts`), a piece of a split at a time; counts in `stats`."""
 
-    def __init__(self, ctx: StageContext[HanselParams], site: WikiSite, stats: Stats) -> None:
+    def __init__(
+        self,
+        ctx: StageContext[HanselParams],
+        site: WikiSite,
+        pages: pa.Table,
+        links: pa.Table,
+        firsts: np.ndarray,
+        bounds: tuple[np.ndarray, np.ndarray],
+    ) -> None:
         self.params = ctx.params
         self.language = site.language
         self.converter = site.converter(ctx.params.converter)
-        self.stats = stats
+        self.pages, self.links, self.firsts, self.bounds = pages, links, firsts, bounds
+        self.stats = Stats()
 
-    def pieces(
-        self,
-        split: str,
-        pages: pa.Table,
-        links: pa.Table,
-        rows: np.ndarray,
-        firsts: np.ndarray,
-        bounds: tuple[np.ndarray, np.ndarray],
-    ) -> Iterator[pa.Table]:
+    def pieces(self, split: str, rows: np.ndarray) -> Iterator[pa.Table]:
         """The records of the documents at `rows` of `pages` (all of `split`, in page order), in
         pieces of whole documents that end once they reach `PIECE_RECORDS` records."""
-        counts = (bounds[1] - bounds[0])[rows].tolist()
+        counts = (self.bounds[1] - self.bounds[0])[rows].tolist()
         begin = total = 0
         for i, count in enumerate(counts):
             total += count
             if total >= PIECE_RECORDS or i == len(counts) - 1:
-                yield self._piece(split, pages, links, rows[begin : i + 1], firsts, bounds)
+                yield self._piece(split, rows[begin : i + 1])
                 begin, total = i + 1, 0
 
-    def _piece(
-        self,
-        split: str,
-        pages: pa.Table,
-        links: pa.Table,
-        rows: np.ndarray,
-        firsts: np.ndarray,
-        bounds: tuple[np.ndarray, np.ndarray],
-    ) -> pa.Table:
+    def _piece(self, split: str, rows: np.ndarray) -> pa.Table:
         """The records of the documents at `rows` of `pages`."""
-        params, stats = self.params, self.stats
-        lows, highs = bounds[0][rows], bounds[1][rows]
+        params, stats, pages, firsts = self.params, self.stats, self.pages, self.firsts
+        lows, highs = self.bounds[0][rows], self.bounds[1][rows]
         counts = highs - lows
         # The rows of every document's mentions in `links`, one range after another.
         starts = np.cumsum(counts) - counts
         at = np.repeat(lows - starts, counts) + np.arange(int(counts.sum()))
-        mentions = links.take(pa.array(at, pa.int64()))
+        mentions = self.links.take(pa.array(at, pa.int64()))
         ordinals, begins, ends, anchors, qids = (mentions.column(c).to_pylist() for c in _LINK_ROWS.names[1:])
         del mentions
         records: list[tuple[object, ...]] = []
