@@ -253,10 +253,10 @@ class ProcessPoolTaskExecutor:
 
 
 #: A pool whose workers still hold more than this after a phase's release, over what each held once
-#: started, is replaced by a new one as that phase ends (`DeferredPool.run`; or as the next starts,
-#: if the phase's results were not all read). A task's freed memory that its heap keeps in gaps
-#: (`release_memory` hands back what it can) stays with the worker into every later stage, and how
-#: much is left depends on every stage before: measured at the start of the Hansel train set's
+#: started, is replaced by a new one as that phase ends (`DeferredPool.run`: a release, and so a
+#: residue, comes only with a phase's last result read). A task's freed memory that its heap keeps
+#: in gaps (`release_memory` hands back what it can) stays with the worker into every later stage,
+#: and how much is left depends on every stage before: measured at the start of the Hansel train set's
 #: stage on 2 workers, ~100 MiB of a 4x 256 MB world's earlier stages, its peak then 226-237 MiB at
 #: 4S against 248 at 16S from one run to the next (and a kb stage's 181 -> 201). Fresh workers
 #: (forked from the fork server, their stage modules imported: ~0.15 s of CPU each, while the
@@ -280,12 +280,7 @@ class DeferredPool:
         self._pool: ProcessPoolTaskExecutor | None = None
 
     def start(self) -> None:
-        """Start the pool (once), its workers importing the modules `prepare` named: a stage or a
-        phase is about to run. Workers that still hold much of the phases before
-        (`RETIRE_RESIDUE_BYTES`) are replaced first."""
-        if self._pool is not None and self._pool.residue > RETIRE_RESIDUE_BYTES:
-            self._pool.close()
-            self._pool = None
+        """Start the pool (once), its workers importing the modules `prepare` named."""
         if self._pool is None:
             # The stage modules are imported as each worker starts, not by a task per worker (two
             # could go to one worker): what a worker then holds is what it started with.

@@ -235,15 +235,16 @@ class HanselTrain(Stage[HanselParams]):
         assignment = _assignment(ctx)
         page_ids = pages.column("page_id").to_numpy()
         at = pa.array(np.searchsorted(assignment.column("page_id").to_numpy(), page_ids))
-        splits = np.asarray(assignment.column("split").take(at).to_pylist(), dtype=object)
+        splits = assignment.column("split").take(at)
         firsts = assignment.column("first").take(at).to_numpy()
         # Each page's mentions are the rows [lo, hi) of the sorted links.
         link_pages = links.column("page_id").to_numpy()
         bounds = np.searchsorted(link_pages, page_ids, "left"), np.searchsorted(link_pages, page_ids, "right")
         cutter = _Cutter(ctx, wiki_site(ctx, self.wikipedia), pages, links, firsts, bounds)
-        out: dict[str, pa.Table | InOrder] = {
-            split: InOrder(cutter.pieces(split, np.flatnonzero(splits == split))) for split in SPLITS
-        }
+        out: dict[str, pa.Table | InOrder] = {}
+        for split in SPLITS:
+            rows = np.flatnonzero(pc.equal(splits, split).to_numpy(zero_copy_only=False))
+            out[split] = InOrder(cutter.pieces(split, rows))
         return out, cutter.stats
 
     def finalize(self, ctx: StageContext[HanselParams], directory: Path, stats: Stats) -> dict[str, int]:
