@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol
 from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
@@ -417,7 +417,7 @@ def page_range(path: str, start: int, end: int, chunk_bytes: int = 4 << 20) -> t
     return first, _read_span(path, first, close + len(PAGE_CLOSE), chunk_bytes)
 
 
-def _find_forward(f: Any, position: int, before: int | None, needle: bytes) -> int:
+def _find_forward(f: BinaryIO, position: int, before: int | None, needle: bytes) -> int:
     """Where `needle` first occurs in `f` at or after `position` and starting before `before`
     (None: the end of the file), or -1."""
     carry = len(needle) - 1
@@ -434,7 +434,7 @@ def _find_forward(f: Any, position: int, before: int | None, needle: bytes) -> i
     return -1
 
 
-def _find_backward(f: Any, after: int, before: int, needle: bytes) -> int:
+def _find_backward(f: BinaryIO, after: int, before: int, needle: bytes) -> int:
     """Where `needle` last starts in [after, before) of `f` (the caller knows one at `after`)."""
     carry = len(needle) - 1
     stop = before
