@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bz2
 import functools
+import gc
 import itertools
 from collections.abc import Callable
 from pathlib import Path
@@ -17,11 +18,14 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError
+from entbench.readers.mediawiki import pages as page_parser
+from entbench.readers.mediawiki import xml_dump
 from entbench.readers.mediawiki.xml_dump import (
     READER_ENV,
     RawPage,
     iter_pages,
     iter_pages_mwxml,
+    page_range,
     read_dump,
     read_page_range,
     read_stream_offsets,
@@ -75,6 +79,43 @@ def test_same_pages_whole_and_in_byte_ranges(dump: Path, tmp_path: Path) -> None
             read_page_range(str(plain), p, min(p + step, len(data))) for p in range(start, len(data), step)
         ]
         assert [pg for off, blk in ranges for pg in iter_pages(header, blk, "x", off)] == reference
+
+
+@pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name)
+def test_a_range_read_in_chunks_is_the_range_read_whole(
+    dump: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A map task reads its range a chunk at a time (`page_range`); its ends are found by windows
+    that here are smaller than most pages, so that pages and needles fall across them."""
+    data, header, start, _body, read = reference_read(dump)
+    plain = tmp_path / "dump.xml"
+    plain.write_bytes(data)
+    monkeypatch.setattr(xml_dump, "_SEEK_WINDOW", 97)
+    for step in (3_000, 40_000):
+        pages, joined = [], []
+        for p in range(start, len(data), step):
+            offset, chunks = page_range(str(plain), p, min(p + step, len(data)), 1_001)
+            parts = list(chunks)
+            assert all(len(c) <= 1_001 for c in parts)
+            joined.append(b"".join(parts))
+            pages += iter_pages(header, joined[-1], "x", offset)
+        assert pages == list(read), step
+        # the ranges' pages are the dump's pages, each once, in order, with nothing between them lost
+        assert b"".join(joined).count(b"<page>") == len(read)
+
+
+def test_a_range_whose_last_page_is_cut_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    data = xml_of(EN_2016)
+    _header, start = split_header(data, "x")
+    last_open = data.rindex(b"<page>")
+    cut = tmp_path / "cut.xml"
+    cut.write_bytes(data[: last_open + 200])
+    with pytest.raises(DataError, match="never closed") as caught:
+        page_range(str(cut), last_open - 10_000, last_open + 1, 4_096)
+    assert caught.value.offset == last_open
+    # a range before the cut page is whole, and reads as it did
+    offset, chunks = page_range(str(cut), start, last_open - 10_000, 4_096)
+    assert offset == start and b"".join(chunks).endswith(b"</page>")
 
 
 @pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name)
@@ -180,3 +221,22 @@ def test_an_unknown_reader_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv(READER_ENV, "lxml")
     with pytest.raises(UserError, match=READER_ENV):
         list(iter_pages(b"", b"", "x", 0))
+
+
+def test_a_read_block_leaves_nothing_for_the_gc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Map tasks parse with the GC paused: a reader kept alive by a cycle would hold its last pages
+    until the task ended, so each block's reader must be freed by reference counts alone."""
+    _data, header, start, body, read = reference_read(EN_2016)
+    monkeypatch.setenv(READER_ENV, "fast")
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            assert list(iter_pages(header, body, "x", start)) == list(read)
+        # a block cut mid-page is refused, and its reader freed all the same
+        with pytest.raises(DataError):
+            list(iter_pages(header, body[: len(body) // 2], "x", start))
+        readers = [o for o in gc.get_objects() if isinstance(o, page_parser._Reader)]
+    finally:
+        gc.enable()
+    assert readers == []

@@ -59,9 +59,9 @@ from entbench.readers.mediawiki.xml_dump import (
     iter_pages_or_bad,
     multistream_index_path,
     page_pieces,
+    page_range,
     parse_siteinfo,
     read_header,
-    read_page_range,
     read_plain_tail,
     read_stream_offsets,
 )
@@ -269,9 +269,8 @@ class WikipediaScan(DumpScan[WikipediaScanParams]):
             pieces = page_pieces(streams, PIECE_BYTES, trim=True)
             units = int(task.meta["mend"]) - int(task.meta["pstart"])
         else:
-            offset, body = read_page_range(src.path, int(task.meta["start"]), int(task.meta["end"]))
-            pieces = page_pieces((body,), PIECE_BYTES, trim=False)
-            del body
+            offset, chunks = page_range(src.path, int(task.meta["start"]), int(task.meta["end"]), PIECE_BYTES)
+            pieces = page_pieces(chunks, PIECE_BYTES, trim=False)
             units = int(task.meta["end"]) - int(task.meta["start"])
         site = site_for(params, header, src.label)
         rows = PageRows(params, site, ctx.num_shards)
