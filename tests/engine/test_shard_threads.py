@@ -76,3 +76,18 @@ def test_tables_written_side_by_side_have_the_bytes_of_one_after_another(
     side_by_side = build(tmp_path / "two", source, "wikidata.num_shards=1")
     assert shard_hashes(side_by_side, files=True) == reference
     assert writers and all(name.startswith("entbench-shard") for name in writers)
+
+
+def test_a_shard_task_that_left_its_process_much_larger_trims_the_heap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The next shard in the same process would otherwise start above the first (`trim_if_grown`)."""
+    trims: list[int] = []
+    monkeypatch.setattr(tasks, "trim_heap", lambda: trims.append(1))
+    now = tasks.resident_bytes()
+    assert now is not None  # Linux: /proc/self/statm
+    tasks.trim_if_grown(now - tasks.TRIM_GROWTH_BYTES - (1 << 20))
+    assert trims == [1]
+    tasks.trim_if_grown(now)  # a shard that gave back what it took
+    tasks.trim_if_grown(None)  # nothing measured when it started (off Linux)
+    assert trims == [1]
