@@ -169,3 +169,46 @@ def test_a_ctrl_c_cpython_could_not_raise_is_raised_at_the_next_check() -> None:
     finally:
         sys.unraisablehook = before
         process._lost_interrupts.clear()
+
+
+ARENA_PROBE = """
+import ctypes, os, re, sys, tempfile, threading
+from entbench.engine.process import unmap_freed_buffers
+unmap_freed_buffers()
+libc = ctypes.CDLL("libc.so.6")
+ready = threading.Barrier(7)
+def allocate():
+    block = bytearray(100_000)  # malloc'd in this thread's arena, held until all threads have one
+    ready.wait()
+    del block
+threads = [threading.Thread(target=allocate) for _ in range(6)]
+for t in threads:
+    t.start()
+ready.wait()
+for t in threads:
+    t.join()
+libc.fopen.restype = ctypes.c_void_p
+path = os.path.join(tempfile.mkdtemp(), "info.xml")
+stream = ctypes.c_void_p(libc.fopen(path.encode(), b"w"))
+libc.malloc_info(0, stream)
+libc.fclose(stream)
+print(len(re.findall('<heap nr=', open(path).read())))
+"""
+
+
+def _arenas_after_setup(user_arenas: str | None) -> int:
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    if user_arenas is not None:
+        env["MALLOC_ARENA_MAX"] = user_arenas
+    done = subprocess.run(
+        [sys.executable, "-c", ARENA_PROBE], env=env, capture_output=True, text=True, check=True
+    )
+    return int(done.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_threads_share_a_few_arenas_unless_the_user_chose_how_many() -> None:
+    """Each arena keeps memory `malloc_trim` does not give back: seven threads allocating at once
+    get `ARENA_MAX` arenas between them, or as many as a user's `MALLOC_ARENA_MAX` allows."""
+    assert _arenas_after_setup(None) == process.ARENA_MAX
+    assert _arenas_after_setup("5") == 5
