@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError
+from entbench.readers.mediawiki.page_ranges import read_page_range
 from entbench.readers.mediawiki.xml_dump import (
     READER_ENV,
     BadPage,
@@ -21,7 +22,6 @@ from entbench.readers.mediawiki.xml_dump import (
     parse_siteinfo,
     read_dump,
     read_header,
-    read_page_range,
     read_stream_offsets,
     read_streams,
     split_header,

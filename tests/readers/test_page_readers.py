@@ -18,16 +18,15 @@ from pathlib import Path
 import pytest
 
 from entbench.errors import DataError
+from entbench.readers.mediawiki import page_ranges
 from entbench.readers.mediawiki import pages as page_parser
-from entbench.readers.mediawiki import xml_dump
+from entbench.readers.mediawiki.page_ranges import page_range, read_page_range
 from entbench.readers.mediawiki.xml_dump import (
     READER_ENV,
     RawPage,
     iter_pages,
     iter_pages_mwxml,
-    page_range,
     read_dump,
-    read_page_range,
     read_stream_offsets,
     read_streams,
     split_header,
@@ -90,7 +89,7 @@ def test_a_range_read_in_chunks_is_the_range_read_whole(
     data, header, start, _body, read = reference_read(dump)
     plain = tmp_path / "dump.xml"
     plain.write_bytes(data)
-    monkeypatch.setattr(xml_dump, "_SEEK_WINDOW", 97)
+    monkeypatch.setattr(page_ranges, "_SEEK_WINDOW", 97)
     for step in (3_000, 40_000):
         pages, joined = [], []
         for p in range(start, len(data), step):

@@ -29,7 +29,7 @@ from isal import igzip
 
 from entbench.errors import DataError
 from entbench.readers.compressed.dumps import StreamTruncated, detect_compression, open_decompressed
-from entbench.readers.mediawiki.xml_dump import PAGE_CLOSE, PAGE_OPEN
+from entbench.readers.mediawiki.page_ranges import PAGE_CLOSE, PAGE_OPEN
 
 READ_BYTES = 1 << 20
 

@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
@@ -40,11 +40,10 @@ from entbench.readers.compressed.dumps import detect_compression, open_decompres
 from entbench.readers.mediawiki.interwiki import INTERWIKI_PREFIXES, WIKIPEDIA_LANGUAGES
 from entbench.readers.mediawiki.multistream import iter_streams
 from entbench.readers.mediawiki.namespaces import link_trail, namespace_aliases
+from entbench.readers.mediawiki.page_ranges import PAGE_CLOSE, PAGE_OPEN
 from entbench.readers.mediawiki.pages import FEED_BYTES, MalformedPage, PageRecord, iter_page_records
 from entbench.readers.wikitext.titles import NamespaceTable, fold_prefix
 
-PAGE_OPEN = b"<page>"
-PAGE_CLOSE = b"</page>"
 FOOTER = b"</mediawiki>"
 #: A header longer than this without `</siteinfo>` is not a MediaWiki dump.
 MAX_HEADER_BYTES = 4 << 20
@@ -387,78 +386,6 @@ def iter_page_blocks(
     if rest:
         yield offset + carry.find(PAGE_OPEN), rest
     check_dump_tail(carry, path, offset)
-
-
-def read_page_range(path: str, start: int, end: int) -> tuple[int, bytes]:
-    """The pages of an uncompressed dump whose `<page>` starts in [start, end), and their offset."""
-    offset, chunks = page_range(path, start, end)
-    return offset, b"".join(chunks)
-
-
-#: Bytes read at a time while looking for a range's first and last pages.
-_SEEK_WINDOW = 1 << 20
-
-
-def page_range(path: str, start: int, end: int, chunk_bytes: int = 4 << 20) -> tuple[int, Iterator[bytes]]:
-    """`read_page_range` as chunks of about `chunk_bytes`, read as they are consumed.
-
-    A map task of a range held it whole (read, then copied from its first `<page>`): its memory
-    grew with the task, which grows with the dump up to `--chunk-mb`. The range's ends are found
-    first, by reads of a window around each, so that a dump cut inside the range's last page is
-    reported before any of it is parsed, as before."""
-    with open(path, "rb") as f:
-        first = _find_forward(f, start, end, PAGE_OPEN)
-        if first < 0:
-            return end, iter(())
-        last_open = _find_backward(f, first, end, PAGE_OPEN)
-        close = _find_forward(f, last_open, None, PAGE_CLOSE)
-        if close < 0:
-            raise DataError("a <page> is never closed (truncated dump?)", path=path, offset=last_open)
-    return first, _read_span(path, first, close + len(PAGE_CLOSE), chunk_bytes)
-
-
-def _find_forward(f: BinaryIO, position: int, before: int | None, needle: bytes) -> int:
-    """Where `needle` first occurs in `f` at or after `position` and starting before `before`
-    (None: the end of the file), or -1."""
-    carry = len(needle) - 1
-    while before is None or position < before:
-        f.seek(position)
-        data = f.read(_SEEK_WINDOW + carry)
-        limit = len(data) if before is None else min(len(data), before - position + carry)
-        found = data.find(needle, 0, limit)
-        if found >= 0:
-            return position + found
-        if len(data) <= carry:
-            return -1
-        position += len(data) - carry
-    return -1
-
-
-def _find_backward(f: BinaryIO, after: int, before: int, needle: bytes) -> int:
-    """Where `needle` last starts in [after, before) of `f` (the caller knows one at `after`)."""
-    carry = len(needle) - 1
-    stop = before
-    while stop > after:
-        begin = max(after, stop - _SEEK_WINDOW)
-        f.seek(begin)
-        data = f.read(stop - begin + carry)
-        found = data.rfind(needle, 0, stop - begin + carry)
-        if found >= 0:
-            return begin + found
-        stop = begin
-    return after
-
-
-def _read_span(path: str, start: int, end: int, chunk_bytes: int) -> Iterator[bytes]:
-    with open(path, "rb") as f:
-        f.seek(start)
-        left = end - start
-        while left > 0:
-            chunk = f.read(min(chunk_bytes, left))
-            if not chunk:
-                raise DataError("the dump became shorter while it was read", path=path, offset=end - left)
-            left -= len(chunk)
-            yield chunk
 
 
 def multistream_index_path(path: str) -> str | None:

@@ -49,6 +49,7 @@ from entbench.gc_pause import gc_paused
 from entbench.readers.compressed.blocks import iter_decompressed_blocks
 from entbench.readers.compressed.dumps import detect_compression
 from entbench.readers.mediawiki.multistream import iter_streams
+from entbench.readers.mediawiki.page_ranges import page_range
 from entbench.readers.mediawiki.xml_dump import (
     BadPage,
     RawPage,
@@ -59,7 +60,6 @@ from entbench.readers.mediawiki.xml_dump import (
     iter_pages_or_bad,
     multistream_index_path,
     page_pieces,
-    page_range,
     parse_siteinfo,
     read_header,
     read_plain_tail,
