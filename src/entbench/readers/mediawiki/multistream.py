@@ -8,6 +8,7 @@ import bz2
 from collections.abc import Iterator
 
 from entbench.errors import DataError
+from entbench.readers.mediawiki.page_ranges import file_range
 
 #: Compressed bytes read at a time, and decompressed bytes given at most per piece, by `iter_streams`.
 STREAM_READ_BYTES = 1 << 20
@@ -20,28 +21,22 @@ def iter_streams(path: str, start: int, end: int, piece_bytes: int = 4 << 20) ->
     decompressor = bz2.BZ2Decompressor()
     fed = False  # whether the current stream has been given any input
     try:
-        with open(path, "rb") as f:
-            f.seek(start)
-            left = end - start
-            while left > 0:
-                raw = f.read(min(STREAM_READ_BYTES, left))
-                if not raw:
-                    raise EOFError("the file ends before the range does")
-                left -= len(raw)
-                while raw:
-                    fed = True
-                    out = decompressor.decompress(raw, piece_bytes)
-                    raw = b""
+        for read in file_range(path, start, end, STREAM_READ_BYTES):
+            raw = read
+            while raw:
+                fed = True
+                out = decompressor.decompress(raw, piece_bytes)
+                raw = b""
+                if out:
+                    yield out
+                while not decompressor.eof and not decompressor.needs_input:
+                    out = decompressor.decompress(b"", piece_bytes)
                     if out:
                         yield out
-                    while not decompressor.eof and not decompressor.needs_input:
-                        out = decompressor.decompress(b"", piece_bytes)
-                        if out:
-                            yield out
-                    if decompressor.eof:  # the next stream starts in what is left over
-                        raw = decompressor.unused_data
-                        decompressor = bz2.BZ2Decompressor()
-                        fed = False
+                if decompressor.eof:  # the next stream starts in what is left over
+                    raw = decompressor.unused_data
+                    decompressor = bz2.BZ2Decompressor()
+                    fed = False
         if fed:
             raise EOFError("Compressed data ended before the end-of-stream marker was reached")
     except (OSError, ValueError, EOFError) as exc:

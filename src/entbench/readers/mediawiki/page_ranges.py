@@ -77,12 +77,21 @@ def _find_backward(f: BinaryIO, after: int, before: int, needle: bytes) -> int:
 
 
 def _read_span(path: str, start: int, end: int, chunk_bytes: int) -> Iterator[bytes]:
+    try:
+        yield from file_range(path, start, end, chunk_bytes)
+    except EOFError as exc:
+        raise DataError("the dump became shorter while it was read", path=path, offset=start) from exc
+
+
+def file_range(path: str, start: int, end: int, chunk_bytes: int) -> Iterator[bytes]:
+    """The bytes [start, end) of a file, `chunk_bytes` at most at a time; `EOFError` if the file
+    ends first."""
     with open(path, "rb") as f:
         f.seek(start)
         left = end - start
         while left > 0:
             chunk = f.read(min(chunk_bytes, left))
             if not chunk:
-                raise DataError("the dump became shorter while it was read", path=path, offset=end - left)
+                raise EOFError("the file ends before the range does")
             left -= len(chunk)
             yield chunk
