@@ -251,6 +251,36 @@ def test_a_key_repeated_within_and_across_runs_is_counted_as_the_whole_sort_coun
     assert not (tmp_path / "e.parquet").exists()
 
 
+def test_iter_sorted_gives_the_rows_of_the_whole_sort_in_windows_and_removes_its_runs(
+    tmp_path: Path, small_runs: list[int]
+) -> None:
+    table = claims(3_000)
+    pieces = (table.slice(start, 211) for start in range(0, table.num_rows, 211))
+    windows = list(
+        external_sort.iter_sorted(
+            pieces, schema=SCHEMA, sort_by=SORT_BY, scratch=tmp_path / "runs", run_bytes=RUN_BYTES
+        )
+    )
+    rows = shards.cast_rows(table, SCHEMA)
+    assert pa.concat_tables(windows).equals(rows.take(shards.sort_order(rows, SORT_BY)))
+    assert small_runs[0] > 3 and len(windows) > 3  # merged from many runs, a window at a time
+    assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_iter_sorted_refuses_a_repeated_key_and_removes_its_runs(
+    tmp_path: Path, small_runs: list[int]
+) -> None:
+    table = claims(2_000)
+    repeated = pa.concat_tables([table, table.slice(1_500, 1)])
+    with pytest.raises(DuplicateKeyError, match="share a key"):
+        list(
+            external_sort.iter_sorted(
+                [repeated], schema=SCHEMA, sort_by=SORT_BY, scratch=tmp_path / "runs", run_bytes=RUN_BYTES
+            )
+        )
+    assert list((tmp_path / "runs").iterdir()) == []
+
+
 def test_float_keys_merge_with_nan_and_null_where_arrow_sorts_them(
     tmp_path: Path, small_runs: list[int]
 ) -> None:

@@ -85,16 +85,35 @@ def write_sorted(
     try:
         for batch in batches:
             runs.add(pa.Table.from_batches([batch]))
-        last = runs.sorted_pending()
-        sources: list[Path | pa.Table] = [*runs.paths, *([] if last is None else [last])]
-        del last
-        merger = _RunMerger(sources, schema, sort_by)
-        del sources  # the in-memory run is the merger's now, freed when it closes
+        merger = runs.merger()
         try:
             groups = row_groups_of(merger.merged(), rows_per_group(runs.rows, runs.content))
             return write_row_groups(
                 groups, path, schema=schema, metadata=metadata, sort_by=sort_by, rows=runs.rows
             )
+        finally:
+            merger.close()
+    finally:
+        runs.remove()
+
+
+def iter_sorted(
+    tables: Iterable[pa.Table], *, schema: pa.Schema, sort_by: Sequence[str], scratch: Path, run_bytes: int
+) -> Iterator[pa.Table]:
+    """The rows of `tables` (cast to `schema`) sorted by `sort_by`, a window at a time, holding
+    about a run (`run_bytes` of rows) and a batch of every run at a time: `write_sorted` for a
+    caller that writes something else than a shard. The keys must be unique (`DuplicateKeyError`
+    after the last rows otherwise); run files go to `scratch` and are removed when the rows end or
+    the iterator is closed."""
+    if not sort_by:
+        raise ValueError("an external sort needs a sort key")
+    runs = _RunWriter(scratch, schema, sort_by, run_bytes)
+    try:
+        for table in tables:
+            runs.add(table)
+        merger = runs.merger()
+        try:
+            yield from merger.merged()
         finally:
             merger.close()
     finally:
@@ -176,6 +195,12 @@ class _RunWriter:
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, self.schema) as writer:
             for batch in run_batches(table):
                 writer.write_batch(batch)
+
+    def merger(self) -> _RunMerger:
+        """The runs merged: the files written and what is pending, sorted, kept in memory as the
+        last run (freed when the merger closes)."""
+        last = self.sorted_pending()
+        return _RunMerger([*self.paths, *([] if last is None else [last])], self.schema, self.sort_by)
 
     def remove(self) -> None:
         """Delete the run files."""

@@ -14,6 +14,7 @@ import pytest
 
 from entbench.builders.alias.matching import segments
 from entbench.builders.alias.stages import mention_stats
+from entbench.engine import external_sort
 from entbench.filters.mentions import MentionNormalizer
 from tests.builds import build
 from tests.world_support import SamplesBuilds
@@ -90,12 +91,32 @@ def out(tmp_path_factory: pytest.TempPathFactory, samples_builds: SamplesBuilds)
             ("wikipedia.language=zh", "title_qid.site=zhwiki", "mention_stats.partition_mentions=2"),
             True,
         ),
+        # more shards than the alias table has: each reducer picks its keys from the listed mentions,
+        # listed here one sorted run per alias-table shard (`MENTION_RUN_BYTES`), and read in parts
+        (EN_DBPEDIA, ("mention_stats.num_shards=3", "mention_stats.partition_mentions=2"), False),
     ],
-    ids=["enwiki-dbpedia", "zhwiki-berlin", "zhwiki-2018", "enwiki-dbpedia-parts", "zhwiki-berlin-parts"],
+    ids=[
+        "enwiki-dbpedia",
+        "zhwiki-berlin",
+        "zhwiki-2018",
+        "enwiki-dbpedia-parts",
+        "zhwiki-berlin-parts",
+        "enwiki-dbpedia-3-shards-runs",
+    ],
 )
 def test_p_unlinked_equals_brute_force(
-    out: Path, source: Path, params: tuple[str, ...], chinese: bool
+    out: Path, source: Path, params: tuple[str, ...], chinese: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    runs: list[int] = []
+    if "mention_stats.num_shards=3" in params:
+        monkeypatch.setattr(mention_stats, "MENTION_RUN_BYTES", 1)
+        flush = external_sort._RunWriter.flush
+
+        def counting(writer: Any) -> None:
+            runs.append(len(writer.paths))
+            flush(writer)
+
+        monkeypatch.setattr(external_sort._RunWriter, "flush", counting)
     dirs = build(
         "alias-table",
         out=out,
@@ -125,6 +146,9 @@ def test_p_unlinked_equals_brute_force(
         else:
             assert row["p_unlinked"] is None
     assert any(r["linked_occurrences"] and r["unlinked_occurrences"] for r in stats.values())
+    if "mention_stats.num_shards=3" in params:
+        assert len(runs) > 1  # the mentions were merged from several sorted runs
+        assert len(list(dirs["mention_stats"].glob("*.parquet"))) == 3
 
 
 def test_longest_match_wins_on_real_text(out: Path) -> None:

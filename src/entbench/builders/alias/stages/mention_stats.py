@@ -55,6 +55,7 @@ from entbench.builders.alias.stages.mention_partitions import (
     walk_span,
 )
 from entbench.engine.duck import stage_connection
+from entbench.engine.external_sort import iter_sorted
 from entbench.engine.inputs import Span, row_group_spans
 from entbench.engine.shards import shards_of
 from entbench.engine.stage import (
@@ -81,6 +82,10 @@ PARTIAL = pa.schema(
 #: 1.12M mentions) parts of 50k / 150k / 250k / 1M took 124 / 118 / 113 / 132 s at 16S, 24 s at 4S
 #: for both 50k and 250k.
 PARTITION_MENTIONS = 250_000
+#: Bytes of mentions sorted at a time while they are listed (`_save_mentions`): the listing runs in
+#: the process that plans the build, whose memory must not grow with the vocabulary.
+MENTION_RUN_BYTES = 4 << 20
+MENTIONS_SCHEMA = pa.schema([pa.field("mention", pa.string())])
 #: Occurrence ids buffered before they are folded into counts (bounds a task's memory: 8 bytes each).
 FLUSH_IDS = 4_000_000
 
@@ -270,12 +275,23 @@ class MentionStats(Stage[MentionStatsParams]):
             self._save_mentions(ctx, scratch)
 
     def _save_mentions(self, ctx: StageContext[MentionStatsParams], scratch: Path) -> None:
-        """Write the sorted mentions (the automaton's keys, `_matcher`) to the scratch directory."""
+        """Write the sorted mentions (the automaton's keys, `_matcher`) to the scratch directory,
+        a shard of the alias table at a time through the engine's external sort: this runs where
+        the build is planned, and listing them all at once (a DuckDB sort) grew that process with
+        the vocabulary (+48 MiB at 1.12M mentions, 4x the data, on 2 workers)."""
         scratch.mkdir(parents=True, exist_ok=True)
-        mentions = _all_mentions(ctx, ctx.inputs[self.alias_table].files("alias_table"), tasks=1)
+        files = ctx.inputs[self.alias_table].files("alias_table")
         tmp = scratch / f".{MENTIONS_FILE}.tmp-{os.getpid()}"
-        with pa.ipc.new_file(str(tmp), pa.schema([pa.field("mention", pa.string())])) as writer:
-            writer.write_table(pa.table({"mention": mentions}))
+        rows = iter_sorted(
+            (_distinct_mentions(file) for file in files),
+            schema=MENTIONS_SCHEMA,
+            sort_by=("mention",),
+            scratch=scratch / "runs",
+            run_bytes=MENTION_RUN_BYTES,
+        )
+        with pa.ipc.new_file(str(tmp), MENTIONS_SCHEMA) as writer:
+            for window in rows:
+                writer.write_table(window)
         os.replace(tmp, scratch / MENTIONS_FILE)
 
     def map(
@@ -322,7 +338,9 @@ class MentionStats(Stage[MentionStatsParams]):
     ) -> tuple[dict[str, pa.Table], Stats]:
         """Sum counts per mention, list every alias key of the shard, add P(unlinked|m)."""
         stats = Stats()
-        keys = _shard_mentions(ctx, ctx.inputs[self.alias_table].files("alias_table"), shard)
+        keys = _shard_mentions(
+            ctx, self._scratch(ctx), ctx.inputs[self.alias_table].files("alias_table"), shard
+        )
         con = stage_connection(ctx, tasks=ctx.num_shards)
         try:
             con.register("partial", tables["mention_stats"])
@@ -376,25 +394,19 @@ def _mention_shards(scratch: Path, num_shards: int) -> np.ndarray:
     return built_once(scratch, (num_shards,), build, kind="shards")
 
 
-def _all_mentions(ctx: StageContext, files: list[str], *, tasks: int) -> pa.Array:
-    """Every distinct mention of an alias table, sorted (their index is the automaton's value);
-    `tasks`: how many calls run side by side."""
-    if not files:
-        return pa.array([], pa.string())
-    with stage_connection(ctx, tasks=tasks) as con:
-        table = con.sql(
-            "SELECT DISTINCT mention FROM read_parquet($files) ORDER BY mention", params={"files": files}
-        ).to_arrow_table()
-    return table.column("mention").combine_chunks()
+def _distinct_mentions(file: str) -> pa.Table:
+    """The distinct mentions of one alias-table shard. The alias table is sharded by mention
+    (`AliasTable.shard_key`): its shards' mentions are disjoint, which the sort checks."""
+    column = pq.read_table(file, columns=["mention"]).column("mention").combine_chunks()
+    return pa.table({"mention": pc.unique(column) if len(column) else column}, schema=MENTIONS_SCHEMA)
 
 
-def _shard_mentions(ctx: StageContext, files: list[str], shard: int) -> pa.Array:
-    """The alias-table mentions that belong to mention shard `shard` (of the stage's shards)."""
+def _shard_mentions(ctx: StageContext, scratch: Path, files: list[str], shard: int) -> pa.Array:
+    """The alias-table mentions that belong to mention shard `shard` (of the stage's shards): the
+    alias table's own shard when it has as many, else those of the listed mentions (`_save_mentions`)
+    that hash to it (not every shard of the alias table read again by every reducer)."""
     num_shards = ctx.num_shards
     if len(files) == num_shards:
-        table = pq.read_table(files[shard], columns=["mention"])
-        column = table.column("mention").combine_chunks()
-        return pc.unique(column) if len(column) else pa.array([], pa.string())
-    mentions = _all_mentions(ctx, files, tasks=num_shards)
-    mask = shards_of(mentions.to_pylist(), num_shards) == shard
-    return mentions.filter(pa.array(mask))
+        return _distinct_mentions(files[shard]).column("mention").combine_chunks()
+    mentions = read_mentions(scratch).combine_chunks()
+    return mentions.filter(pa.array(_mention_shards(scratch, num_shards) == shard))
