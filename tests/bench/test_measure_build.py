@@ -7,23 +7,24 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.bench.conftest import BENCH_DIR
 
 DUMP = BENCH_DIR.parent / "fixtures" / "wikidata" / "entities-old.json.bz2"
 
 
+def measured_wikidata_scan(out: Path, *options: str) -> dict[str, Any]:
+    """The `wikidata` stage's record from a measured build of the fixture dump into `out`."""
+    argv = [sys.executable, str(BENCH_DIR / "pipelines" / "measure_build.py"), "--out", str(out)]
+    argv += ["--source", f"wikidata={DUMP}", *options, "wikidata"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=300)
+    record: dict[str, Any] = json.loads(done.stdout)["stages"]["wikidata"]
+    return record
+
+
 def test_a_short_stage_is_run_again_and_its_median_seconds_kept(tmp_path: Path) -> None:
-    script = BENCH_DIR / "pipelines" / "measure_build.py"
-    argv = [sys.executable, str(script), "--source", f"wikidata={DUMP}"]
-    done = subprocess.run(
-        [*argv, "--out", str(tmp_path / "out"), "--short-runs", "3", "wikidata"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    stage = json.loads(done.stdout)["stages"]["wikidata"]
+    stage = measured_wikidata_scan(tmp_path / "out", "--short-runs", "3")
     runs = stage["seconds_runs"]
     assert len(runs) == 3 and all(seconds > 0 for seconds in runs)
     assert stage["seconds"] == round(statistics.median(runs), 3)
@@ -31,11 +32,5 @@ def test_a_short_stage_is_run_again_and_its_median_seconds_kept(tmp_path: Path) 
     # the last run's output is the one left, complete
     assert (Path(stage["dir"]) / "_MANIFEST.json").exists()
 
-    once = subprocess.run(
-        [*argv, "--out", str(tmp_path / "once"), "--short-seconds", "0", "wikidata"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    assert "seconds_runs" not in json.loads(once.stdout)["stages"]["wikidata"]
+    once = measured_wikidata_scan(tmp_path / "once", "--short-seconds", "0")
+    assert "seconds_runs" not in once
