@@ -134,9 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--source", action="append", default=[], metavar="NAME=PATH", required=True)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--short-seconds", type=float, default=15.0, help="stages under this are run again")
     parser.add_argument(
-        "--short-runs", type=int, default=3, help="runs of a short stage (the median is kept)"
+        "--short-seconds", type=float, default=SHORT_SECONDS, help="stages under this are run again"
+    )
+    parser.add_argument(
+        "--short-runs", type=int, default=SHORT_RUNS, help="runs of a short stage (the median is kept)"
     )
     args = parser.parse_args(argv)
     # What the `entbench` command does first (`cli.main`): huge pages for malloc (a re-execution),
