@@ -117,6 +117,20 @@ def test_a_range_whose_last_page_is_cut_is_refused_before_it_is_read(tmp_path: P
     assert offset == start and b"".join(chunks).endswith(b"</page>")
 
 
+def test_a_dump_shortened_while_its_range_is_read_is_refused_where_it_ends(tmp_path: Path) -> None:
+    data = xml_of(EN_2016)
+    _header, start = split_header(data, "x")
+    dump = tmp_path / "dump.xml"
+    dump.write_bytes(data)
+    offset, chunks = page_range(str(dump), start, len(data), 4_096)
+    first = next(chunks)
+    short = offset + len(first) + 1_000
+    dump.write_bytes(data[:short])  # another process cut the file after the range's ends were found
+    with pytest.raises(DataError, match="became shorter") as caught:
+        list(chunks)
+    assert caught.value.offset == short
+
+
 @pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name)
 def test_same_pages_from_a_sequential_read(
     dump: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

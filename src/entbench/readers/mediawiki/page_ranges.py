@@ -77,10 +77,13 @@ def _find_backward(f: BinaryIO, after: int, before: int, needle: bytes) -> int:
 
 
 def _read_span(path: str, start: int, end: int, chunk_bytes: int) -> Iterator[bytes]:
+    position = start  # where the file turned out to end, if it did
     try:
-        yield from file_range(path, start, end, chunk_bytes)
+        for chunk in file_range(path, start, end, chunk_bytes):
+            position += len(chunk)
+            yield chunk
     except EOFError as exc:
-        raise DataError("the dump became shorter while it was read", path=path, offset=start) from exc
+        raise DataError("the dump became shorter while it was read", path=path, offset=position) from exc
 
 
 def file_range(path: str, start: int, end: int, chunk_bytes: int) -> Iterator[bytes]:
