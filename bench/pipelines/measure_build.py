@@ -172,8 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, stage in record.items():
         if stage["seconds"] < args.short_seconds:
             target = next(t for t, names in targets.items() if name in names)
-            runs = [stage] + [rerun(Path(stage["dir"]), build, target) for _ in range(args.short_runs - 1)]
-            runs = [dict(run) for run in runs]  # the first is `stage` itself, changed below
+            # a copy of the first run's record: `stage` itself is changed below
+            runs = [
+                dict(stage),
+                *(rerun(Path(stage["dir"]), build, target) for _ in range(args.short_runs - 1)),
+            ]
             for key in [k for k in stage if k.endswith("seconds")]:
                 stage[key] = round(statistics.median(run.get(key, 0.0) for run in runs), 3)
             stage["seconds_runs"] = [run["seconds"] for run in runs]
