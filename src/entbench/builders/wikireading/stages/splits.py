@@ -47,12 +47,13 @@ from entbench.engine.stage import (
 from entbench.engine.stats import Stats
 from entbench.schemas import wikireading as schema
 
-#: Uncompressed instance bytes of one map task: twice `engine.inputs.SPAN_BYTES`. A task's light work
-#: (a split per document) is routed to every shard, so a build writes tasks x shards x 3 spilled
-#: pieces, which grow with the square of the dump until the shards are many enough to be grouped
-#: (`BuildOptions.shuffle_groups`): at 1 GB of enwiki (240 tasks, 23 shards) they were a fifth of the
-#: stage (17.0 -> 13.3 s, one worker; 3.9 -> 3.3 s at 256 MB), and the task's peak is the same (at 32
-#: MB it was +60 MiB).
+#: Uncompressed instance bytes of one map task, more than the engine's default span
+#: (`engine.inputs.SPAN_BYTES`; the figures below are for this size, not a multiple of that). A
+#: task's light work (a split per document) is routed to every shard, so a build writes
+#: tasks x shards x 3 spilled pieces, which grow with the square of the dump until the shards are
+#: many enough to be grouped (`BuildOptions.shuffle_groups`): at 1 GB of enwiki (240 tasks, 23
+#: shards) they were a fifth of the stage (17.0 -> 13.3 s from 8 to 16 MB, one worker; 3.9 -> 3.3 s
+#: at 256 MB), and the task's peak is the same (at 32 MB it was +60 MiB).
 SPAN_BYTES = 16 << 20
 
 HELD_OUT_FILE = "_held_out_properties.json"  # a sidecar: `_` keeps Parquet readers off it
