@@ -163,20 +163,20 @@ class HanselTrain(Stage[HanselParams]):
             for batch in iter_span(doc_file, groups, ["page_id", "mentions"]):
                 page_ids.append(batch.column(0).to_numpy())
                 mentions.append(batch.column(1).to_numpy())
-        ids, held_out, firsts = assign_documents(
-            np.concatenate(page_ids or [np.empty(0, np.int64)]),
-            np.concatenate(mentions or [np.empty(0, np.int64)]),
-            params.validation_docs,
-            params.seed,
-        )
+        all_ids = np.concatenate(page_ids or [np.empty(0, np.int64)])
+        all_mentions = np.concatenate(mentions or [np.empty(0, np.int64)])
         del page_ids, mentions
-        if len(ids) and params.validation_docs >= len(ids):
+        documents = int(np.count_nonzero(all_mentions > 0))  # what `assign_documents` keeps
+        if documents and params.validation_docs >= documents:
             # Every document would go to validation: an empty train set is never what was meant.
+            # Checked on the count, before every document of a dump is hashed.
             raise UserError(
-                f"hansel.validation_docs = {params.validation_docs} holds out all {len(ids)} documents "
+                f"hansel.validation_docs = {params.validation_docs} holds out all {documents} documents "
                 "with mentions, so train would be empty; pass --param hansel.validation_docs=N with N "
-                f"below {len(ids)}"
+                f"below {documents}"
             )
+        ids, held_out, firsts = assign_documents(all_ids, all_mentions, params.validation_docs, params.seed)
+        del all_ids, all_mentions
         table = pa.Table.from_arrays(
             [pa.array(ids), pc.if_else(pa.array(held_out), VALIDATION, TRAIN), pa.array(firsts)],
             schema=ASSIGNMENT,
