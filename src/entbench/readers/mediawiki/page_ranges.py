@@ -77,24 +77,29 @@ def _find_backward(f: BinaryIO, after: int, before: int, needle: bytes) -> int:
 
 
 def _read_span(path: str, start: int, end: int, chunk_bytes: int) -> Iterator[bytes]:
-    position = start  # where the file turned out to end, if it did
     try:
-        for chunk in file_range(path, start, end, chunk_bytes):
-            position += len(chunk)
-            yield chunk
-    except EOFError as exc:
-        raise DataError("the dump became shorter while it was read", path=path, offset=position) from exc
+        yield from file_range(path, start, end, chunk_bytes)
+    except RangeCutShort as exc:
+        raise DataError("the dump became shorter while it was read", path=path, offset=exc.offset) from exc
+
+
+class RangeCutShort(EOFError):
+    """`file_range`'s file ended at `offset`, before the range did."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"the file ends at byte {offset}, before the range does")
+        self.offset = offset
 
 
 def file_range(path: str, start: int, end: int, chunk_bytes: int) -> Iterator[bytes]:
-    """The bytes [start, end) of a file, `chunk_bytes` at most at a time; `EOFError` if the file
-    ends first."""
+    """The bytes [start, end) of a file, `chunk_bytes` at most at a time; `RangeCutShort` (an
+    `EOFError`) if the file ends first."""
     with open(path, "rb") as f:
         f.seek(start)
-        left = end - start
-        while left > 0:
-            chunk = f.read(min(chunk_bytes, left))
+        position = start
+        while position < end:
+            chunk = f.read(min(chunk_bytes, end - position))
             if not chunk:
-                raise EOFError("the file ends before the range does")
-            left -= len(chunk)
+                raise RangeCutShort(position)
+            position += len(chunk)
             yield chunk
