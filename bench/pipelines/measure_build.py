@@ -172,14 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, stage in record.items():
         if stage["seconds"] < args.short_seconds:
             target = next(t for t, names in targets.items() if name in names)
-            # a copy of the first run's record: `stage` itself is changed below
-            runs = [
-                dict(stage),
-                *(rerun(Path(stage["dir"]), build, target) for _ in range(args.short_runs - 1)),
-            ]
-            for key in [k for k in stage if k.endswith("seconds")]:
-                stage[key] = round(statistics.median(run.get(key, 0.0) for run in runs), 3)
-            stage["seconds_runs"] = [run["seconds"] for run in runs]
+            runs = [stage, *(rerun(Path(stage["dir"]), build, target) for _ in range(args.short_runs - 1))]
+            medians = {
+                key: round(statistics.median(run.get(key, 0.0) for run in runs), 3)
+                for key in stage
+                if key.endswith("seconds")
+            }
+            stage.update(medians, seconds_runs=[run["seconds"] for run in runs])  # after every median
     for stage in record.values():
         stage["rss_mib"] = max(stage["rss_main_mib"], stage["rss_workers_mib"])
         manifest = json.loads((Path(stage["dir"]) / "_MANIFEST.json").read_text())
