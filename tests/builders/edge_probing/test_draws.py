@@ -67,3 +67,26 @@ def test_a_pass_over_its_cap_runs_again_uncapped_with_the_same_draws(
     assert again.equals(capped)
     assert capped.column("x_freq").null_count < capped.num_rows  # ties drew
     assert not all(capped.column("kept").to_pylist())  # some labels unseen in train
+
+
+def test_a_pass_that_ran_out_of_memory_midway_runs_again_without_its_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of memory after the train index was made: the rerun starts without those tables (it
+    would fail on "already exists" otherwise) and draws what a pass that never failed draws."""
+    import duckdb
+
+    train, evaluation = tables(tmp_path)
+    whole = draw(tmp_path, "whole", train, evaluation)
+    index = draws._index_train
+    failures: list[int] = []
+
+    def index_then_run_out(*args: object, **kwargs: object) -> None:
+        index(*args, **kwargs)  # type: ignore[arg-type]
+        if not failures:
+            failures.append(1)
+            raise duckdb.OutOfMemoryException("out of memory after the index")
+
+    monkeypatch.setattr(draws, "_index_train", index_then_run_out)
+    again = draw(tmp_path, "again", train, evaluation)
+    assert failures == [1] and again.equals(whole)

@@ -152,17 +152,23 @@ def write_draws(
     threads = str(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     con.execute("SET threads = 1")
     previous = cap_memory(con, MEMORY_PER_THREAD)
+    before = _temp_tables(con)
     try:
         return _write_draws(con, path, train=train, evaluation=evaluation, seed=seed)
     except duckdb.OutOfMemoryException:
         # The cap bounds the pass's memory, it is not a requirement: a pass DuckDB cannot run
-        # within it runs again with the connection's limit.
-        for table in ("wanted", "asked", "keys", "seen"):
-            con.execute(f"DROP TABLE IF EXISTS {table}")
+        # within it runs again with the connection's limit, without the tables it had made.
+        for table in sorted(_temp_tables(con) - before):
+            con.execute(f'DROP TABLE "{table}"')
         con.execute(f"SET memory_limit = '{previous}'")
         return _write_draws(con, path, train=train, evaluation=evaluation, seed=seed)
     finally:
         con.execute(f"SET threads = {int(threads)}")
+
+
+def _temp_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    tables = con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
+    return {name for (name,) in tables}
 
 
 def _write_draws(
