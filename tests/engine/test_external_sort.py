@@ -267,6 +267,20 @@ def test_iter_sorted_gives_the_rows_of_the_whole_sort_in_windows_and_removes_its
     assert list((tmp_path / "runs").iterdir()) == []
 
 
+def test_iter_sorted_closed_after_its_first_window_removes_its_runs(
+    tmp_path: Path, small_runs: list[int]
+) -> None:
+    table = claims(3_000)
+    pieces = (table.slice(start, 211) for start in range(0, table.num_rows, 211))
+    windows = external_sort.iter_sorted(
+        pieces, schema=SCHEMA, sort_by=SORT_BY, scratch=tmp_path / "runs", run_bytes=RUN_BYTES
+    )
+    first = next(windows)
+    assert first.num_rows and list((tmp_path / "runs").iterdir())  # the runs are there while it is read
+    windows.close()
+    assert list((tmp_path / "runs").iterdir()) == []
+
+
 def test_iter_sorted_refuses_a_repeated_key_and_removes_its_runs(
     tmp_path: Path, small_runs: list[int]
 ) -> None:

@@ -32,6 +32,7 @@ in-memory path's `DuplicateKeyError`, with the same count, once every row was se
 from __future__ import annotations
 
 import bisect
+import contextlib
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -79,22 +80,12 @@ def write_sorted(
     `shards.write_parquet` would, holding about a run (`run_bytes` of spilled rows) and a batch of
     every run at a time; run files go to `scratch` (created, and emptied of them again). The bytes
     written are the same whatever `run_bytes`."""
-    if not sort_by:
-        raise ValueError("an external sort needs a sort key")
-    runs = _RunWriter(scratch, schema, sort_by, run_bytes)
-    try:
-        for batch in batches:
-            runs.add(pa.Table.from_batches([batch]))
-        merger = runs.merger()
-        try:
-            groups = row_groups_of(merger.merged(), rows_per_group(runs.rows, runs.content))
-            return write_row_groups(
-                groups, path, schema=schema, metadata=metadata, sort_by=sort_by, rows=runs.rows
-            )
-        finally:
-            merger.close()
-    finally:
-        runs.remove()
+    tables = (pa.Table.from_batches([batch]) for batch in batches)
+    with _merged_runs(tables, schema, sort_by, scratch, run_bytes) as (runs, merged):
+        groups = row_groups_of(merged, rows_per_group(runs.rows, runs.content))
+        return write_row_groups(
+            groups, path, schema=schema, metadata=metadata, sort_by=sort_by, rows=runs.rows
+        )
 
 
 def iter_sorted(
@@ -105,6 +96,16 @@ def iter_sorted(
     caller that writes something else than a shard. The keys must be unique (`DuplicateKeyError`
     after the last rows otherwise); run files go to `scratch` and are removed when the rows end or
     the iterator is closed."""
+    with _merged_runs(tables, schema, sort_by, scratch, run_bytes) as (_runs, merged):
+        yield from merged
+
+
+@contextlib.contextmanager
+def _merged_runs(
+    tables: Iterable[pa.Table], schema: pa.Schema, sort_by: Sequence[str], scratch: Path, run_bytes: int
+) -> Iterator[tuple[_RunWriter, Iterator[pa.Table]]]:
+    """The runs of `tables` written, and their merged rows; the merge's files closed and the runs
+    removed when the block ends, however it ends."""
     if not sort_by:
         raise ValueError("an external sort needs a sort key")
     runs = _RunWriter(scratch, schema, sort_by, run_bytes)
@@ -113,7 +114,7 @@ def iter_sorted(
             runs.add(table)
         merger = runs.merger()
         try:
-            yield from merger.merged()
+            yield runs, merger.merged()
         finally:
             merger.close()
     finally:
