@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from entbench import api
-from entbench.engine import build_out, inputs, shards
+from entbench.engine import build_out, inputs, row_groups
 from entbench.engine.manifest import load_manifest
 
 #: Built from the bundled demo world (no --config, no --source), its zhwiki fixture for Hansel.
@@ -78,7 +78,7 @@ def test_one_row_group_per_task_gives_every_stage_the_same_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world_out: Path
 ) -> None:
     normal = built(world_out)
-    monkeypatch.setattr(shards, "ROW_GROUP_BYTES", 64 << 10)
+    monkeypatch.setattr(row_groups, "ROW_GROUP_BYTES", 64 << 10)
     monkeypatch.setattr(inputs, "SPAN_BYTES", 1)
     small = build_all(tmp_path / "small")
     for scan, least in (("wiki", 2), ("wikipedia", 10)):  # the tasks really are parts of shards

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from entbench.builders.wikidata.stages.scan import WikidataScan
-from entbench.engine import external_sort, shards, tasks
+from entbench.engine import external_sort, row_groups, shards, tasks
 from entbench.engine.manifest import load_manifest
 from entbench.engine.shards import DuplicateKeyError, prepare_rows, write_parquet
 from entbench.engine.stage import Stage
@@ -61,7 +61,7 @@ def small_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Runs (of `RUN_BYTES`, given to `write_sorted`) read back 50 rows at a time, row groups of 700
     rows; returns, per external sort, how many runs it merged."""
     monkeypatch.setattr(external_sort, "RUN_BATCH_ROWS", 50)
-    monkeypatch.setattr(shards, "ROW_GROUP_SIZE", 700)
+    monkeypatch.setattr(row_groups, "ROW_GROUP_SIZE", 700)
     merged: list[int] = []
     original = external_sort._RunMerger.__init__
 

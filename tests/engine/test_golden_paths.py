@@ -30,7 +30,7 @@ import pytest
 import entbench.builders  # noqa: F401 - declares every dataset's pipeline to the registry
 from entbench import api, golden
 from entbench.builders.wikidata.stages.scan import WikidataScan
-from entbench.engine import build_out, external_sort, registry, shards, shuffle, tasks
+from entbench.engine import build_out, external_sort, registry, row_groups, shuffle, tasks
 from entbench.engine.stage import Stage
 from tests.world_support import DONE
 
@@ -74,7 +74,7 @@ def test_every_golden_target_through_the_merge_pass_and_the_external_sort_matche
         monkeypatch.setattr(cls, "sort_memory_bytes", 0)
     assert {stage.sort_memory_bytes for stage in registry.stages().values()} == {0}
     monkeypatch.setattr(external_sort, "RUN_BATCH_ROWS", 50)
-    assert shards.ROW_GROUP_SIZE == 65_536  # the golden files' row groups
+    assert row_groups.ROW_GROUP_SIZE == 65_536  # the golden files' row groups
     merged_stages: set[str] = set()
     runs: dict[tuple[str, str], list[int]] = {}
     merge_task, write_sorted, run_merger = (

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from entbench.engine import shards
+from entbench.engine import row_groups
 from entbench.engine.in_order import write_in_order
 from entbench.engine.shards import write_parquet
 
@@ -35,7 +35,7 @@ def test_pieces_in_order_write_the_bytes_of_the_whole_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Small row groups, so that pieces of 700 rows straddle several of them.
-    monkeypatch.setattr(shards, "ROW_GROUP_BYTES", 16 << 10)
+    monkeypatch.setattr(row_groups, "ROW_GROUP_BYTES", 16 << 10)
     whole = rows(0, 5000)
     args = {"schema": SCHEMA, "metadata": {"entbench.table": "t"}, "sort_by": ("eval_index",)}
     expected = write_parquet(whole, tmp_path / "whole.parquet", **args)

@@ -31,15 +31,14 @@ from entbench.engine.inputs import (
     upstream_bytes,
 )
 from entbench.engine.plan import plan_stage
-from entbench.engine.shards import (
+from entbench.engine.row_groups import (
     ROW_GROUP_BYTES,
     ROW_GROUP_SIZE,
     content_bytes,
     row_group_rows,
     rows_per_group,
-    shard_of,
-    write_parquet,
 )
+from entbench.engine.shards import shard_of, write_parquet
 from entbench.engine.stage import BuildOptions, Output, Params, Stage, UpstreamOutput
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "hansel" / "corpus.jsonl.gz"

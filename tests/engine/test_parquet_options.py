@@ -10,12 +10,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from entbench.engine.parquet_options import dictionary_columns
-from entbench.engine.shards import (
-    ROW_GROUP_SIZE,
-    prepare_rows,
-    sort_order,
-    write_parquet,
-)
+from entbench.engine.row_groups import ROW_GROUP_SIZE
+from entbench.engine.shards import prepare_rows, sort_order, write_parquet
 from entbench.schemas import wikidata as schema
 
 ROWS = 5_000

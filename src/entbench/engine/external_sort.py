@@ -41,14 +41,8 @@ from typing import Any
 import pyarrow as pa
 
 from entbench.engine.key_order import adjacent_duplicates, order_and_duplicates, sort_indices, value_sort_key
-from entbench.engine.shards import (
-    WrittenShard,
-    cast_rows,
-    content_bytes,
-    duplicate_key_error,
-    rows_per_group,
-    write_row_groups,
-)
+from entbench.engine.row_groups import content_bytes, rows_per_group
+from entbench.engine.shards import WrittenShard, cast_rows, duplicate_key_error, write_row_groups
 
 #: The default of `Stage.sort_memory_bytes`: a kept table whose spilled rows exceed this many bytes
 #: is sorted through runs on disk, and a run is about this size. At 32 MB every Wikipedia scan's

@@ -4,7 +4,7 @@ A reduce whose output grows with its shard (a memorisation audit's decisions: ev
 of its span keys, and a WikiReading question has a sixth of a split) need not hold the whole table:
 it gives the pieces in the output's `sort_by` order, and they are written with the bytes
 `shards.write_parquet` gives their concatenation. The row group size depends on every row
-(`shards.rows_per_group`), so the pieces go to an Arrow file in scratch first, and are read back
+(`row_groups.rows_per_group`), so the pieces go to an Arrow file in scratch first, and are read back
 one at a time and cut into row groups: about a piece and a row group are held at a time.
 """
 
@@ -20,14 +20,8 @@ import pyarrow as pa
 from entbench.engine.executors.base import trim_heap
 from entbench.engine.external_sort import row_groups_of
 from entbench.engine.key_order import value_sort_key
-from entbench.engine.shards import (
-    WrittenShard,
-    cast_rows,
-    content_bytes,
-    rows_per_group,
-    sort_order,
-    write_row_groups,
-)
+from entbench.engine.row_groups import content_bytes, rows_per_group
+from entbench.engine.shards import WrittenShard, cast_rows, sort_order, write_row_groups
 
 #: The scratch file the pieces wait in.
 SPILL_FILE = "in-order.arrow"

@@ -8,7 +8,7 @@ the upstream manifests (`UpstreamOutput.sizes`), so planning reads no data file.
 
 Map tasks over an upstream table are spans of consecutive row groups of one shard file whose
 uncompressed bytes stay under a budget (`row_group_spans`; the writer bounds row groups by bytes,
-`shards.ROW_GROUP_BYTES`), and a task reads its span in small batches (`iter_span`) with
+`row_groups.ROW_GROUP_BYTES`), and a task reads its span in small batches (`iter_span`) with
 Parquet's buffered stream, so it holds a batch and a page, not its row groups' column chunks.
 A task that reads only some columns of a span, and the rows of a companion table in the same key
 range (a scan's `links` beside its `pages`), sizes its spans by those bytes (`spans_reading`).
@@ -33,7 +33,7 @@ from entbench.engine.stage import MapTask, UpstreamOutput
 #: Read buffer of a streamed Parquet file: reads go through it a page or so at a time.
 STREAM_BUFFER_BYTES = 1 << 20
 #: Uncompressed bytes of an upstream table one map task reads: about one row group of a table of
-#: long rows (`shards.ROW_GROUP_BYTES`), so a Wikipedia scan's shard is several tasks.
+#: long rows (`row_groups.ROW_GROUP_BYTES`), so a Wikipedia scan's shard is several tasks.
 SPAN_BYTES = 8 << 20
 
 

@@ -76,7 +76,7 @@ class WikiReadingInstances(Stage[InstancesParams]):
     """(item, property, answers) x article text, joined by the sitelink title."""
 
     name = "wikireading_instances"
-    version = 2  # 2: row groups of at most ~8 MB of values (`engine.shards.ROW_GROUP_BYTES`)
+    version = 2  # 2: row groups of at most ~8 MB of values (`engine.row_groups.ROW_GROUP_BYTES`)
     layer = "derived"
     inputs = ("wikireading_triples", "wikipedia")
     default_num_shards = 0
