@@ -216,7 +216,7 @@ def write_row_groups(
     rows: int,
 ) -> WrittenShard:
     """Write a shard of `rows` rows given as its row groups, in order (each cut by
-    `rows_per_group`, as `write_parquet` cuts a table), atomically and with the same options.
+    `row_groups.rows_per_group`, as `write_parquet` cuts a table), atomically and with the same options.
 
     The dictionary columns are chosen from the first groups' rows, so a shard written from groups
     produced one at a time (`engine.external_sort`) has the bytes of the same rows written whole.
