@@ -58,6 +58,11 @@ def first_indices(
 _HASH_CHUNK = 1 << 16
 
 
+def has_mentions(mentions: np.ndarray) -> np.ndarray:
+    """Which documents get a split (`assign_documents`): those with at least one mention."""
+    return mentions > 0
+
+
 def assign_documents(
     page_ids: np.ndarray, mentions: np.ndarray, n: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -66,7 +71,7 @@ def assign_documents(
     record. A few bytes per document, where the mappings took ~200 (all of zhwiki: ~1.4M)."""
     if n < 0:
         raise ValueError("the number of validation documents must be >= 0")
-    keep = mentions > 0
+    keep = has_mentions(mentions)
     page_ids, mentions = page_ids[keep].astype(np.int64), mentions[keep].astype(np.int64)
     order = np.argsort(page_ids, kind="stable")
     page_ids, mentions = page_ids[order], mentions[order]

@@ -42,7 +42,14 @@ from msgspec import Meta
 
 from entbench.builders.hansel.context import ContextMode, context_bounds, to_simplified
 from entbench.builders.hansel.site import WikiSite, check_kb_site, wiki_site
-from entbench.builders.hansel.splits import SPLITS, TRAIN, VALIDATION, assign_documents, record_id
+from entbench.builders.hansel.splits import (
+    SPLITS,
+    TRAIN,
+    VALIDATION,
+    assign_documents,
+    has_mentions,
+    record_id,
+)
 from entbench.builders.hansel.stages.links import page_shards
 from entbench.engine.inputs import Span, iter_span, row_group_spans
 from entbench.engine.stage import (
@@ -166,7 +173,7 @@ class HanselTrain(Stage[HanselParams]):
         all_ids = np.concatenate(page_ids or [np.empty(0, np.int64)])
         all_mentions = np.concatenate(mentions or [np.empty(0, np.int64)])
         del page_ids, mentions
-        documents = int(np.count_nonzero(all_mentions > 0))  # what `assign_documents` keeps
+        documents = int(np.count_nonzero(has_mentions(all_mentions)))
         if documents and params.validation_docs >= documents:
             # Every document would go to validation: an empty train set is never what was meant.
             # Checked on the count, before every document of a dump is hashed.
