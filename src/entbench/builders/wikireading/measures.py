@@ -24,7 +24,11 @@ from entbench.builders.wikireading.scoring import PropertyInfo, ScoreBoard
 if TYPE_CHECKING:  # annotations only: DuckDB is imported where a connection opens (`engine.duck`)
     import duckdb
 
-BATCH_ROWS = 4096
+#: Rows of a split read at a time by `document_summaries`. Each repeats its document (once per
+#: instance), read as plain strings: measured over the harness's WikiReading splits, Arrow's peak
+#: for one row group was 15 MiB at 512 rows against 44 at 4096, and 47-50 read as a dictionary at
+#: any batch size (a row group's `document` is written PLAIN: too many distinct values).
+BATCH_ROWS = 512
 
 
 def word_counts(documents: pa.Array) -> np.ndarray:
@@ -46,11 +50,12 @@ def document_summaries(files: Mapping[str, Sequence[str]]) -> dict[str, Summary]
     for paths in files.values():
         for path in paths:
             current: list[int] = []  # [document_id, instances] of the run still open
-            # Dictionary-encoded as written: a document repeats once per instance, and only the
-            # first row of each is decoded.
-            shard = pq.ParquetFile(path, read_dictionary=["document"])
+            # One thread: read on several, the column buffers of a batch landed in malloc's
+            # arenas by timing, and the process's peak swung by ~25 MiB between runs of the same
+            # shards (155-187 MiB at 1 GB of enwiki); on one it is steady, and no slower here.
+            shard = pq.ParquetFile(path)
             for batch in shard.iter_batches(
-                columns=["document_id", "answers", "document"], batch_size=BATCH_ROWS
+                columns=["document_id", "answers", "document"], batch_size=BATCH_ROWS, use_threads=False
             ):
                 if batch.num_rows == 0:
                     continue
@@ -67,7 +72,7 @@ def document_summaries(files: Mapping[str, Sequence[str]]) -> dict[str, Summary]
                     per_document[current[1]] += 1
                 per_document.update(int(n) for n in lengths[:-1])
                 firsts = batch.column("document").take(pa.array(starts))
-                words.update(int(n) for n in word_counts(_decoded(firsts)))
+                words.update(int(n) for n in word_counts(firsts))
                 current = [int(ids[starts[-1]]), int(lengths[-1])]
             if current:
                 per_document[current[1]] += 1
@@ -76,10 +81,6 @@ def document_summaries(files: Mapping[str, Sequence[str]]) -> dict[str, Summary]
         "document_words": summarize(words),
         "answers_per_instance": summarize(sizes),
     }
-
-
-def _decoded(array: pa.Array) -> pa.Array:
-    return array.dictionary_decode() if pa.types.is_dictionary(array.type) else array
 
 
 def create_answer_views(con: duckdb.DuckDBPyConnection, files: Mapping[str, Sequence[str]]) -> None:
