@@ -50,9 +50,9 @@ def document_summaries(files: Mapping[str, Sequence[str]]) -> dict[str, Summary]
     for paths in files.values():
         for path in paths:
             current: list[int] = []  # [document_id, instances] of the run still open
-            # One thread: read on several, the column buffers of a batch landed in malloc's
-            # arenas by timing, and the process's peak swung by ~25 MiB between runs of the same
-            # shards (155-187 MiB at 1 GB of enwiki); on one it is steady, and no slower here.
+            # One thread: read on Arrow's pool, the process's peak over the same shards swung by
+            # ~25 MiB from run to run (155-187 MiB at 1 GB of enwiki); on one it was steady, and
+            # as fast.
             shard = pq.ParquetFile(path)
             for batch in shard.iter_batches(
                 columns=["document_id", "answers", "document"], batch_size=BATCH_ROWS, use_threads=False
