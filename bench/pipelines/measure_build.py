@@ -21,7 +21,9 @@ again: only that stage runs, its downstream stages are found up to date), and it
 its phases' seconds) are the median of its runs (`seconds_runs` lists them). A scheduling hiccup
 of half a second is a third of a 1.5 s stage: the one-run figures of the small audits swung their
 4x time ratio from 2.8 to 4.8 between runs on the same worlds. Its peak RSS is that of its first run,
-inside the build (a rerun's process has built more by then).
+inside the build (a rerun's process has built more by then). `--rerun STAGE` times a stage that many
+times whatever its seconds: `run.py` names the stages that were short in the smallest world of the
+same round, so that a time ratio compares a median of as many runs at each size (see `run.py`).
 """
 
 from __future__ import annotations
@@ -140,6 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--short-runs", type=int, default=SHORT_RUNS, help="runs of a short stage (the median is kept)"
     )
+    parser.add_argument(
+        "--rerun",
+        action="append",
+        default=[],
+        metavar="STAGE",
+        help="a stage timed --short-runs times whatever its seconds (repeatable)",
+    )
     args = parser.parse_args(argv)
     # What the `entbench` command does first (`cli.main`): huge pages for malloc (a re-execution),
     # no pandas, allocators that unmap big freed buffers.
@@ -170,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         build(target)
         targets[target] = [s.stage_name for s in registry.stage_order(registry.get_target(target).stages)]
     for name, stage in record.items():
-        if stage["seconds"] < args.short_seconds:
+        if stage["seconds"] < args.short_seconds or name in args.rerun:
             target = next(t for t, names in targets.items() if name in names)
             runs = [stage, *(rerun(Path(stage["dir"]), build, target) for _ in range(args.short_runs - 1))]
             medians = {
