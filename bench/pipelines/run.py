@@ -22,7 +22,8 @@ larger world's seconds by a smaller one's, and a hiccup of the machine only ever
 The median of 3 runs is therefore lower, in expectation, than one run of the same stage; timing
 the 4 s stage 3 times at 4S and its 17 s counterpart once at 16S biased every such ratio upwards
 (the sixteenth run's 16S `wikireading_triples` took 12.9, 18.0 and 36.7 s in one build). Both sides
-of a ratio are now the same statistic. `seconds_rounds` keeps each round's figure.
+of a ratio are now the same statistic. `seconds_rounds` keeps each round's figure and
+`seconds_runs_rounds` each round's runs (the first one is the run inside the build).
 
 Sizes are named by their multiple of `--mb` (S, 64 MB by default: 256 is 4S, 1024 16S), and every
 ratio compares consecutive sizes. The JSON's `ratios` (the issues' Must-show) are those of the last
@@ -174,6 +175,7 @@ def median_build(runs: list[dict[str, Any]]) -> dict[str, Any]:
     stages: dict[str, Any] = {}
     for name, stage in first["stages"].items():
         merged = dict(stage)
+        rounds = [r["stages"][name] for r in runs if name in r["stages"]]
         for key in (
             "seconds",
             "map_seconds",
@@ -184,15 +186,13 @@ def median_build(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "rss_workers_mib",
             "rss_start_mib",
         ):
-            values = [r["stages"][name][key] for r in runs if key in r["stages"].get(name, {})]
+            values = [round_[key] for round_ in rounds if key in round_]
             if values:
                 merged[key] = round(statistics.median(values), 3)
         # every round's figure, and its runs where it was timed more than once (the first run is
         # the one inside the build: what a one-run rule would have kept)
-        merged["seconds_rounds"] = [r["stages"][name]["seconds"] for r in runs if name in r["stages"]]
-        merged["seconds_runs_rounds"] = [
-            r["stages"][name].get("seconds_runs") for r in runs if name in r["stages"]
-        ]
+        merged["seconds_rounds"] = [round_["seconds"] for round_ in rounds]
+        merged["seconds_runs_rounds"] = [round_.get("seconds_runs") for round_ in rounds]
         merged.pop("dir", None)
         stages[name] = merged
     return {
