@@ -17,10 +17,14 @@ RUN_TARGETS ?=
 install: $(VENV)/.installed
 
 # The native extensions are compiled by the install (hatch_build.py); editing any of them reinstalls.
-$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py $(wildcard src/entbench/_native/*.c)
+# --no-compile: pip would compile every module of every package, one file at a time (half the
+# install's time, mostly for the test tools' packages); scripts/compile_bytecode.py compiles
+# entbench's and its run-time dependencies' on every core, and the rest compile as first imported.
+$(VENV)/.installed: pyproject.toml constraints.txt hatch_build.py scripts/compile_bytecode.py $(wildcard src/entbench/_native/*.c)
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,dask]'
+	ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pip install -q --no-compile -c constraints.txt -e '.[dev,dask]'
+	$(BIN)/python scripts/compile_bytecode.py
 	touch $@
 
 # Recompile the native extensions in place after editing src/entbench/_native/*.c.
@@ -46,8 +50,8 @@ test-quick: install lint typecheck
 	PYTHONDONTWRITEBYTECODE= ENTBENCH_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -n 2 --dist worksteal -q -m "not slow"
 
 lint: install
-	$(BIN)/ruff check src tests bench fixtures/scripts hatch_build.py
-	$(BIN)/ruff format --check src tests bench fixtures/scripts hatch_build.py
+	$(BIN)/ruff check src tests bench fixtures/scripts scripts hatch_build.py
+	$(BIN)/ruff format --check src tests bench fixtures/scripts scripts hatch_build.py
 	$(BIN)/lint-imports --no-logo
 
 typecheck: install
