@@ -104,13 +104,15 @@ def brute_eptest(train: list[Pair], test: list[Pair], seed: int = 30) -> tuple[i
 
     options: dict[frozenset[str], list[list[str]]] = defaultdict(list)
     for spans, labels in train:
-        if list(labels) not in options[uniform_key(spans)]:
-            options[uniform_key(spans)].append(list(labels))
+        seen_labels = options[uniform_key(spans)]
+        if list(labels) not in seen_labels:
+            seen_labels.append(list(labels))
     rng = random.Random(seed)
     uniform = 0
     for spans, labels in test:
-        if uniform_key(spans) in options:
-            picked = rng.choices(options[uniform_key(spans)])[0]
+        key = uniform_key(spans)
+        if key in options:
+            picked = rng.choices(options[key])[0]
             uniform += sorted(picked) == sorted(labels)
 
     label_order: dict[tuple[str, ...], int] = {}
@@ -120,14 +122,20 @@ def brute_eptest(train: list[Pair], test: list[Pair], seed: int = 30) -> tuple[i
     for spans, labels in train:
         key = spans[0] if len(spans) == 1 else frozenset(spans)
         weights.setdefault(key, [0] * len(label_order))[label_order[sorted_labels(labels)]] += 1
+
+    @functools.cache  # the weights are final: once per key, not once per test item
+    def drawn(key: object) -> bool:
+        """EPtest draws for a key whose label counts take two or more distinct non-zero values."""
+        values = Counter(weights[key])
+        return len(values) > 2 or (len(values) == 2 and 0 not in values)
+
     rng = random.Random(seed)
     freq = 0
     for spans, labels in test:
         key = spans[0] if len(spans) == 1 else frozenset(spans)
         if key not in weights:
             continue
-        values = Counter(weights[key])
-        if len(values) > 2 or (len(values) == 2 and 0 not in values):
+        if drawn(key):
             index = rng.choices(range(len(label_order)), weights[key])[0]
             freq += label_order.get(sorted_labels(labels)) == index
     return len(test), exact, freq, uniform
