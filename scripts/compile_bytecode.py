@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import py_compile
-import re
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -24,13 +23,10 @@ from importlib import metadata
 from pathlib import Path
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 #: The distribution whose run-time closure is compiled.
 ROOT = "entbench"
-
-
-def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def run_time_closure(root: str = ROOT) -> list[metadata.Distribution]:
@@ -42,9 +38,9 @@ def run_time_closure(root: str = ROOT) -> list[metadata.Distribution]:
     todo = [root]
     while todo:
         name = todo.pop()
-        if _normalized(name) in seen:
+        if canonicalize_name(name) in seen:
             continue
-        seen.add(_normalized(name))
+        seen.add(canonicalize_name(name))
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:

@@ -7,6 +7,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
@@ -14,7 +16,7 @@ import compile_bytecode  # scripts/ is not a package
 
 
 def test_the_closure_is_entbench_and_its_run_time_dependencies_only() -> None:
-    names = {compile_bytecode._normalized(d.metadata["Name"]) for d in compile_bytecode.run_time_closure()}
+    names = {canonicalize_name(d.metadata["Name"]) for d in compile_bytecode.run_time_closure()}
     # entbench's own requirements, and theirs (thinc only through spaCy's)
     assert {"entbench", "pyarrow", "duckdb", "msgspec", "spacy", "opencc", "numpy", "thinc"} <= names
     # the dev and dask extras, and what only they pull in
