@@ -177,3 +177,22 @@ def test_the_sanitizer_build_stops_at_a_memory_error_or_undefined_behaviour(
     undefined = _run_probe(built.parent, "add(1)")
     assert undefined.returncode != 0 and "runtime error: signed integer overflow" in undefined.stderr
     assert undefined.stdout == "", "UBSan stops the process instead of going on"
+
+
+@pytest.mark.skipif(not HAS_COMPILER, reason="no C compiler")
+def test_extensions_compiled_at_once_each_get_the_platform_suffix(tmp_path: Path) -> None:
+    """`compile_all` in a fresh interpreter, as `make install` and `make sanitize` run it: Python
+    3.11's sysconfig fills its table on first use with no lock, and before compile_all read it
+    first, threads asking at once got `EXT_SUFFIX` None (`_wtrenderNone`, which nothing imports)."""
+    names = ("_probe_a", "_probe_b", "_probe_c")
+    for name in names:
+        (tmp_path / f"{name}.c").write_text(PROBE_SOURCE)
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); import hatch_build; from pathlib import Path\n"
+        f"hatch_build.EXTENSIONS = {{n: Path(n + '.c') for n in {names!r}}}\n"
+        f"print('\\n'.join(str(p) for p in hatch_build.compile_all(Path({str(tmp_path)!r})).values()))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    assert done.stdout.split() == [str(tmp_path / "src" / "entbench" / f"{n}{suffix}") for n in names]
