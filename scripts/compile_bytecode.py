@@ -14,8 +14,9 @@ Usage: `python scripts/compile_bytecode.py` with the virtual environment's inter
 
 from __future__ import annotations
 
+import compileall
+import functools
 import os
-import py_compile
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -64,20 +65,18 @@ def sources(dists: list[metadata.Distribution]) -> Iterator[str]:
         yield from (str(f.locate()) for f in dist.files or () if f.suffix == ".py")
 
 
-def _compile(path: str) -> bool:
-    try:
-        py_compile.compile(path, doraise=True)
-    except (py_compile.PyCompileError, OSError):
-        return False  # as pip's compile step: a module that does not compile is left as it is
-    return True
+#: Compile one module, silently; False if it does not compile (left as it is, as in pip's compile
+#: step). A module whose bytecode is already up to date is skipped: a re-install compiles only
+#: what changed.
+compile_module = functools.partial(compileall.compile_file, quiet=2)
 
 
 def main() -> int:
     """Compile the closure's modules in parallel; a summary line on stdout."""
     paths = list(sources(run_time_closure()))
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        compiled = sum(pool.map(_compile, paths, chunksize=64))
-    print(f"compiled {compiled} of {len(paths)} modules of {ROOT} and its run-time dependencies")
+        current = sum(pool.map(compile_module, paths, chunksize=64))
+    print(f"bytecode up to date: {current} of {len(paths)} modules of {ROOT} and its run-time deps")
     return 0
 
 

@@ -37,7 +37,7 @@ def test_a_module_that_does_not_compile_is_left_as_it_is(tmp_path: Path) -> None
     good, bad = tmp_path / "good.py", tmp_path / "bad.py"
     good.write_text("x = 1\n", encoding="utf-8")
     bad.write_text("def (:\n", encoding="utf-8")
-    assert compile_bytecode._compile(str(good)) is True
+    assert compile_bytecode.compile_module(str(good)) is True
     assert Path(importlib.util.cache_from_source(str(good))).is_file()
-    assert compile_bytecode._compile(str(bad)) is False
+    assert compile_bytecode.compile_module(str(bad)) is False
     assert not Path(importlib.util.cache_from_source(str(bad))).exists()
